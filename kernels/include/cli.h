@@ -1,0 +1,27 @@
+/* Command-line conventions shared by all kernels: exit statuses, the
+ * one-line usage error, and strict number parsing. */
+#ifndef FLEETSCOPE_CLI_H
+#define FLEETSCOPE_CLI_H
+
+#include <stdint.h>
+
+#define CLI_PROGRAM "fleetscope-kernels"
+
+enum cli_exit {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_RUNTIME = 1,    /* the host refused something: memory, I/O */
+	CLI_EXIT_USAGE = 2,      /* bad arguments; nothing was measured */
+	CLI_EXIT_SELF_CHECK = 3, /* a kernel's own consistency check failed */
+};
+
+/* Prints "fleetscope-kernels <kernel>: <message>" as one line on stderr and
+ * exits with status; the message should say what was wrong and what to do. */
+_Noreturn void cli_fail(int status, const char *kernel, const char *format, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Strict decimal parsing: the whole string, no sign, no overflow, within
+ * [min, max]. Return 0 on success, -1 otherwise. */
+int cli_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *value);
+int cli_parse_double(const char *text, double min, double max, double *value);
+
+#endif

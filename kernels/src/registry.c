@@ -1,0 +1,18 @@
+/* The table of kernels; see registry.h for how to add one. */
+#include "registry.h"
+
+#include <string.h>
+
+const struct kernel_spec *const kernel_registry[] = {
+	&chase_kernel,
+};
+
+const size_t kernel_registry_count = sizeof(kernel_registry) / sizeof(kernel_registry[0]);
+
+const struct kernel_spec *registry_find(const char *name)
+{
+	for (size_t i = 0; i < kernel_registry_count; i++)
+		if (strcmp(kernel_registry[i]->name, name) == 0)
+			return kernel_registry[i];
+	return NULL;
+}

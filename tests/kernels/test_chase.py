@@ -1,0 +1,276 @@
+"""Tests for the `chase` kernel of fleetscope-kernels, run as a subprocess.
+
+The binary is built from a temporary copy of kernels/, so the tests never
+depend on (or disturb) a build in the working tree.
+"""
+
+import json
+import math
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"
+
+TOP_KEYS = {"schema_version", "experiment", "kernel", "metric", "unit", "params",
+            "samples", "summary", "context"}
+PARAM_KEYS = {"working_set_bytes", "line_bytes", "pattern", "page_policy",
+              "huge_bytes_granted", "cpu", "accesses_per_sample", "seed"}
+SUMMARY_KEYS = {"min", "median", "mean", "ci95_low", "ci95_high", "count"}
+CONTEXT_KEYS = {"canary_before_ns", "canary_after_ns", "core_clock_ghz",
+                "median_cycles", "wall_s", "order_index"}
+
+# Fast settings for runs whose numbers are not the point of the test.
+QUICK = ["--samples", "1", "--min-sample-ms", "1"]
+
+
+@pytest.fixture(scope="session")
+def build(tmp_path_factory):
+    source = tmp_path_factory.mktemp("kernels") / "kernels"
+    shutil.copytree(KERNELS_DIR, source, ignore=shutil.ignore_patterns("build"))
+    result = subprocess.run(["make", "-C", str(source)], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return {"binary": source / "build" / "fleetscope-kernels", "stderr": result.stderr}
+
+
+@pytest.fixture(scope="session")
+def run(build):
+    def run_binary(*args):
+        return subprocess.run([str(build["binary"]), *args], capture_output=True,
+                              text=True, timeout=60)
+    return run_binary
+
+
+def reject_non_finite(token):
+    raise ValueError(f"non-finite number {token} in JSON output")
+
+
+def parse_lines(text):
+    return [json.loads(line, parse_constant=reject_non_finite)
+            for line in text.splitlines()]
+
+
+def chase_records(run, *args):
+    result = run("chase", *args)
+    assert result.returncode == 0, result.stderr
+    return parse_lines(result.stdout)
+
+
+def measured_sizes(records):
+    return [record["params"]["working_set_bytes"] for record in records]
+
+
+@pytest.fixture(scope="module")
+def two_level_run(run):
+    """One L1-sized and one DRAM-sized point, measured for real."""
+    result = run("chase", "--sizes", "16k,256m", "--samples", "3",
+                 "--min-sample-ms", "5", "--seed", "11")
+    assert result.returncode == 0, result.stderr
+    records = parse_lines(result.stdout)
+    return {"result": result,
+            "by_size": {record["params"]["working_set_bytes"]: record for record in records}}
+
+
+def test_compiles_without_warnings(build):
+    assert "warning" not in build["stderr"].lower()
+
+
+def test_list_names_chase(run):
+    result = run("--list")
+    assert result.returncode == 0
+    names = [line.split()[0] for line in result.stdout.splitlines()]
+    assert "chase" in names
+    chase_line = result.stdout.splitlines()[names.index("chase")]
+    assert "latency_sweep" in chase_line
+
+
+@pytest.mark.parametrize("args", [["--help"], ["chase", "--help"], ["chase", "-h"]])
+def test_help_documents_every_option(run, args):
+    result = run(*args)
+    assert result.returncode == 0
+    assert result.stderr == ""
+    if args[0] == "chase":
+        for option in ["--sizes", "--min", "--max", "--per-octave", "--samples",
+                       "--min-sample-ms", "--page-policy", "--cpu", "--seed", "--ordered",
+                       "--experiment", "--output", "--human", "--max-bytes", "--help"]:
+            assert option in result.stdout, option
+    assert "Example" in result.stdout
+
+
+@pytest.mark.parametrize("args", [
+    [],
+    ["no-such-kernel"],
+    ["--bogus"],
+    ["chase"],
+    ["chase", "--sizes", "16k", "--bogus"],
+    ["chase", "--sizes", "16k", "-Z"],
+    ["chase", "--sizes"],
+    ["chase", "--sizes", "abc"],
+    ["chase", "--sizes", "-4k"],
+    ["chase", "--sizes", "0"],
+    ["chase", "--sizes", "16q"],
+    ["chase", "--sizes", "16k,,1m"],
+    ["chase", "--sizes", "64"],
+    ["chase", "--sizes", "1000"],
+    ["chase", "--sizes", "16k", "--page-policy", "1g"],
+    ["chase", "--sizes", "1m", "--max-bytes", "512k"],
+    ["chase", "--sizes", "16k", "--samples", "0"],
+    ["chase", "--sizes", "16k", "--samples", "many"],
+    ["chase", "--sizes", "16k", "--min-sample-ms", "0"],
+    ["chase", "--sizes", "16k", "--cpu", "100000"],
+    ["chase", "--min", "4k"],
+    ["chase", "--min", "64k", "--max", "4k"],
+    ["chase", "--sizes", "4k", "--min", "4k", "--max", "8k"],
+    ["chase", "--sizes", "16k", "stray"],
+])
+def test_bad_arguments_exit_2_with_one_line_message(run, args):
+    result = run(*args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    message = result.stderr.strip()
+    assert message and "\n" not in message
+
+
+def test_size_above_default_cap_is_refused(run):
+    result = run("chase", "--sizes", "1000000g")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "--max-bytes" in result.stderr
+
+
+def test_records_follow_the_output_contract(two_level_run):
+    for size, record in two_level_run["by_size"].items():
+        assert set(record) == TOP_KEYS
+        assert set(record["params"]) == PARAM_KEYS
+        assert set(record["summary"]) == SUMMARY_KEYS
+        assert set(record["context"]) == CONTEXT_KEYS
+        assert record["schema_version"] == 1
+        assert (record["experiment"], record["kernel"]) == ("latency_sweep", "chase")
+        assert (record["metric"], record["unit"]) == ("latency", "ns")
+        params = record["params"]
+        assert params["working_set_bytes"] == size
+        assert params["line_bytes"] == 64
+        assert params["pattern"] == "random_cycle"
+        assert params["page_policy"] == "thp"
+        assert params["cpu"] is None
+        assert params["seed"] == 11
+        assert params["accesses_per_sample"] % 16 == 0
+        assert 0 <= params["huge_bytes_granted"] <= size + (2 << 20)
+        samples = record["samples"]
+        summary = record["summary"]
+        assert len(samples) == summary["count"] == 3
+        assert summary["min"] == min(samples)
+        assert summary["median"] == sorted(samples)[1]
+        assert summary["ci95_low"] <= summary["median"] <= summary["ci95_high"]
+        context = record["context"]
+        assert context["canary_before_ns"] > 0 and context["canary_after_ns"] > 0
+        assert context["core_clock_ghz"] > 0.2
+        assert math.isclose(context["median_cycles"],
+                            summary["median"] * context["core_clock_ghz"], rel_tol=1e-6)
+    assert sorted(r["context"]["order_index"] for r in two_level_run["by_size"].values()) == [0, 1]
+
+
+def test_one_progress_line_per_point(two_level_run):
+    progress = [line for line in two_level_run["result"].stderr.splitlines()
+                if line.startswith("chase: ") and "working_set=" in line]
+    assert len(progress) == 2
+    assert progress[-1].startswith("chase: 2/2 ")
+
+
+def test_l1_is_faster_than_dram(two_level_run):
+    l1 = two_level_run["by_size"][16 << 10]["summary"]["median"]
+    dram = two_level_run["by_size"][256 << 20]["summary"]["median"]
+    assert l1 < dram
+    # A random chase over 256 MiB below ~25 ns means the loads are not
+    # dependent or a prefetcher is being fed (METHODS, plausibility).
+    assert dram >= 25
+
+
+def test_chase_is_not_elided(two_level_run):
+    for record in two_level_run["by_size"].values():
+        accesses = record["params"]["accesses_per_sample"]
+        samples = record["samples"]
+        # A deleted chase reads ~0 ns per load; no real L1 hit is under 0.5 ns.
+        assert min(samples) >= 0.5
+        # Each sample was calibrated to take >= 5 ms: ns/load x loads must
+        # account for that time (allowing for a faster repeat), and the point
+        # cannot have finished faster than its samples.
+        for ns_per_access in samples:
+            assert ns_per_access * accesses >= 0.5 * 5e6
+        assert record["context"]["wall_s"] >= 3 * 5e-3
+
+
+def test_page_policy_4k_gets_no_huge_pages(run):
+    (record,) = chase_records(run, "--sizes", "4m", "--page-policy", "4k", *QUICK)
+    assert record["params"]["page_policy"] == "4k"
+    assert record["params"]["huge_bytes_granted"] == 0
+
+
+def test_sizes_are_shuffled_by_seed(run):
+    given = [4 << 10, 8 << 10, 16 << 10, 32 << 10]
+    orders = {}
+    for seed in ["1", "2", "3"]:
+        records = chase_records(run, "--sizes", "4k,8k,16k,32k", "--seed", seed, *QUICK)
+        assert [r["context"]["order_index"] for r in records] == [0, 1, 2, 3]
+        assert {r["params"]["seed"] for r in records} == {int(seed)}
+        assert sorted(measured_sizes(records)) == given
+        orders[seed] = measured_sizes(records)
+    assert any(order != given for order in orders.values())
+    assert len({tuple(order) for order in orders.values()}) > 1
+    repeat = chase_records(run, "--sizes", "4k,8k,16k,32k", "--seed", "1", *QUICK)
+    assert measured_sizes(repeat) == orders["1"]
+
+
+def test_ordered_keeps_the_given_order(run):
+    records = chase_records(run, "--sizes", "32k,4k,16k,8k", "--ordered", "--seed", "1", *QUICK)
+    assert measured_sizes(records) == [32 << 10, 4 << 10, 16 << 10, 8 << 10]
+    assert [r["context"]["order_index"] for r in records] == [0, 1, 2, 3]
+
+
+def test_sweep_is_geometric_in_whole_lines(run):
+    records = chase_records(run, "--min", "4k", "--max", "16k", "--per-octave", "2",
+                            "--ordered", *QUICK)
+    sizes = measured_sizes(records)
+    assert sizes[0] == 4096 and sizes[-1] == 16384 and len(sizes) == 5
+    assert all(size % 64 == 0 for size in sizes)
+    for smaller, larger in zip(sizes, sizes[1:]):
+        assert math.isclose(larger / smaller, 2 ** 0.5, rel_tol=0.02)
+
+
+def test_output_appends(run, tmp_path):
+    output = tmp_path / "results.jsonl"
+    output.write_text("existing line\n")
+    for experiment in ["first", "second"]:
+        result = run("chase", "--sizes", "4k", "--experiment", experiment,
+                     "--output", str(output), *QUICK)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == ""
+    lines = output.read_text().splitlines()
+    assert lines[0] == "existing line"
+    assert [json.loads(line)["experiment"] for line in lines[1:]] == ["first", "second"]
+
+
+def test_experiment_label_is_escaped(run):
+    label = 'quote" backslash\\ tab\t'
+    (record,) = chase_records(run, "--sizes", "4k", "--experiment", label, *QUICK)
+    assert record["experiment"] == label
+
+
+def test_human_table_replaces_json(run):
+    result = run("chase", "--sizes", "4k,8k", "--human", *QUICK)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "working_set" in lines[0] and "median_ns" in lines[0]
+    assert len(lines) == 3
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(lines[1])
+
+
+def test_cpu_is_recorded_when_pinned(run):
+    cpu = min(os.sched_getaffinity(0))
+    (record,) = chase_records(run, "--sizes", "4k", "--cpu", str(cpu), *QUICK)
+    assert record["params"]["cpu"] == cpu
