@@ -1,0 +1,50 @@
+# fleetscope — the two commands of the quick start:
+#   make run    site.yml against the default inventory (this machine), then warehouse and report
+#   make test   the whole test suite
+# Both build the Python environment (.venv, locked by requirements.lock) first.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+INVENTORY ?= inventory/localhost.yml
+PROFILE ?=
+ANSIBLE_ARGS ?=
+PYTEST_ARGS ?=
+
+# Debian packages the controller's tests need (the hosts' packages come from roles/provision).
+TEST_DEBS := chromium fio
+
+.PHONY: run test lint venv test-deps clean help
+
+help:
+	@echo "make run [INVENTORY=inventory/lab.yml] [PROFILE=quick|standard|full] [ANSIBLE_ARGS=...]"
+	@echo "make test [PYTEST_ARGS=...]     make lint     make clean"
+
+$(VENV)/.installed: requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || { echo "installing python3-venv"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q --require-hashes -r requirements.lock
+	$(BIN)/pip install -q --no-deps -e .
+	touch $@
+
+venv: $(VENV)/.installed
+
+run: venv
+	$(BIN)/ansible-playbook -i $(INVENTORY) site.yml $(if $(PROFILE),-e fleet_profile=$(PROFILE)) $(ANSIBLE_ARGS)
+
+test-deps:
+	@missing=$$(for p in $(TEST_DEBS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then echo "installing $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
+
+test: venv test-deps
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/pytest $(PYTEST_ARGS)
+
+lint: venv
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/ansible-lint
+
+clean:
+	rm -rf $(VENV) results reports warehouse/fleet.duckdb kernels/build
