@@ -1,0 +1,205 @@
+"""The `fleetscope` command: verbs in workflow order (ingest, report, query, version)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import duckdb
+
+from fleetscope import __version__
+from fleetscope.errors import UserError
+
+MAIN_EXAMPLES = """\
+examples:
+  fleetscope ingest results/                 load every bundle under results/<run_id>/<host>/
+  fleetscope report --out reports/           write reports/index.html and one page per host
+  fleetscope query "SELECT * FROM runs_overview"
+  fleetscope version
+
+The warehouse is warehouse/fleet.duckdb unless --db or FLEETSCOPE_DB says otherwise.
+"""
+
+INGEST_EXAMPLES = """\
+examples:
+  fleetscope ingest results/
+  fleetscope ingest results/20261122T034500Z-a1b2c3/node1/
+  fleetscope ingest --db /data/lab.duckdb results/ old-results/
+
+Each bundle is validated, then loaded in one transaction. Per bundle it prints one line:
+  loaded     first time this (run_id, host) is loaded
+  unchanged  already loaded with the same content: nothing changes
+  replaced   same (run_id, host) with new content (e.g. a partial run re-collected): replaced whole
+  REFUSED    the bundle breaks the contract; the reason says what to fix; nothing of it is loaded
+Exit status 1 when any bundle was refused.
+"""
+
+REPORT_EXAMPLES = """\
+examples:
+  fleetscope report
+  fleetscope report --out /srv/www/lab/ --db /data/lab.duckdb
+
+Writes OUT/index.html (the fleet), OUT/<host>.html (the host's latest run, with the list of its
+runs) and OUT/<host>--<run_id>.html for its earlier runs. Pages are self-contained: open them from
+file:// with no network.
+"""
+
+QUERY_EXAMPLES = """\
+examples:
+  fleetscope query "SELECT * FROM fleet_overview"
+  fleetscope query --format csv "SELECT * FROM latency_curve WHERE host = 'node1'" > node1.csv
+  fleetscope query --format json "SELECT host, run_id, status FROM runs_overview"
+
+The warehouse is opened read-only; tables and views are described in warehouse/README.md.
+"""
+
+
+def _default_db() -> Path:
+    from fleetscope.warehouse import DEFAULT_DB
+
+    return Path(os.environ.get("FLEETSCOPE_DB") or DEFAULT_DB)
+
+
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be zero or more seconds")
+    return value
+
+
+# Each verb imports what it needs when it runs: altair alone takes about a second to import, which
+# `fleetscope --help` and `fleetscope query` should not pay.
+def _command_ingest(arguments: argparse.Namespace) -> int:
+    from fleetscope.ingest import find_bundles, ingest_bundle
+    from fleetscope.warehouse import open_warehouse
+
+    bundle_paths = []
+    missing = False
+    for path in arguments.paths:
+        found = find_bundles(path) if path.is_dir() else []
+        if not found:
+            print(
+                f"fleetscope ingest: no bundle at {path} (expected {path}/manifest.json or "
+                f"{path}/<run_id>/<host>/manifest.json)",
+                file=sys.stderr,
+            )
+            missing = True
+        bundle_paths.extend(found)
+    if not bundle_paths:
+        return 1
+    refused = 0
+    with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+        for bundle_path in bundle_paths:
+            outcome = ingest_bundle(connection, bundle_path)
+            if outcome.action == "REFUSED":
+                refused += 1
+                print(f"REFUSED    {bundle_path}: {outcome.detail}", flush=True)
+            else:
+                print(f"{outcome.action:<10} {bundle_path}: {outcome.detail}", flush=True)
+    print(f"{len(bundle_paths) - refused} of {len(bundle_paths)} bundles accepted into {arguments.db}")
+    return 1 if refused or missing else 0
+
+
+def _command_report(arguments: argparse.Namespace) -> int:
+    from fleetscope.report import write_reports
+    from fleetscope.warehouse import open_warehouse
+
+    with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait, create=False) as connection:
+        written = write_reports(connection, arguments.out)
+    print(f"wrote {len(written)} pages; open {arguments.out / 'index.html'}")
+    return 0
+
+
+def _command_query(arguments: argparse.Namespace) -> int:
+    from fleetscope.query import render
+    from fleetscope.warehouse import open_read_only
+
+    with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+        try:
+            cursor = connection.execute(arguments.sql)
+        except duckdb.Error as error:
+            raise UserError(f"query failed: {error}") from None
+        if cursor.description is None:
+            return 0
+        columns = [description[0] for description in cursor.description]
+        sys.stdout.write(render(columns, cursor.fetchall(), arguments.format))
+    return 0
+
+
+def _command_version(arguments: argparse.Namespace) -> int:
+    from fleetscope.bundle import SUPPORTED_BUNDLE_SCHEMA, SUPPORTED_POINT_SCHEMA
+    from fleetscope.warehouse import schema_version
+
+    print(
+        f"fleetscope {__version__} (bundle schema {SUPPORTED_BUNDLE_SCHEMA}, point schema "
+        f"{SUPPORTED_POINT_SCHEMA}, warehouse schema {schema_version()}, duckdb {duckdb.__version__})"
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fleetscope",
+        description="Characterize the memory hierarchy of every machine in a lab: load the result "
+        "bundles Ansible collected into a DuckDB warehouse, report and query them.",
+        epilog=MAIN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    warehouse_options = argparse.ArgumentParser(add_help=False)
+    warehouse_options.add_argument(
+        "--db",
+        type=Path,
+        default=_default_db(),
+        help="warehouse file (default: $FLEETSCOPE_DB or warehouse/fleet.duckdb)",
+    )
+    warehouse_options.add_argument(
+        "--lock-wait",
+        type=_positive_seconds,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long to wait while another process holds the warehouse (default: 60)",
+    )
+
+    def add_verb(name: str, summary: str, examples: str, handler) -> argparse.ArgumentParser:
+        verb = verbs.add_parser(
+            name,
+            parents=[warehouse_options] if name != "version" else [],
+            help=summary,
+            description=summary,
+            epilog=examples,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        verb.set_defaults(handler=handler)
+        return verb
+
+    ingest = add_verb("ingest", "validate result bundles and load them into the warehouse", INGEST_EXAMPLES, _command_ingest)
+    ingest.add_argument(
+        "paths", nargs="+", type=Path, metavar="PATH",
+        help="a results/ tree, a results/<run_id>/ folder or one bundle results/<run_id>/<host>/",
+    )
+    report = add_verb("report", "write an HTML page per host and a fleet index", REPORT_EXAMPLES, _command_report)
+    report.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
+    query = add_verb("query", "run one SQL query against the warehouse (read-only)", QUERY_EXAMPLES, _command_query)
+    query.add_argument("sql", metavar="SQL", help="the query, e.g. \"SELECT * FROM runs_overview\"")
+    query.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format (default: table)")
+    add_verb(
+        "version", "print the fleetscope version and the format versions it reads",
+        "example:\n  fleetscope version\n", _command_version,
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = build_parser().parse_args(argv)
+    try:
+        return arguments.handler(arguments)
+    except UserError as error:
+        print(f"fleetscope {arguments.verb}: error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"fleetscope {arguments.verb}: interrupted", file=sys.stderr)
+        return 130

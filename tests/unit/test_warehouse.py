@@ -1,0 +1,50 @@
+"""The warehouse schema: migrations apply once and are recorded, views are one per file, and the
+data dictionary documents every table, view and column."""
+
+from __future__ import annotations
+
+import re
+
+from fleetscope.warehouse import MIGRATIONS_DIR, VIEWS_DIR, WAREHOUSE_DIR, apply_migrations, open_warehouse
+
+
+def _schema_snapshot(connection) -> list[tuple]:
+    return connection.execute(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns ORDER BY ALL"
+    ).fetchall()
+
+
+def test_migrations_apply_once_and_are_recorded(tmp_path):
+    db = tmp_path / "deep" / "folder" / "fleet.duckdb"
+    with open_warehouse(db) as connection:
+        recorded = connection.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+        assert recorded == [(int(path.name[:3]), path.name) for path in sorted(MIGRATIONS_DIR.glob("*.sql"))]
+        schema = _schema_snapshot(connection)
+        assert apply_migrations(connection) == []
+    with open_warehouse(db) as connection:
+        assert connection.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(recorded)
+        assert _schema_snapshot(connection) == schema
+
+
+def test_each_view_file_defines_the_view_it_is_named_after(tmp_path):
+    with open_warehouse(tmp_path / "fleet.duckdb") as connection:
+        views = {row[0] for row in connection.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    for path in VIEWS_DIR.glob("*.sql"):
+        text = path.read_text()
+        assert len(re.findall(r"CREATE OR REPLACE VIEW", text)) == 1, path
+        assert path.stem in views
+    assert {"latency_curve", "runs_overview"} <= views
+
+
+def test_the_data_dictionary_documents_every_table_view_and_column(tmp_path):
+    readme = (WAREHOUSE_DIR / "README.md").read_text()
+    sections = dict(re.findall(r"^### `(\w+)`\n(.*?)(?=^### |\Z)", readme, flags=re.MULTILINE | re.DOTALL))
+    with open_warehouse(tmp_path / "fleet.duckdb") as connection:
+        columns = connection.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'main'"
+        ).fetchall()
+    undocumented = [
+        f"{table}.{column}" for table, column in columns
+        if table not in sections or f"| `{column}` |" not in sections[table]
+    ]
+    assert undocumented == []
