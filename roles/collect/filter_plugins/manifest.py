@@ -18,11 +18,14 @@ def manifest_experiments(experiments, present_files):
 
 
 def manifest_status(experiments, stage_error=None):
-    """complete: every experiment ok; partial: something measured but not all; failed: nothing."""
+    """complete: every experiment ok; partial: something measured but not all; failed: nothing.
+
+    A failed experiment that kept some points (its file is in the bundle) counts as measured.
+    """
     statuses = [record["status"] for record in experiments]
     if stage_error is None and all(status in ("ok", "skipped") for status in statuses):
         return "complete"
-    if any(status == "ok" for status in statuses):
+    if any(record["status"] == "ok" or record.get("file") for record in experiments):
         return "partial"
     return "failed"
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 
-def select_experiments(registry, hostvars, run_tags, skip_tags):
-    """Names of experiments whose kernels_<name>_enabled is true and that the tags select.
+def select_experiments(registry, run_tags, skip_tags):
+    """Names of enabled experiments (registry entry `enabled`, from kernels_<name>_enabled) that
+    the tags select.
 
     `--tags latency` selects every experiment carrying that tag; with no --tags (run_tags is
     ['all']) every enabled experiment runs; `--skip-tags` removes experiments carrying a skipped tag.
@@ -12,16 +13,15 @@ def select_experiments(registry, hostvars, run_tags, skip_tags):
     run_all = "all" in run_tags
     selected = []
     for name, spec in registry.items():
-        switch = f"kernels_{name}_enabled"
-        if switch not in hostvars:
-            raise ValueError(f"experiment {name} is registered but {switch} is not defined")
+        enabled = spec["enabled"]
+        if not isinstance(enabled, bool):
+            raise ValueError(f"kernels_{name}_enabled must be true or false, got {enabled!r}")
         tags = set(spec.get("tags", [])) | {name}
-        if not hostvars[switch] or tags & set(skip_tags):
+        if not enabled or tags & set(skip_tags):
             continue
         if run_all or tags & set(run_tags):
             selected.append(name)
     return selected
-
 
 
 def failure_summary(result, tail_lines=5):

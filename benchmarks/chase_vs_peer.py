@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Our chase kernel next to google/multichase at the same working sets, in one run.
+
+Usage: benchmarks/chase_vs_peer.py MULTICHASE [--sizes 16k,256k,...] [--repeats 3] [--cpu 0]
+
+MULTICHASE is a multichase checkout or bare git directory (fetch it yourself; nothing of it is
+committed here). It is built in a temporary directory. Points are interleaved (ours, peer) in a
+shuffled size order and repeated; each figure is the median over repeats of each tool's own
+reported value (ours: median ns per load; multichase: its printed ns per load).
+
+multichase is run twice per size: with -T equal to the working set (one random cycle over the
+whole buffer, the same method as ours) and with its default -T (random within 256 KiB windows,
+which keeps DRAM pages open and reads lower in DRAM). The ratio that compares like with like is
+ours / multichase(-T size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[1]
+SUFFIX = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def parse_size(text: str) -> int:
+    text = text.strip().lower()
+    return int(text[:-1]) * SUFFIX[text[-1]] if text[-1] in SUFFIX else int(text)
+
+
+def build_multichase(source: Path, workdir: Path) -> Path:
+    tree = workdir / "multichase"
+    if (source / "HEAD").exists() and not (source / "multichase.c").exists():  # bare git dir
+        tree.mkdir()
+        archive = subprocess.run(["git", "--git-dir", str(source), "archive", "HEAD"],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    else:
+        shutil.copytree(source, tree)
+    subprocess.run(["make", "-C", str(tree), "multichase"], check=True, capture_output=True)
+    return tree / "multichase"
+
+
+def build_ours(workdir: Path) -> Path:
+    tree = workdir / "kernels"
+    shutil.copytree(PROJECT / "kernels", tree, ignore=shutil.ignore_patterns("build"))
+    subprocess.run(["make", "-C", str(tree)], check=True, capture_output=True)
+    return tree / "build" / "fleetscope-kernels"
+
+
+def ours(binary: Path, size: int, cpu: int) -> float:
+    out = subprocess.run([str(binary), "chase", "--sizes", str(size), "--samples", "11",
+                          "--cpu", str(cpu)], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["summary"]["median"]
+
+
+def multichase(binary: Path, size: int, cpu: int, locality: int | None) -> float:
+    argv = ["taskset", "-c", str(cpu), str(binary), "-m", str(size), "-s", "64", "-H", "-n", "6"]
+    if locality:
+        argv += ["-T", str(locality)]
+    out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+    return float(out.split()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("multichase", type=Path, help="multichase checkout or bare git dir")
+    parser.add_argument("--sizes", default="16k,256k,1m,8m,64m,512m")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cpu", type=int, default=0)
+    parser.add_argument("--json", type=Path, help="also write the raw figures here")
+    args = parser.parse_args()
+    sizes = [parse_size(s) for s in args.sizes.split(",")]
+
+    with tempfile.TemporaryDirectory(prefix="fleetscope-bench-") as tmp:
+        peer, mine = build_multichase(args.multichase, Path(tmp)), build_ours(Path(tmp))
+        figures = {size: {"ours": [], "peer_same_method": [], "peer_default": []} for size in sizes}
+        for repeat in range(args.repeats):
+            order = sizes[:]
+            random.Random(repeat).shuffle(order)
+            for size in order:
+                figures[size]["ours"].append(ours(mine, size, args.cpu))
+                figures[size]["peer_same_method"].append(multichase(peer, size, args.cpu, size))
+                figures[size]["peer_default"].append(multichase(peer, size, args.cpu, None))
+                print(f"repeat {repeat + 1}/{args.repeats}: {size >> 10} KiB done", file=sys.stderr)
+
+    print("| working set | ours ns | multichase -T=size ns | ours/peer | multichase default ns | ours/peer default |")
+    print("|---|---|---|---|---|---|")
+    for size in sizes:
+        med = {k: statistics.median(v) for k, v in figures[size].items()}
+        print(f"| {size >> 10} KiB | {med['ours']:.2f} | {med['peer_same_method']:.2f} | "
+              f"{med['ours'] / med['peer_same_method']:.3f} | {med['peer_default']:.2f} | "
+              f"{med['ours'] / med['peer_default']:.3f} |")
+    if args.json:
+        args.json.write_text(json.dumps({str(k): v for k, v in figures.items()}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
