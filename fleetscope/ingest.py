@@ -82,41 +82,32 @@ def _experiment_rows(bundle: Bundle) -> Iterator[dict]:
         }
 
 
+def _point_columns(point) -> dict:
+    """The columns a point shares with each of its samples."""
+    document = point.document
+    return {"experiment": point.experiment, "point_index": point.point_index,
+            "kernel": document["kernel"], "metric": document["metric"], "unit": document["unit"],
+            "params": document["params"]}
+
+
 def _point_rows(bundle: Bundle) -> Iterator[dict]:
     for point in bundle.points:
-        document = point.document
-        summary = document["summary"]
-        yield {
-            "experiment": point.experiment,
-            "point_index": point.point_index,
-            "kernel": document["kernel"],
-            "metric": document["metric"],
-            "unit": document["unit"],
-            "params": document["params"],
-            "summary_min": summary["min"],
-            "summary_median": summary["median"],
-            "summary_mean": summary["mean"],
-            "summary_ci95_low": summary["ci95_low"],
-            "summary_ci95_high": summary["ci95_high"],
-            "summary_count": summary["count"],
-            "context": document.get("context"),
-        }
+        summary = point.document["summary"]
+        yield {**_point_columns(point),
+               "summary_min": summary["min"],
+               "summary_median": summary["median"],
+               "summary_mean": summary["mean"],
+               "summary_ci95_low": summary["ci95_low"],
+               "summary_ci95_high": summary["ci95_high"],
+               "summary_count": summary["count"],
+               "context": point.document.get("context")}
 
 
 def _sample_rows(bundle: Bundle) -> Iterator[dict]:
     for point in bundle.points:
-        document = point.document
-        for sample_index, value in enumerate(document["samples"]):
-            yield {
-                "experiment": point.experiment,
-                "point_index": point.point_index,
-                "kernel": document["kernel"],
-                "metric": document["metric"],
-                "unit": document["unit"],
-                "params": document["params"],
-                "sample_index": sample_index,
-                "value": value,
-            }
+        columns = _point_columns(point)
+        for sample_index, value in enumerate(point.document["samples"]):
+            yield {**columns, "sample_index": sample_index, "value": value}
 
 
 def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded_at: str) -> None:

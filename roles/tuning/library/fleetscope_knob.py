@@ -116,6 +116,13 @@ def summary(values: dict) -> str | None:
                     for p, v in sorted(values.items()))
 
 
+def knob_record(original: dict, applied: str | None = None, after: str | None = None) -> dict:
+    """A knob as the manifest reports it: its original value, the value applied, the value after."""
+    return {"name": original["name"], "path": original["path"], "available": original["available"],
+            "before": summary(original["values"]), "applied": applied, "after": after,
+            "note": original["note"]}
+
+
 def save_state(state_file: str, state: dict) -> None:
     directory = os.path.dirname(state_file) or "."
     os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -148,9 +155,7 @@ def apply(module: AnsibleModule) -> dict:
     result = []
     for name in KNOB_FILES:
         original = state["knobs"][name]
-        entry = {"name": name, "path": original["path"], "available": original["available"],
-                 "before": summary(original["values"]), "applied": None, "after": None,
-                 "note": original["note"]}
+        entry = knob_record(original)
         if name in wanted and original["available"]:
             value = str(wanted[name])
             for path in knob_paths(name):
@@ -201,10 +206,7 @@ def restore(module: AnsibleModule) -> dict:
         if not module.check_mode and after != original["values"]:
             mismatches.append(f"{name}: wanted {summary(original['values'])}, "
                               f"reads {summary(after)}")
-        result.append({"name": name, "path": original["path"], "available": original["available"],
-                       "before": summary(original["values"]),
-                       "applied": state.get("applied", {}).get(name),
-                       "after": summary(after), "note": original["note"]})
+        result.append(knob_record(original, state.get("applied", {}).get(name), summary(after)))
     if mismatches:
         module.fail_json(msg="restore incomplete, state file kept at " + state_file + ": "
                              + "; ".join(mismatches), knobs=result)
@@ -226,10 +228,8 @@ def main() -> None:
     )
     action = module.params["action"]
     if action == "probe":
-        knobs = [read_knob(name) for name in KNOB_FILES]
         module.exit_json(changed=False, state_file_existed=os.path.exists(module.params["state_file"]),
-                         knobs=[{"name": k["name"], "path": k["path"], "available": k["available"],
-                                 "before": summary(k["values"]), "note": k["note"]} for k in knobs])
+                         knobs=[knob_record(read_knob(name)) for name in KNOB_FILES])
     module.exit_json(**(apply(module) if action == "apply" else restore(module)))
 
 
