@@ -92,6 +92,21 @@ def write_value(path: str, value: str) -> None:
         handle.write(value)
 
 
+def set_files(values: dict, check_mode: bool) -> tuple[bool, list[str]]:
+    """Write each path's value where it differs. Returns (changed, errors)."""
+    changed, errors = False, []
+    for path, value in values.items():
+        if read_value(path) == value:
+            continue
+        changed = True
+        if not check_mode:
+            try:
+                write_value(path, value)
+            except OSError as err:
+                errors.append(f"{path}: {err}")
+    return changed, errors
+
+
 def knob_paths(name: str) -> list[str]:
     return sorted(glob.glob(KNOB_FILES[name]))
 
@@ -158,16 +173,11 @@ def apply(module: AnsibleModule) -> dict:
         entry = knob_record(original)
         if name in wanted and original["available"]:
             value = str(wanted[name])
-            for path in knob_paths(name):
-                if read_value(path) != value:
-                    changed = True
-                    if not module.check_mode:
-                        try:
-                            write_value(path, value)
-                        except OSError as err:
-                            module.fail_json(msg=f"cannot set {name} to {value!r} at {path}: {err}; "
-                                                 f"originals are saved in {state_file}",
-                                             knobs=result)
+            wrote, errors = set_files(dict.fromkeys(knob_paths(name), value), module.check_mode)
+            changed = changed or wrote
+            if errors:
+                module.fail_json(msg=f"cannot set {name} to {value!r}: {'; '.join(errors)}; "
+                                     f"originals are saved in {state_file}", knobs=result)
             current = read_knob(name)["values"]
             entry["applied"] = summary(current) if not module.check_mode else value
             if not module.check_mode and entry["applied"] != value:
@@ -194,14 +204,9 @@ def restore(module: AnsibleModule) -> dict:
     changed = False
     result, mismatches = [], []
     for name, original in state["knobs"].items():
-        for path, value in original["values"].items():
-            if read_value(path) != value:
-                changed = True
-                if not module.check_mode:
-                    try:
-                        write_value(path, value)
-                    except OSError as err:
-                        mismatches.append(f"{name} at {path}: {err}")
+        wrote, errors = set_files(original["values"], module.check_mode)
+        changed = changed or wrote
+        mismatches += [f"{name} at {error}" for error in errors]
         after = read_knob(name)["values"] if original["available"] else {}
         if not module.check_mode and after != original["values"]:
             mismatches.append(f"{name}: wanted {summary(original['values'])}, "
