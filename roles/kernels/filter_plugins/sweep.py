@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from ansible.module_utils.common.text.formatters import bytes_to_human
+
 LINE_BYTES = 64
 
 
@@ -31,18 +33,9 @@ def sweep_max_bytes(caches, mem_available_bytes, llc_multiple=4, memory_fraction
     return min(llc * int(llc_multiple), cap) // LINE_BYTES * LINE_BYTES
 
 
-def human_bytes(size):
-    size = int(size)
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if size >= 1 << shift:
-            value = size / (1 << shift)
-            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.2f} {unit}"
-    return f"{size} B"
-
-
 def size_points(sizes, argv, option="--sizes"):
     """One kernel invocation per working-set size: [{label, argv}] for tasks/run_points.yml."""
-    return [{"label": f"working set {human_bytes(size)}", "argv": [*argv, option, str(size)]}
+    return [{"label": f"working set {bytes_to_human(size)}", "argv": [*argv, option, str(size)]}
             for size in sizes]
 
 
