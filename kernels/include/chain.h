@@ -15,9 +15,20 @@
 #define CHAIN_LINE_BYTES 64
 #define CHAIN_LOADS_PER_ROUND 16 /* dependent loads per loop iteration */
 
-/* Links the lines of base[0 .. lines*64) into a single cycle in random order
- * (Sattolo's algorithm). lines >= 2. */
-void chain_build_random_cycle(void *base, size_t lines, struct rng *rng);
+/* The layouts below link count slots, slot i at base + i * stride (stride a
+ * multiple of 8, at least 8), into ONE cycle; count >= 2. */
+
+/* Random order (Sattolo's algorithm). */
+void chain_build_random_cycle(void *base, size_t count, size_t stride, struct rng *rng);
+
+/* Ascending address order, the last slot back to the first. */
+void chain_build_sequential(void *base, size_t count, size_t stride);
+
+/* Pages (page_bytes) in random order, the slots of each page visited
+ * together in random order: what spatial and region prefetchers can follow.
+ * Returns 0, or -1 if memory for the plan runs out. */
+int chain_build_page_local(void *base, size_t count, size_t stride, size_t page_bytes,
+			   struct rng *rng);
 
 /* Follows the chain from start until it returns to start or limit steps have
  * been taken; returns the number of steps. For a correct chain over n lines,
@@ -31,12 +42,8 @@ void *chain_walk(void *start, uint64_t rounds);
 /* Makes the walk's result observable so the compiler cannot delete it. */
 void chain_consume(void *end);
 
-/* Times one walk of rounds rounds from *cursor, advances *cursor, and
- * returns the elapsed nanoseconds. */
-uint64_t chain_time_walk_ns(void **cursor, uint64_t rounds);
-
-/* Finds a round count whose walk takes at least min_sample_ns, by timing
- * walks of growing length from *cursor. */
-uint64_t chain_calibrate_rounds(void **cursor, double min_sample_ns);
+/* A sampler_body: context is a void ** cursor; times one walk of rounds
+ * rounds from *cursor, advances *cursor, returns the elapsed nanoseconds. */
+uint64_t chain_time_walk_ns(void *cursor, uint64_t rounds);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "chain.h"
 #include "rng.h"
+#include "sampler.h"
 #include "stats.h"
 
 #define CANARY_READINGS 5
@@ -20,9 +21,10 @@ int canary_init(struct canary *canary, uint64_t seed)
 	if (!canary->lines)
 		return -1;
 	rng_seed(&rng, seed, CANARY_RNG_STREAM);
-	chain_build_random_cycle(canary->lines, CANARY_BYTES / CHAIN_LINE_BYTES, &rng);
+	chain_build_random_cycle(canary->lines, CANARY_BYTES / CHAIN_LINE_BYTES, CHAIN_LINE_BYTES,
+				 &rng);
 	cursor = canary->lines;
-	canary->rounds = chain_calibrate_rounds(&cursor, CANARY_SAMPLE_NS);
+	canary->rounds = sampler_calibrate(chain_time_walk_ns, &cursor, CANARY_SAMPLE_NS);
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /* Pointer-chase chains; see chain.h. */
 #include "chain.h"
 
-#include <math.h>
+#include <stdlib.h>
 
 #include "timer.h"
 
@@ -9,9 +9,9 @@
  * observable result; volatile so the store itself cannot be dropped. */
 static void *volatile chain_sink;
 
-static void **line_slot(void *base, size_t line)
+static void **slot(void *base, size_t index, size_t stride)
 {
-	return (void **)((char *)base + line * CHAIN_LINE_BYTES);
+	return (void **)((char *)base + index * stride);
 }
 
 /* Sattolo's algorithm, run directly on the pointers: start with every line
@@ -21,17 +21,68 @@ static void **line_slot(void *base, size_t line)
  * Fisher-Yates can leave short cycles that silently shrink the working set.
  * Successive lines of the cycle are uniform over the whole buffer, so lines of
  * one page are not visited together and spatial prefetchers get nothing. */
-void chain_build_random_cycle(void *base, size_t lines, struct rng *rng)
+void chain_build_random_cycle(void *base, size_t count, size_t stride, struct rng *rng)
 {
-	for (size_t i = 0; i < lines; i++)
-		*line_slot(base, i) = line_slot(base, i);
-	for (size_t i = lines - 1; i > 0; i--) {
+	for (size_t i = 0; i < count; i++)
+		*slot(base, i, stride) = slot(base, i, stride);
+	for (size_t i = count - 1; i > 0; i--) {
 		size_t j = (size_t)rng_bounded(rng, i);
-		void *swap = *line_slot(base, i);
+		void *swap = *slot(base, i, stride);
 
-		*line_slot(base, i) = *line_slot(base, j);
-		*line_slot(base, j) = swap;
+		*slot(base, i, stride) = *slot(base, j, stride);
+		*slot(base, j, stride) = swap;
 	}
+}
+
+void chain_build_sequential(void *base, size_t count, size_t stride)
+{
+	for (size_t i = 0; i < count; i++)
+		*slot(base, i, stride) = slot(base, (i + 1) % count, stride);
+}
+
+static void shuffle(size_t *items, size_t count, struct rng *rng)
+{
+	for (size_t i = count; i > 1; i--) {
+		size_t j = (size_t)rng_bounded(rng, i);
+		size_t swap = items[i - 1];
+
+		items[i - 1] = items[j];
+		items[j] = swap;
+	}
+}
+
+/* Any order of all the slots, linked first to last and back, is one cycle;
+ * the order here is pages shuffled, then the slots within each page. */
+int chain_build_page_local(void *base, size_t count, size_t stride, size_t page_bytes,
+			   struct rng *rng)
+{
+	size_t per_page = page_bytes > stride ? page_bytes / stride : 1;
+	size_t pages = (count + per_page - 1) / per_page;
+	size_t *order = malloc(count * sizeof(*order));
+	size_t *page_order = malloc(pages * sizeof(*page_order));
+	size_t next = 0;
+
+	if (!order || !page_order) {
+		free(order);
+		free(page_order);
+		return -1;
+	}
+	for (size_t page = 0; page < pages; page++)
+		page_order[page] = page;
+	shuffle(page_order, pages, rng);
+	for (size_t p = 0; p < pages; p++) {
+		size_t first = page_order[p] * per_page;
+		size_t last = first + per_page < count ? first + per_page : count;
+
+		for (size_t i = first; i < last; i++)
+			order[next++] = i;
+		shuffle(order + next - (last - first), last - first, rng);
+	}
+	for (size_t i = 0; i < count; i++)
+		*slot(base, order[i], stride) = slot(base, order[(i + 1) % count], stride);
+	free(order);
+	free(page_order);
+	return 0;
 }
 
 size_t chain_cycle_length(void *start, size_t limit)
@@ -74,8 +125,9 @@ void chain_consume(void *end)
 	chain_sink = end;
 }
 
-uint64_t chain_time_walk_ns(void **cursor, uint64_t rounds)
+uint64_t chain_time_walk_ns(void *context, uint64_t rounds)
 {
+	void **cursor = context;
 	uint64_t started = timer_now_ns();
 	void *end = chain_walk(*cursor, rounds);
 	uint64_t elapsed;
@@ -84,23 +136,4 @@ uint64_t chain_time_walk_ns(void **cursor, uint64_t rounds)
 	elapsed = timer_now_ns() - started;
 	*cursor = end;
 	return elapsed;
-}
-
-uint64_t chain_calibrate_rounds(void **cursor, double min_sample_ns)
-{
-	uint64_t rounds = 64;
-
-	for (;;) {
-		uint64_t elapsed = chain_time_walk_ns(cursor, rounds);
-		double scale;
-
-		if ((double)elapsed >= min_sample_ns || rounds > (UINT64_MAX >> 5))
-			return rounds;
-		/* Aim 20% past the target so the next try usually lands; grow at
-		 * most 16x per step in case this one was cut short by a fluke. */
-		scale = elapsed > 0 ? 1.2 * min_sample_ns / (double)elapsed : 16.0;
-		if (scale > 16.0)
-			scale = 16.0;
-		rounds = (uint64_t)ceil((double)rounds * scale);
-	}
 }

@@ -1,58 +1,21 @@
-"""Tests for the `chase` kernel of fleetscope-kernels, run as a subprocess.
-
-The binary is built from a temporary copy of kernels/, so the tests never
-depend on (or disturb) a build in the working tree.
-"""
+"""Tests for the `chase` kernel of fleetscope-kernels, run as a subprocess (fixtures in conftest.py)."""
 
 import json
 import math
 import os
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
-KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"
+from kernelrun import QUICK, parse_lines
 
 TOP_KEYS = {"schema_version", "experiment", "kernel", "metric", "unit", "params",
             "samples", "summary", "context"}
-PARAM_KEYS = {"working_set_bytes", "line_bytes", "pattern", "page_policy",
-              "huge_bytes_granted", "cpu", "accesses_per_sample", "seed"}
+PARAM_KEYS = {"working_set_bytes", "stride_bytes", "line_bytes", "lines_touched", "pattern",
+              "page_policy", "huge_bytes_granted", "walk", "chains", "cpu",
+              "accesses_per_sample", "seed"}
 SUMMARY_KEYS = {"min", "median", "mean", "ci95_low", "ci95_high", "count"}
 CONTEXT_KEYS = {"canary_before_ns", "canary_after_ns", "core_clock_ghz",
                 "median_cycles", "wall_s", "order_index"}
-
-# Fast settings for runs whose numbers are not the point of the test.
-QUICK = ["--samples", "1", "--min-sample-ms", "1"]
-
-
-@pytest.fixture(scope="session")
-def build(tmp_path_factory):
-    source = tmp_path_factory.mktemp("kernels") / "kernels"
-    shutil.copytree(KERNELS_DIR, source, ignore=shutil.ignore_patterns("build"))
-    result = subprocess.run(["make", "-C", str(source)], capture_output=True,
-                            text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    return {"binary": source / "build" / "fleetscope-kernels", "stderr": result.stderr}
-
-
-@pytest.fixture(scope="session")
-def run(build):
-    def run_binary(*args):
-        return subprocess.run([str(build["binary"]), *args], capture_output=True,
-                              text=True, timeout=60)
-    return run_binary
-
-
-def reject_non_finite(token):
-    raise ValueError(f"non-finite number {token} in JSON output")
-
-
-def parse_lines(text):
-    return [json.loads(line, parse_constant=reject_non_finite)
-            for line in text.splitlines()]
-
 
 def chase_records(run, *args):
     result = run("chase", *args)
@@ -264,7 +227,7 @@ def test_human_table_replaces_json(run):
     result = run("chase", "--sizes", "4k,8k", "--human", *QUICK)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert "working_set" in lines[0] and "median_ns" in lines[0]
+    assert lines[0].split()[:3] == ["point", "median", "unit"]
     assert len(lines) == 3
     with pytest.raises(json.JSONDecodeError):
         json.loads(lines[1])

@@ -1,0 +1,63 @@
+/* The options every kernel shares (samples, timing, pinning, seed, order,
+ * output, memory cap) and the one getopt loop that parses them beside a
+ * kernel's own options, so every kernel fails on bad arguments the same way:
+ * exit 2, one line on stderr, nothing on stdout, nothing measured. */
+#ifndef FLEETSCOPE_KOPTS_H
+#define FLEETSCOPE_KOPTS_H
+
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct kopts {
+	const char *kernel;       /* name used in messages */
+	void (*help)(FILE *out);  /* the kernel's --help text */
+	uint64_t samples;         /* samples per point, every one kept */
+	double min_sample_ms;     /* calibrated minimum time of one sample */
+	int cpu;                  /* -1: not pinned */
+	uint64_t seed;
+	int have_seed;
+	int ordered;              /* measure points in the order given */
+	const char *experiment;
+	const char *output_path;  /* NULL: stdout */
+	int human;
+	uint64_t max_bytes;       /* largest buffer a point may map */
+	int have_max_bytes;
+};
+
+/* A kernel's own option: called with getopt's option value and optarg. */
+typedef void (*kopts_handler)(void *context, int option, const char *arg);
+
+void kopts_init(struct kopts *opts, const char *kernel, const char *experiment,
+		void (*help)(FILE *out));
+
+/* Parses argv: the kernel's options (short letters in specific_short, long
+ * ones in specific_long, terminated by a zeroed entry; may be NULL) go to
+ * handle, the shared ones are stored in opts. Unknown options, missing
+ * values and stray arguments exit 2. Then fills the defaults that depend on
+ * the host: seed from the clock, max_bytes = 80% of MemAvailable. */
+void kopts_parse(struct kopts *opts, int argc, char **argv, const char *specific_short,
+		 const struct option *specific_long, kopts_handler handle, void *context);
+
+/* Parses a size option (4k, 1m ...) or exits 2 naming the option. */
+uint64_t kopts_size(const struct kopts *opts, const char *option, const char *text);
+
+/* Parses a whole number in [min, max] or exits 2 naming the option. */
+uint64_t kopts_u64(const struct kopts *opts, const char *option, const char *text, uint64_t min,
+		   uint64_t max);
+
+/* Exits 2 if bytes is above --max-bytes; what names the buffer. */
+void kopts_check_bytes(const struct kopts *opts, uint64_t bytes, const char *what);
+
+/* Pins to --cpu when given; exits 1 if the host refuses. */
+void kopts_pin(const struct kopts *opts);
+
+/* A seeded random permutation of 0..count-1, or 0..count-1 with --ordered:
+ * the measuring order of a kernel's points, so drift over the run does not
+ * masquerade as a trend over a parameter. Exits 1 if memory runs out. */
+size_t *kopts_order(const struct kopts *opts, size_t count);
+
+/* The help text of the shared options. */
+void kopts_help(FILE *out, const struct kopts *defaults);
+
+#endif

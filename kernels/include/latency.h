@@ -1,0 +1,96 @@
+/* One pointer-chase latency point, the engine behind every latency kernel
+ * (chase, zero_queue, pattern_stride, mlp, write_cost): map a buffer with a
+ * page policy and measure the grant, link a chain over it in a chosen order
+ * and stride, self-check that the chain is one cycle through every slot
+ * (which also warms it), then time calibrated samples between two readings of
+ * the L1 canary. */
+#ifndef FLEETSCOPE_LATENCY_H
+#define FLEETSCOPE_LATENCY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buffers.h"
+#include "canary.h"
+#include "kopts.h"
+#include "record.h"
+
+#define LATENCY_MAX_CHAINS 16
+
+enum chain_order {
+	CHAIN_ORDER_RANDOM,     /* one random cycle over the whole buffer */
+	CHAIN_ORDER_SEQUENTIAL, /* ascending addresses */
+	CHAIN_ORDER_PAGE_LOCAL, /* random pages, each page's slots together */
+};
+
+enum latency_walk {
+	LATENCY_WALK_READ, /* load the next pointer */
+	LATENCY_WALK_RMW,  /* load the next pointer, then increment a word in its line */
+};
+
+struct latency_request {
+	uint64_t span_bytes;   /* buffer: a multiple of stride_bytes, >= 2 strides */
+	uint64_t stride_bytes; /* a multiple of 64: one chain slot per stride */
+	enum chain_order order;
+	enum page_policy page_policy;
+	enum latency_walk walk;
+	unsigned chains; /* 1..16 chains walked interleaved (memory-level parallelism) */
+};
+
+struct latency_point {
+	double *samples; /* the caller's array of opts->samples entries: ns per access */
+	uint64_t slots;  /* chain slots (lines touched) */
+	uint64_t huge_bytes_granted;
+	uint64_t accesses_per_sample;
+	double canary_before_ns, canary_after_ns;
+	double wall_s;
+};
+
+const char *chain_order_name(enum chain_order order);
+/* Returns 0 and sets *order for random, sequential or page_local; else -1. */
+int chain_order_parse(const char *name, enum chain_order *order);
+const char *latency_walk_name(enum latency_walk walk);
+
+/* Measures one point; exits 1 if memory is refused, 3 if the self-check
+ * fails. The chain depends only on the seed and the request. */
+void latency_measure(const struct kopts *opts, const struct latency_request *request,
+		     struct canary *canary, struct latency_point *point);
+
+/* The params every latency record shares: working_set_bytes, stride_bytes,
+ * line_bytes, pattern, page_policy, huge_bytes_granted, walk, chains, cpu,
+ * accesses_per_sample, seed. Call between record_begin and record_samples. */
+void latency_params(struct record *record, const struct kopts *opts,
+		    const struct latency_request *request, const struct latency_point *point);
+
+/* Writes the whole record of a point: the shared params, extra params from
+ * add_params (may be NULL), the samples and the clock context; plus one
+ * progress line "<kernel>: <n>/<total> ..." on stderr. */
+void latency_write(struct record *record, const struct kopts *opts,
+		   const struct latency_request *request, const struct latency_point *point,
+		   double core_clock_ghz, size_t order_index, size_t total,
+		   void (*add_params)(struct json *json, const void *context), const void *context);
+
+/* What every latency kernel sets up once: pinning, the canary, the measured
+ * core clock, the output and the samples array. */
+struct latency_session {
+	const struct kopts *opts;
+	struct canary canary;
+	struct record record;
+	double core_clock_ghz;
+	struct latency_point point;
+};
+
+/* Pins (--cpu), builds the canary, measures the core clock, opens the
+ * output and prints a banner naming points. Exits 1 on failure. */
+void latency_session_open(struct latency_session *session, const struct kopts *opts,
+			  size_t points);
+
+/* Measures and writes one point (see latency_write). */
+void latency_session_point(struct latency_session *session, const struct latency_request *request,
+			   size_t order_index, size_t total,
+			   void (*add_params)(struct json *json, const void *context),
+			   const void *context);
+
+void latency_session_close(struct latency_session *session);
+
+#endif

@@ -1,0 +1,321 @@
+/* The latency point engine; see latency.h. */
+#include "latency.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain.h"
+#include "cli.h"
+#include "coreclock.h"
+#include "rng.h"
+#include "sampler.h"
+#include "sizes.h"
+#include "timer.h"
+
+#define CHAIN_RNG_STREAM 0x636861696e000000u
+#define PAGE_LOCAL_PAGE_BYTES 4096
+
+static const char *const order_names[] = {"random_cycle", "sequential", "page_local"};
+
+const char *chain_order_name(enum chain_order order)
+{
+	return order_names[order];
+}
+
+int chain_order_parse(const char *name, enum chain_order *order)
+{
+	if (strcmp(name, "random") == 0 || strcmp(name, "random_cycle") == 0)
+		*order = CHAIN_ORDER_RANDOM;
+	else if (strcmp(name, "sequential") == 0)
+		*order = CHAIN_ORDER_SEQUENTIAL;
+	else if (strcmp(name, "page_local") == 0)
+		*order = CHAIN_ORDER_PAGE_LOCAL;
+	else
+		return -1;
+	return 0;
+}
+
+const char *latency_walk_name(enum latency_walk walk)
+{
+	return walk == LATENCY_WALK_RMW ? "read_modify_write" : "read";
+}
+
+/* k chains walked interleaved: each step advances every chain by one load.
+ * The chains are independent, so up to k misses can be in flight at once;
+ * within a chain each load still waits for the one before. K is a constant
+ * in every expansion, so the cursors live in registers. */
+#define STEP_CHAINS(K)                                                 \
+	_Pragma("GCC unroll 16") for (unsigned j = 0; j < (K); j++) c[j] = \
+		*(void **)c[j];
+#define DEFINE_WALK(K)                                                      \
+	__attribute__((noinline)) static void walk_##K(void **cursors, uint64_t rounds) \
+	{                                                                       \
+		void *c[K];                                                     \
+		for (unsigned j = 0; j < (K); j++)                              \
+			c[j] = cursors[j];                                      \
+		while (rounds--) {                                              \
+			_Pragma("GCC unroll 16") for (unsigned s = 0; s < 16; s++) { \
+				STEP_CHAINS(K)                                  \
+			}                                                       \
+		}                                                               \
+		for (unsigned j = 0; j < (K); j++)                              \
+			cursors[j] = c[j];                                      \
+	}
+DEFINE_WALK(2)
+DEFINE_WALK(3)
+DEFINE_WALK(4)
+DEFINE_WALK(5)
+DEFINE_WALK(6)
+DEFINE_WALK(7)
+DEFINE_WALK(8)
+DEFINE_WALK(9)
+DEFINE_WALK(10)
+DEFINE_WALK(11)
+DEFINE_WALK(12)
+DEFINE_WALK(13)
+DEFINE_WALK(14)
+DEFINE_WALK(15)
+DEFINE_WALK(16)
+
+static void (*const walks[LATENCY_MAX_CHAINS + 1])(void **, uint64_t) = {
+	NULL,	 NULL,	  walk_2,  walk_3,  walk_4,  walk_5,  walk_6,  walk_7,  walk_8,
+	walk_9, walk_10, walk_11, walk_12, walk_13, walk_14, walk_15, walk_16,
+};
+
+/* The read-modify-write chase: after each load, increment the second word
+ * of the line just reached. The store needs the line in a writable state
+ * (read-for-ownership where it was shared) and leaves it dirty, so every
+ * eviction is also a write-back. */
+#define RMW_ONE                          \
+	p = *(void **)p;                 \
+	((uint64_t *)p)[1] += 1;
+#define RMW_FOUR RMW_ONE RMW_ONE RMW_ONE RMW_ONE
+__attribute__((noinline)) static void *walk_rmw(void *p, uint64_t rounds)
+{
+	while (rounds--) {
+		RMW_FOUR RMW_FOUR RMW_FOUR RMW_FOUR
+	}
+	return p;
+}
+
+struct walk_context {
+	const struct latency_request *request;
+	void *cursors[LATENCY_MAX_CHAINS];
+};
+
+static uint64_t time_walk(void *context, uint64_t rounds)
+{
+	struct walk_context *walk = context;
+	unsigned chains = walk->request->chains;
+	uint64_t started, elapsed;
+
+	if (chains == 1)
+		return chain_time_walk_ns(&walk->cursors[0], rounds);
+	started = timer_now_ns();
+	walks[chains](walk->cursors, rounds);
+	for (unsigned j = 0; j < chains; j++)
+		chain_consume(walk->cursors[j]);
+	elapsed = timer_now_ns() - started;
+	return elapsed;
+}
+
+static uint64_t time_walk_rmw(void *context, uint64_t rounds)
+{
+	struct walk_context *walk = context;
+	uint64_t started = timer_now_ns();
+	void *end = walk_rmw(walk->cursors[0], rounds);
+	uint64_t elapsed;
+
+	chain_consume(end);
+	elapsed = timer_now_ns() - started;
+	walk->cursors[0] = end;
+	return elapsed;
+}
+
+static void build_chain(const struct kopts *opts, const struct latency_request *request,
+			void *base, size_t slots)
+{
+	struct rng rng;
+
+	/* The chain depends only on the seed and the layout, not on when in the
+	 * run the point comes up. */
+	rng_seed(&rng, opts->seed,
+		 CHAIN_RNG_STREAM ^ request->span_bytes ^ (request->stride_bytes << 40) ^
+			 ((uint64_t)request->order << 56));
+	switch (request->order) {
+	case CHAIN_ORDER_RANDOM:
+		chain_build_random_cycle(base, slots, request->stride_bytes, &rng);
+		break;
+	case CHAIN_ORDER_SEQUENTIAL:
+		chain_build_sequential(base, slots, request->stride_bytes);
+		break;
+	case CHAIN_ORDER_PAGE_LOCAL:
+		if (chain_build_page_local(base, slots, request->stride_bytes, PAGE_LOCAL_PAGE_BYTES,
+					   &rng) != 0)
+			cli_fail(CLI_EXIT_RUNTIME, opts->kernel, "out of memory planning a page-local chain");
+		break;
+	}
+}
+
+/* Walks the whole cycle once: the self-check (it must return to its start
+ * after exactly slots steps) and the warm-up pass in one. The k cursors are
+ * placed slots/k apart along the cycle, so the chains never overlap. */
+static void check_and_place(const struct kopts *opts, const struct latency_request *request,
+			    void *base, size_t slots, void **cursors)
+{
+	size_t spacing = slots / request->chains, steps = 0;
+	unsigned placed = 0;
+	void *p = base;
+	char size[32];
+
+	do {
+		if (placed < request->chains && steps == placed * spacing)
+			cursors[placed++] = p;
+		p = *(void **)p;
+		steps++;
+	} while (p != base && steps <= slots);
+	chain_consume(p);
+	if (steps != slots) {
+		size_format(request->span_bytes, size, sizeof(size));
+		cli_fail(CLI_EXIT_SELF_CHECK, opts->kernel,
+			 "self-check failed: the chain over %zu slots of the %s buffer returns to its start after %zu steps, not %zu; the chain builder is broken, report this",
+			 slots, size, steps, slots);
+	}
+}
+
+void latency_measure(const struct kopts *opts, const struct latency_request *request,
+		     struct canary *canary, struct latency_point *point)
+{
+	uint64_t started = timer_now_ns();
+	struct walk_context walk = {.request = request};
+	sampler_body body = request->walk == LATENCY_WALK_RMW ? time_walk_rmw : time_walk;
+	struct buffer buffer;
+	uint64_t rounds;
+	char size[32];
+
+	size_format(request->span_bytes, size, sizeof(size));
+	point->slots = request->span_bytes / request->stride_bytes;
+	if (buffer_alloc(&buffer, request->span_bytes, request->page_policy) != 0)
+		cli_fail(CLI_EXIT_RUNTIME, opts->kernel, "cannot map %s for the working set: %s; lower the size",
+			 size, strerror(errno));
+	if (buffer_huge_bytes(&buffer, &point->huge_bytes_granted) != 0) {
+		fprintf(stderr, "%s: warning: no smaps entry for the %s buffer; huge_bytes_granted reported as 0\n",
+			opts->kernel, size);
+		point->huge_bytes_granted = 0;
+	} else if (request->page_policy == PAGE_POLICY_THP &&
+		   point->huge_bytes_granted < request->span_bytes) {
+		char granted[32];
+
+		size_format(point->huge_bytes_granted, granted, sizeof(granted));
+		fprintf(stderr, "%s: warning: page policy thp, but only %s of the %s working set is on huge pages\n",
+			opts->kernel, granted, size);
+	}
+
+	build_chain(opts, request, buffer.data, point->slots);
+	check_and_place(opts, request, buffer.data, point->slots, walk.cursors);
+
+	point->canary_before_ns = canary_read_ns(canary);
+	rounds = sampler_calibrate(body, &walk, opts->min_sample_ms * 1e6);
+	point->accesses_per_sample = rounds * CHAIN_LOADS_PER_ROUND * request->chains;
+	sampler_collect(body, &walk, rounds, (double)point->accesses_per_sample, point->samples,
+			opts->samples);
+	point->canary_after_ns = canary_read_ns(canary);
+
+	buffer_free(&buffer);
+	point->wall_s = (double)(timer_now_ns() - started) / 1e9;
+}
+
+void latency_params(struct record *record, const struct kopts *opts,
+		    const struct latency_request *request, const struct latency_point *point)
+{
+	struct json *json = &record->json;
+
+	json_key(json, "working_set_bytes");
+	json_uint(json, request->span_bytes);
+	json_key(json, "stride_bytes");
+	json_uint(json, request->stride_bytes);
+	json_key(json, "line_bytes");
+	json_uint(json, CHAIN_LINE_BYTES);
+	json_key(json, "lines_touched");
+	json_uint(json, point->slots);
+	json_key(json, "pattern");
+	json_string(json, chain_order_name(request->order));
+	json_key(json, "page_policy");
+	json_string(json, page_policy_name(request->page_policy));
+	json_key(json, "huge_bytes_granted");
+	json_uint(json, point->huge_bytes_granted);
+	json_key(json, "walk");
+	json_string(json, latency_walk_name(request->walk));
+	json_key(json, "chains");
+	json_uint(json, request->chains);
+	json_key(json, "cpu");
+	if (opts->cpu < 0)
+		json_null(json);
+	else
+		json_int(json, opts->cpu);
+	json_key(json, "accesses_per_sample");
+	json_uint(json, point->accesses_per_sample);
+	json_key(json, "seed");
+	json_uint(json, opts->seed);
+}
+
+void latency_write(struct record *record, const struct kopts *opts,
+		   const struct latency_request *request, const struct latency_point *point,
+		   double core_clock_ghz, size_t order_index, size_t total,
+		   void (*add_params)(struct json *json, const void *context), const void *context)
+{
+	char size[32], label[96];
+
+	record_begin(record, "latency", "ns");
+	latency_params(record, opts, request, point);
+	if (add_params)
+		add_params(&record->json, context);
+	record_samples(record, point->samples, opts->samples);
+	record_clock_context(record, point->canary_before_ns, point->canary_after_ns, core_clock_ghz,
+			     point->wall_s, order_index);
+	size_format(request->span_bytes, size, sizeof(size));
+	snprintf(label, sizeof(label), "%s %s stride=%" PRIu64 " %s x%u %s", size,
+		 chain_order_name(request->order), request->stride_bytes,
+		 page_policy_name(request->page_policy), request->chains,
+		 latency_walk_name(request->walk));
+	record_end(record, label);
+	fprintf(stderr, "%s: %zu/%zu working_set=%s median=%.4g ns (%.3g cycles) [%s]\n",
+		opts->kernel, order_index + 1, total, size, record->summary.median,
+		record->summary.median * core_clock_ghz, label);
+}
+
+void latency_session_open(struct latency_session *session, const struct kopts *opts,
+			  size_t points)
+{
+	memset(session, 0, sizeof(*session));
+	session->opts = opts;
+	kopts_pin(opts);
+	session->point.samples = malloc(opts->samples * sizeof(*session->point.samples));
+	if (!session->point.samples || canary_init(&session->canary, opts->seed) != 0)
+		cli_fail(CLI_EXIT_RUNTIME, opts->kernel, "out of memory setting up");
+	session->core_clock_ghz = coreclock_measure_ghz();
+	record_open(&session->record, opts);
+	fprintf(stderr, "%s: %zu points, %s order, seed %" PRIu64 ", core clock %.3f GHz, canary %.3g ns\n",
+		opts->kernel, points, opts->ordered ? "given" : "random", opts->seed,
+		session->core_clock_ghz, canary_read_ns(&session->canary));
+}
+
+void latency_session_point(struct latency_session *session, const struct latency_request *request,
+			   size_t order_index, size_t total,
+			   void (*add_params)(struct json *json, const void *context),
+			   const void *context)
+{
+	latency_measure(session->opts, request, &session->canary, &session->point);
+	latency_write(&session->record, session->opts, request, &session->point,
+		      session->core_clock_ghz, order_index, total, add_params, context);
+}
+
+void latency_session_close(struct latency_session *session)
+{
+	record_close(&session->record);
+	canary_free(&session->canary);
+	free(session->point.samples);
+}
