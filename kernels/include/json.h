@@ -36,6 +36,7 @@ void json_double(struct json *json, double value);
 void json_uint(struct json *json, uint64_t value);
 void json_int(struct json *json, int64_t value);
 void json_null(struct json *json);
+void json_bool(struct json *json, int value);
 
 /* Appends a newline and writes the document to fd in one call.
  * Returns 0, or -1 (errno set) on a failed or short write or a failed build. */

@@ -46,6 +46,12 @@ uint64_t kopts_size(const struct kopts *opts, const char *option, const char *te
 uint64_t kopts_u64(const struct kopts *opts, const char *option, const char *text, uint64_t min,
 		   uint64_t max);
 
+/* Parses a comma list of whole numbers in [min, max] (or of sizes when
+ * sizes is set) into a malloc'd array; exits 2 naming the option and the bad
+ * item. An empty list is refused. */
+size_t kopts_u64_list(const struct kopts *opts, const char *option, const char *text, uint64_t min,
+		      uint64_t max, int sizes, uint64_t **values);
+
 /* Exits 2 if bytes is above --max-bytes; what names the buffer. */
 void kopts_check_bytes(const struct kopts *opts, uint64_t bytes, const char *what);
 

@@ -51,6 +51,9 @@ const char *chain_order_name(enum chain_order order);
 int chain_order_parse(const char *name, enum chain_order *order);
 const char *latency_walk_name(enum latency_walk walk);
 
+/* --page-policy for the latency kernels: thp or 4k, else exit 2. */
+enum page_policy latency_page_policy_option(const struct kopts *opts, const char *arg);
+
 /* Measures one point; exits 1 if memory is refused, 3 if the self-check
  * fails. The chain depends only on the seed and the request. */
 void latency_measure(const struct kopts *opts, const struct latency_request *request,

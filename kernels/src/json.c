@@ -222,6 +222,12 @@ void json_null(struct json *json)
 	append_str(json, "null");
 }
 
+void json_bool(struct json *json, int value)
+{
+	before_value(json);
+	append_str(json, value ? "true" : "false");
+}
+
 int json_write_line(struct json *json, int fd)
 {
 	ssize_t written;

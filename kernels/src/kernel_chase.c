@@ -113,8 +113,7 @@ static void chase_option(void *context, int option, const char *arg)
 		options->have_per_octave = 1;
 		break;
 	case 'p':
-		if (page_policy_parse(arg, &options->page_policy) != 0)
-			cli_fail(CLI_EXIT_USAGE, KERNEL, "--page-policy '%s' is unknown; use thp or 4k", arg);
+		options->page_policy = latency_page_policy_option(&options->common, arg);
 		break;
 	}
 }

@@ -66,6 +66,35 @@ uint64_t kopts_u64(const struct kopts *opts, const char *option, const char *tex
 	return value;
 }
 
+size_t kopts_u64_list(const struct kopts *opts, const char *option, const char *text, uint64_t min,
+		      uint64_t max, int sizes, uint64_t **values)
+{
+	size_t count = 1, used = 0;
+	char *copy = strdup(text), *item, *rest;
+
+	for (const char *c = text; *c; c++)
+		count += *c == ',';
+	*values = malloc(count * sizeof(**values));
+	if (!copy || !*values)
+		cli_fail(CLI_EXIT_RUNTIME, opts->kernel, "out of memory parsing %s", option);
+	for (item = copy; item; item = rest) {
+		rest = strchr(item, ',');
+		if (rest)
+			*rest++ = '\0';
+		if (*item == '\0')
+			cli_fail(CLI_EXIT_USAGE, opts->kernel, "%s '%s' has an empty item; separate items with single commas",
+				 option, text);
+		(*values)[used] = sizes ? kopts_size(opts, option, item) : kopts_u64(opts, option, item, 0, UINT64_MAX);
+		if ((*values)[used] < min || (*values)[used] > max)
+			cli_fail(CLI_EXIT_USAGE, opts->kernel,
+				 "%s item '%s' is outside %" PRIu64 "..%" PRIu64 "; see '%s %s --help'", option,
+				 item, min, max, CLI_PROGRAM, opts->kernel);
+		used++;
+	}
+	free(copy);
+	return used;
+}
+
 static void common_option(struct kopts *opts, int option, const char *arg)
 {
 	switch (option) {

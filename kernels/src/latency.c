@@ -43,6 +43,15 @@ const char *latency_walk_name(enum latency_walk walk)
 	return walk == LATENCY_WALK_RMW ? "read_modify_write" : "read";
 }
 
+enum page_policy latency_page_policy_option(const struct kopts *opts, const char *arg)
+{
+	enum page_policy policy;
+
+	if (page_policy_parse(arg, &policy) != 0)
+		cli_fail(CLI_EXIT_USAGE, opts->kernel, "--page-policy '%s' is unknown; use thp or 4k", arg);
+	return policy;
+}
+
 /* k chains walked interleaved: each step advances every chain by one load.
  * The chains are independent, so up to k misses can be in flight at once;
  * within a chain each load still waits for the one before. K is a constant

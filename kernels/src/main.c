@@ -12,7 +12,7 @@ static void print_list(FILE *out)
 	for (size_t i = 0; i < kernel_registry_count; i++) {
 		const struct kernel_spec *kernel = kernel_registry[i];
 
-		fprintf(out, "%-12s %-16s %s\n", kernel->name, kernel->experiment,
+		fprintf(out, "%-15s %-15s %s\n", kernel->name, kernel->experiment,
 			kernel->description);
 	}
 }
@@ -31,7 +31,7 @@ static void print_help(FILE *out)
 		"Kernels (name, experiment, description):\n",
 		CLI_PROGRAM, CLI_PROGRAM, CLI_PROGRAM);
 	for (size_t i = 0; i < kernel_registry_count; i++)
-		fprintf(out, "  %-12s %-16s %s\n", kernel_registry[i]->name,
+		fprintf(out, "  %-15s %-15s %s\n", kernel_registry[i]->name,
 			kernel_registry[i]->experiment, kernel_registry[i]->description);
 	fprintf(out,
 		"\n"

@@ -104,13 +104,13 @@ static int write_human(struct record *record, const char *label)
 	char interval[64];
 
 	if (!record->header_written) {
-		if (dprintf(record->fd, "%-44s  %12s  %-6s  %23s  %12s  %5s\n", "point", "median",
+		if (dprintf(record->fd, "%-58s  %12s  %-6s  %23s  %12s  %5s\n", "point", "median",
 			    "unit", "ci95", "min", "n") < 0)
 			return -1;
 		record->header_written = 1;
 	}
 	snprintf(interval, sizeof(interval), "[%.5g, %.5g]", summary->ci95_low, summary->ci95_high);
-	return dprintf(record->fd, "%-44s  %12.5g  %-6s  %23s  %12.5g  %5zu\n", label,
+	return dprintf(record->fd, "%-58s  %12.5g  %-6s  %23s  %12.5g  %5zu\n", label,
 		       summary->median, record->unit, interval, summary->min, summary->count) < 0
 		       ? -1
 		       : 0;

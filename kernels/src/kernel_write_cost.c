@@ -1,0 +1,226 @@
+/* write_cost: what a store costs on top of a load, per level. At each
+ * level's working set (levels.h) a read-only chase and a read-modify-write
+ * chase (each load followed by an increment in the line it reached) run
+ * interleaved in one random order; the difference is the read-for-ownership
+ * and write-back cost of dirty lines. Separately, the clflush+mfence variant
+ * earlier lab reports used: store, flush, fence, reload. That times a
+ * write-back to memory and a read back, a flush round trip, NOT store
+ * latency, and its records say so. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain.h"
+#include "cli.h"
+#include "json.h"
+#include "kopts.h"
+#include "latency.h"
+#include "levels.h"
+#include "registry.h"
+#include "sampler.h"
+#include "timer.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_CLFLUSH 1
+#else
+#define HAVE_CLFLUSH 0
+#endif
+
+#define KERNEL "write_cost"
+#define DEFAULT_EXPERIMENT "write_cost"
+#define FLUSH_LINES 16
+
+struct write_cost_options {
+	struct kopts common;
+	enum page_policy page_policy;
+	uint64_t dram_bytes;
+	const char *only;
+	int no_flush;
+};
+
+static void write_cost_help(FILE *out)
+{
+	struct kopts defaults;
+
+	kopts_init(&defaults, KERNEL, DEFAULT_EXPERIMENT, write_cost_help);
+	fprintf(out,
+		"Usage: %s write_cost [OPTIONS]\n"
+		"\n"
+		"The cost of writes, per level. At a working set inside each cache level and\n"
+		"DRAM (sizes from sysfs, as in zero_queue) a read-only random chase and a\n"
+		"read-modify-write chase (each load, then an increment of a word in the line\n"
+		"it reached) run in one seeded random order: the difference is the\n"
+		"read-for-ownership and write-back cost of dirty lines. Also, unless\n"
+		"--no-flush, the clflush+mfence variant (x86 only): store to a line, clflush\n"
+		"it, mfence, reload it. That is a FLUSH ROUND TRIP (a write-back to memory\n"
+		"and a read from it), not store latency; its records say so.\n"
+		"\n"
+		"Options:\n"
+		"  -D, --dram-size SIZE    DRAM working set (default as zero_queue)\n"
+		"  -L, --levels LIST       measure only these levels, e.g. L1d,DRAM\n"
+		"  -F, --no-flush          leave out the clflush+mfence round trip\n"
+		"  -p, --page-policy P     thp (default) or 4k, as in 'chase'\n"
+		"\n",
+		CLI_PROGRAM);
+	kopts_help(out, &defaults);
+	fprintf(out,
+		"\n"
+		"Records: per level two, as chase's with params level, sysfs_size_bytes,\n"
+		"size_rule and walk (read | read_modify_write); the flush record has metric\n"
+		"flush_round_trip, unit ns, params variant clflush_mfence_round_trip, lines,\n"
+		"cpu, accesses_per_sample, seed, note.\n"
+		"\n"
+		"Example:\n"
+		"  %s write_cost --cpu 0 --levels L1d,L2,DRAM\n",
+		CLI_PROGRAM);
+}
+
+static void write_cost_option(void *context, int option, const char *arg)
+{
+	struct write_cost_options *options = context;
+
+	switch (option) {
+	case 'D':
+		options->dram_bytes = kopts_size(&options->common, "--dram-size", arg);
+		break;
+	case 'L':
+		options->only = arg;
+		break;
+	case 'F':
+		options->no_flush = 1;
+		break;
+	case 'p':
+		options->page_policy = latency_page_policy_option(&options->common, arg);
+		break;
+	}
+}
+
+#if HAVE_CLFLUSH
+struct flush_context {
+	uint64_t *lines; /* FLUSH_LINES lines, 8 words each */
+	uint64_t value;
+};
+
+/* Each reload waits for the flush before it (mfence) and feeds the next
+ * store, so round trips do not overlap. */
+static uint64_t time_flush(void *context, uint64_t rounds)
+{
+	struct flush_context *flush = context;
+	uint64_t value = flush->value, started = timer_now_ns();
+
+	while (rounds--) {
+		for (int i = 0; i < FLUSH_LINES; i++) {
+			volatile uint64_t *line = flush->lines + i * 8;
+
+			*line = value;
+			_mm_clflush((const void *)line);
+			_mm_mfence();
+			value = *line + 1;
+		}
+	}
+	flush->value = value;
+	return timer_now_ns() - started;
+}
+
+static void measure_flush(struct latency_session *session, size_t order_index, size_t total)
+{
+	const struct kopts *opts = session->opts;
+	struct flush_context flush = {.lines = aligned_alloc(4096, FLUSH_LINES * 64)};
+	struct record *record = &session->record;
+	struct json *json = &record->json;
+	uint64_t started = timer_now_ns(), rounds;
+	double before, after;
+
+	if (!flush.lines)
+		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory for the flush lines");
+	memset(flush.lines, 0, FLUSH_LINES * 64);
+	before = canary_read_ns(&session->canary);
+	rounds = sampler_calibrate(time_flush, &flush, opts->min_sample_ms * 1e6);
+	sampler_collect(time_flush, &flush, rounds, (double)(rounds * FLUSH_LINES),
+			session->point.samples, opts->samples);
+	after = canary_read_ns(&session->canary);
+	free(flush.lines);
+
+	record_begin(record, "flush_round_trip", "ns");
+	json_key(json, "variant");
+	json_string(json, "clflush_mfence_round_trip");
+	json_key(json, "lines");
+	json_uint(json, FLUSH_LINES);
+	json_key(json, "cpu");
+	if (opts->cpu < 0)
+		json_null(json);
+	else
+		json_int(json, opts->cpu);
+	json_key(json, "accesses_per_sample");
+	json_uint(json, rounds * FLUSH_LINES);
+	json_key(json, "seed");
+	json_uint(json, opts->seed);
+	json_key(json, "note");
+	json_string(json, "store, clflush, mfence, reload: a write-back to memory and a read back; not store latency");
+	record_samples(record, session->point.samples, opts->samples);
+	record_clock_context(record, before, after, session->core_clock_ghz,
+			     (double)(timer_now_ns() - started) / 1e9, order_index);
+	record_end(record, "clflush+mfence round trip");
+	fprintf(stderr, "%s: %zu/%zu flush round trip median=%.4g ns\n", KERNEL, order_index + 1, total,
+		record->summary.median);
+}
+#else
+static void measure_flush(struct latency_session *session, size_t order_index, size_t total)
+{
+	(void)session;
+	fprintf(stderr, "%s: %zu/%zu flush round trip skipped: clflush is x86 only\n", KERNEL,
+		order_index + 1, total);
+}
+#endif
+
+static int write_cost_run(int argc, char **argv)
+{
+	static const struct option long_options[] = {
+		{"dram-size", required_argument, NULL, 'D'},
+		{"levels", required_argument, NULL, 'L'},
+		{"no-flush", no_argument, NULL, 'F'},
+		{"page-policy", required_argument, NULL, 'p'},
+		{NULL, 0, NULL, 0},
+	};
+	struct write_cost_options options = {.page_policy = PAGE_POLICY_THP};
+	struct level levels[LEVELS_MAX];
+	struct latency_session session;
+	size_t level_count, count, *order;
+
+	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, write_cost_help);
+	kopts_parse(&options.common, argc, argv, "D:L:Fp:", long_options, write_cost_option, &options);
+	level_count = levels_plan(&options.common, options.dram_bytes, options.only, levels);
+	count = 2 * level_count + (options.no_flush ? 0 : 1);
+	order = kopts_order(&options.common, count);
+	latency_session_open(&session, &options.common, count);
+	for (size_t i = 0; i < count; i++) {
+		const struct level *level = &levels[order[i] / 2];
+		struct latency_request request = {
+			.stride_bytes = CHAIN_LINE_BYTES,
+			.order = CHAIN_ORDER_RANDOM,
+			.page_policy = options.page_policy,
+			.walk = order[i] % 2 ? LATENCY_WALK_RMW : LATENCY_WALK_READ,
+			.chains = 1,
+		};
+
+		if (order[i] == 2 * level_count) {
+			measure_flush(&session, i, count);
+			continue;
+		}
+		request.span_bytes = level->working_set_bytes;
+		latency_session_point(&session, &request, i, count, levels_add_params, level);
+	}
+	latency_session_close(&session);
+	free(order);
+	return CLI_EXIT_OK;
+}
+
+const struct kernel_spec write_cost_kernel = {
+	.name = "write_cost",
+	.experiment = DEFAULT_EXPERIMENT,
+	.description = "read-modify-write vs read-only chase per level, and the clflush round trip",
+	.run = write_cost_run,
+	.print_help = write_cost_help,
+};

@@ -1,0 +1,122 @@
+/* zero_queue: idle (zero-queue) load-to-use latency of each cache level and
+ * of DRAM, at a working set inside each level chosen from the host's own
+ * sysfs cache sizes (levels.h), in ns and in measured core cycles. One random
+ * pointer chase per level, nothing else running: no queueing anywhere. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain.h"
+#include "cli.h"
+#include "json.h"
+#include "kopts.h"
+#include "latency.h"
+#include "levels.h"
+#include "registry.h"
+#include "sizes.h"
+
+#define KERNEL "zero_queue"
+#define DEFAULT_EXPERIMENT "zero_queue"
+
+struct zero_queue_options {
+	struct kopts common;
+	enum page_policy page_policy;
+	uint64_t dram_bytes; /* 0: from the last level */
+	const char *only;    /* comma list of level names, NULL: all */
+};
+
+static void zero_queue_help(FILE *out)
+{
+	struct kopts defaults;
+
+	kopts_init(&defaults, KERNEL, DEFAULT_EXPERIMENT, zero_queue_help);
+	fprintf(out,
+		"Usage: %s zero_queue [OPTIONS]\n"
+		"\n"
+		"Idle load-to-use latency of every cache level and of DRAM. The levels and\n"
+		"their sizes come from this host's sysfs (/sys/devices/system/cpu/cpuN/cache,\n"
+		"N = --cpu or 0; $FLEETSCOPE_SYSFS_ROOT replaces /sys/devices/system/cpu).\n"
+		"Working set per level: half of L1d; for L2 and up the geometric midpoint of\n"
+		"the sysfs sizes of the level below and the level; DRAM max(8 x last level,\n"
+		"256 MiB). Each is one random pointer chase (as in 'chase'), reported in ns\n"
+		"and in cycles of a measured core clock (a dependent-add loop; the TSC is not\n"
+		"the core clock). Every record names the level, its sysfs size and the rule.\n"
+		"\n"
+		"Options:\n"
+		"  -D, --dram-size SIZE    DRAM working set instead of the rule above\n"
+		"  -L, --levels LIST       measure only these levels, e.g. L1d,DRAM\n"
+		"  -p, --page-policy P     thp (default) or 4k, as in 'chase'\n"
+		"\n",
+		CLI_PROGRAM);
+	kopts_help(out, &defaults);
+	fprintf(out,
+		"\n"
+		"Records: as chase's (metric latency, unit ns), with params level,\n"
+		"sysfs_size_bytes (null for DRAM) and size_rule added.\n"
+		"\n"
+		"Example:\n"
+		"  %s zero_queue --cpu 0 --samples 11\n",
+		CLI_PROGRAM);
+}
+
+static void zero_queue_option(void *context, int option, const char *arg)
+{
+	struct zero_queue_options *options = context;
+
+	switch (option) {
+	case 'D':
+		options->dram_bytes = kopts_size(&options->common, "--dram-size", arg);
+		break;
+	case 'L':
+		options->only = arg;
+		break;
+	case 'p':
+		options->page_policy = latency_page_policy_option(&options->common, arg);
+		break;
+	}
+}
+
+static int zero_queue_run(int argc, char **argv)
+{
+	static const struct option long_options[] = {
+		{"dram-size", required_argument, NULL, 'D'},
+		{"levels", required_argument, NULL, 'L'},
+		{"page-policy", required_argument, NULL, 'p'},
+		{NULL, 0, NULL, 0},
+	};
+	struct zero_queue_options options = {.page_policy = PAGE_POLICY_THP};
+	struct level levels[LEVELS_MAX];
+	struct latency_session session;
+	size_t count, *order;
+
+	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, zero_queue_help);
+	kopts_parse(&options.common, argc, argv, "D:L:p:", long_options, zero_queue_option, &options);
+	count = levels_plan(&options.common, options.dram_bytes, options.only, levels);
+	order = kopts_order(&options.common, count);
+	latency_session_open(&session, &options.common, count);
+	for (size_t i = 0; i < count; i++) {
+		const struct level *level = &levels[order[i]];
+		struct latency_request request = {
+			.span_bytes = level->working_set_bytes,
+			.stride_bytes = CHAIN_LINE_BYTES,
+			.order = CHAIN_ORDER_RANDOM,
+			.page_policy = options.page_policy,
+			.walk = LATENCY_WALK_READ,
+			.chains = 1,
+		};
+
+		latency_session_point(&session, &request, i, count, levels_add_params, level);
+	}
+	latency_session_close(&session);
+	free(order);
+	return CLI_EXIT_OK;
+}
+
+const struct kernel_spec zero_queue_kernel = {
+	.name = "zero_queue",
+	.experiment = DEFAULT_EXPERIMENT,
+	.description = "idle latency of each cache level and DRAM, sizes from this host's sysfs",
+	.run = zero_queue_run,
+	.print_help = zero_queue_help,
+};
