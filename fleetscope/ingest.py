@@ -78,6 +78,7 @@ def _experiment_rows(bundle: Bundle) -> Iterator[dict]:
             "file": experiment.get("file"),
             "error": experiment.get("error"),
             "wall_s": experiment.get("wall_s"),
+            "notes": "; ".join(experiment.get("notes") or []) or None,
             "point_count": point_counts.get(experiment["name"], 0),
         }
 

@@ -9,39 +9,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-import altair as alt
 import duckdb
 import jinja2
 import vl_convert
 
 from fleetscope import __version__
+from fleetscope.sections import SECTIONS, cache_marks, format_bytes  # noqa: F401 (re-exported)
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates" / "report"
-
-_BYTE_UNITS = ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
-# Vega expression turning a byte count on the x axis into a KiB/MiB/GiB label.
-_BYTES_LABEL_EXPR = (
-    "datum.value >= 1073741824 ? format(datum.value / 1073741824, '~g') + ' GiB'"
-    " : datum.value >= 1048576 ? format(datum.value / 1048576, '~g') + ' MiB'"
-    " : datum.value >= 1024 ? format(datum.value / 1024, '~g') + ' KiB'"
-    " : datum.value + ' B'"
-)
-
-
-def format_bytes(value: object) -> str:
-    """1048576 -> '1 MiB'; anything that is not an integer is shown as it is."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return "" if value is None else str(value)
-    for factor, unit in _BYTE_UNITS:
-        if value >= factor:
-            return f"{value / factor:.4g} {unit}"
-    return f"{value} B"
-
 
 def host_file_stem(host: str) -> str:
     """A file name for a host that cannot traverse paths or collide with index.html.
@@ -88,82 +67,6 @@ def flatten_facts(facts: object, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix, text)]
 
 
-def cache_marks(caches: list[dict]) -> list[dict]:
-    """One labelled size per data/unified cache level from sysfs: L1d, L2, L3 ..."""
-    marks = {}
-    for cache in caches:
-        if cache["type"] == "Instruction" or cache["size_bytes"] <= 0:
-            continue
-        label = f"L{cache['level']}d" if cache["type"] == "Data" else f"L{cache['level']}"
-        marks[(label, cache["size_bytes"])] = {"label": label, "size_bytes": cache["size_bytes"]}
-    return sorted(marks.values(), key=lambda mark: mark["size_bytes"])
-
-
-def latency_chart(curve: list[dict], caches: list[dict]) -> dict | None:
-    """Vega-Lite spec of the latency sweep: median per page policy with its CI band, min dashed,
-    and a rule at each sysfs cache size. None when the run has no latency points."""
-    if not curve:
-        return None
-    marks = cache_marks(caches)
-    sizes = [row["working_set_bytes"] for row in curve] + [mark["size_bytes"] for mark in marks]
-    low_exponent = math.floor(math.log2(min(sizes)))
-    high_exponent = math.ceil(math.log2(max(sizes)))
-    step = 1 if high_exponent - low_exponent <= 16 else 2
-    ticks = [2**exponent for exponent in range(low_exponent, high_exponent + 1, step)]
-    records = [
-        {key: row[key] for key in ("working_set_bytes", "page_policy", "pattern", "median_ns", "min_ns",
-                                   "ci95_low_ns", "ci95_high_ns", "median_cycles", "sample_count")}
-        for row in curve
-    ]
-    for record in records:
-        record["page_policy"] = record["page_policy"] or "unspecified"
-        record["working_set"] = format_bytes(record["working_set_bytes"])
-
-    x = alt.X(
-        "working_set_bytes:Q",
-        title="working set",
-        scale=alt.Scale(type="log", base=2, domain=[2**low_exponent, 2**high_exponent]),
-        axis=alt.Axis(values=ticks, labelExpr=_BYTES_LABEL_EXPR, grid=False),
-    )
-    latency_scale = alt.Scale(type="log", nice=False, padding=10)
-    color = alt.Color("page_policy:N", title="page policy", legend=alt.Legend(symbolType="stroke", symbolOpacity=1))
-    points = alt.Chart(alt.Data(values=records))
-    band = points.mark_area(opacity=0.18).encode(
-        x=x, y=alt.Y("ci95_low_ns:Q", scale=latency_scale), y2="ci95_high_ns:Q", color=color
-    )
-    median = points.mark_line(point=True).encode(
-        x=x,
-        y=alt.Y("median_ns:Q", title="latency (ns, log scale)", scale=latency_scale),
-        color=color,
-        tooltip=[
-            alt.Tooltip("working_set:N", title="working set"),
-            alt.Tooltip("page_policy:N", title="page policy"),
-            alt.Tooltip("pattern:N"),
-            alt.Tooltip("median_ns:Q", title="median ns", format=".3f"),
-            alt.Tooltip("min_ns:Q", title="min ns", format=".3f"),
-            alt.Tooltip("median_cycles:Q", title="median cycles", format=".2f"),
-            alt.Tooltip("sample_count:Q", title="samples"),
-        ],
-    )
-    minimum = points.mark_line(strokeDash=[4, 3], opacity=0.8).encode(
-        x=x, y=alt.Y("min_ns:Q", scale=latency_scale), color=color
-    )
-    layers = [band, median, minimum]
-    if marks:
-        rules = alt.Chart(alt.Data(values=marks)).encode(x=alt.X("size_bytes:Q"))
-        layers.append(rules.mark_rule(color="#777", strokeDash=[2, 2]))
-        layers.append(rules.mark_text(align="left", dx=3, baseline="top", y=2, color="#444").encode(text="label:N"))
-    chart = alt.layer(*layers).properties(
-        width="container",
-        height=380,
-        title=alt.Title(
-            "Load-to-use latency vs working set",
-            subtitle="solid: median with 95% CI band; dashed: minimum; grey rules: cache sizes from sysfs",
-        ),
-    )
-    return chart.to_dict()
-
-
 def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
@@ -190,14 +93,29 @@ def _run_page_name(host: str, run_id: str, latest_run_id: str) -> str:
     return f"{stem}.html" if run_id == latest_run_id else f"{stem}--{run_id}.html"
 
 
+def _sections(connection: duckdb.DuckDBPyConnection, key: list, caches: list[dict], experiments: list[dict]) -> list:
+    """The experiment sections of one host run: the latency curve always, every other section when the run
+    has its experiment (with the experiment's status and notes when it drew nothing)."""
+    ran = {experiment["experiment"]: experiment for experiment in experiments}
+    sections = []
+    for section in SECTIONS:
+        if section.experiment not in ran and section.id != "latency":
+            continue
+        query = f"SELECT * FROM {section.view} WHERE run_id = ? AND host = ? ORDER BY {section.order_by}"
+        rows = _records(connection, query, key)
+        extra_rows = _records(connection, f"SELECT * FROM {section.extra_view} WHERE run_id = ? AND host = ?",
+                              key) if section.extra_view else []
+        sections.append({"section": section, "rows": rows, "extra_rows": extra_rows,
+                         "chart_spec": section.chart(rows, caches), "experiment": ran.get(section.experiment)})
+    return sections
+
+
 def _host_page_context(connection: duckdb.DuckDBPyConnection, run: dict, runs: list[dict]) -> dict:
     key = [run["run_id"], run["host"]]
     facts_json = connection.execute("SELECT facts FROM facts WHERE run_id = ? AND host = ?", key).fetchone()[0]
     caches = _records(connection, "SELECT * FROM cache_levels WHERE run_id = ? AND host = ? ORDER BY cache_index", key)
-    curve = _records(
-        connection,
-        "SELECT * FROM latency_curve WHERE run_id = ? AND host = ? ORDER BY page_policy, working_set_bytes",
-        key,
+    experiments = _records(
+        connection, "SELECT * FROM experiments WHERE run_id = ? AND host = ? ORDER BY run_order", key
     )
     bundle_path = Path(run["bundle_path"])
     return {
@@ -206,13 +124,11 @@ def _host_page_context(connection: duckdb.DuckDBPyConnection, run: dict, runs: l
         "facts": flatten_facts(json.loads(facts_json)),
         "caches": caches,
         "knobs": _records(connection, "SELECT * FROM knob_values WHERE run_id = ? AND host = ? ORDER BY knob", key),
-        "experiments": _records(
-            connection, "SELECT * FROM experiments WHERE run_id = ? AND host = ? ORDER BY run_order", key
-        ),
+        "experiments": experiments,
         "points": _records(
             connection, "SELECT * FROM points WHERE run_id = ? AND host = ? ORDER BY experiment, point_index", key
         ),
-        "chart_spec": latency_chart(curve, caches),
+        "sections": _sections(connection, key, caches, experiments),
         "raw_path": bundle_path / "raw",
         "raw_present": (bundle_path / "raw").is_dir(),
         "bundle_present": bundle_path.is_dir(),

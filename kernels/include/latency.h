@@ -54,8 +54,32 @@ const char *latency_walk_name(enum latency_walk walk);
 /* --page-policy for the latency kernels: thp or 4k, else exit 2. */
 enum page_policy latency_page_policy_option(const struct kopts *opts, const char *arg);
 
-/* Measures one point; exits 1 if memory is refused, 3 if the self-check
- * fails. The chain depends only on the seed and the request. */
+#define LATENCY_CHECKPOINTS 256
+
+/* A mapped buffer with its chain built, self-checked and warmed: points that
+ * differ only in the number of chains (mlp) share one. */
+struct latency_buffer {
+	struct buffer buffer;
+	uint64_t slots;
+	uint64_t huge_bytes_granted;
+	void *checkpoints[LATENCY_CHECKPOINTS]; /* evenly spaced along the cycle */
+};
+
+/* Maps the buffer, measures the huge-page grant, builds the chain and walks
+ * it once (self-check and warm-up). Exits 1 if memory is refused, 3 if the
+ * self-check fails. The chain depends only on the seed and the request. */
+void latency_prepare(const struct kopts *opts, const struct latency_request *request,
+		     struct latency_buffer *prepared);
+
+/* Times the samples of one point over a prepared buffer: request->chains
+ * cursors start at evenly spaced checkpoints. */
+void latency_sample(const struct kopts *opts, const struct latency_request *request,
+		    const struct latency_buffer *prepared, struct canary *canary,
+		    struct latency_point *point);
+
+void latency_release(struct latency_buffer *prepared);
+
+/* prepare + sample + release: one point on a buffer of its own. */
 void latency_measure(const struct kopts *opts, const struct latency_request *request,
 		     struct canary *canary, struct latency_point *point);
 
@@ -93,6 +117,12 @@ void latency_session_point(struct latency_session *session, const struct latency
 			   size_t order_index, size_t total,
 			   void (*add_params)(struct json *json, const void *context),
 			   const void *context);
+
+/* The same over a prepared buffer (see latency_prepare). */
+void latency_session_sample(struct latency_session *session, const struct latency_request *request,
+			    const struct latency_buffer *prepared, size_t order_index, size_t total,
+			    void (*add_params)(struct json *json, const void *context),
+			    const void *context);
 
 void latency_session_close(struct latency_session *session);
 

@@ -99,6 +99,13 @@ static int mlp_run(int argc, char **argv)
 	};
 	struct mlp_options options = {.page_policy = PAGE_POLICY_THP, .size = DEFAULT_SIZE, .repeats = 1};
 	struct latency_session session;
+	struct latency_buffer prepared;
+	struct latency_request request = {
+		.stride_bytes = CHAIN_LINE_BYTES,
+		.order = CHAIN_ORDER_RANDOM,
+		.walk = LATENCY_WALK_READ,
+		.chains = 1,
+	};
 	size_t count, *order;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, mlp_help);
@@ -117,22 +124,21 @@ static int mlp_run(int argc, char **argv)
 			 2 * LATENCY_MAX_CHAINS);
 	kopts_check_bytes(&options.common, options.size, "working set");
 
+	request.span_bytes = options.size;
+	request.page_policy = options.page_policy;
 	count = options.chain_count * options.repeats;
 	order = kopts_order(&options.common, count);
 	latency_session_open(&session, &options.common, count);
+	/* One buffer and one chain for every k: the points differ only in how
+	 * many cursors walk it. */
+	latency_prepare(&options.common, &request, &prepared);
 	for (size_t i = 0; i < count; i++) {
 		uint64_t repeat = order[i] / options.chain_count;
-		struct latency_request request = {
-			.span_bytes = options.size,
-			.stride_bytes = CHAIN_LINE_BYTES,
-			.order = CHAIN_ORDER_RANDOM,
-			.page_policy = options.page_policy,
-			.walk = LATENCY_WALK_READ,
-			.chains = (unsigned)options.chains[order[i] % options.chain_count],
-		};
 
-		latency_session_point(&session, &request, i, count, add_repeat, &repeat);
+		request.chains = (unsigned)options.chains[order[i] % options.chain_count];
+		latency_session_sample(&session, &request, &prepared, i, count, add_repeat, &repeat);
 	}
+	latency_release(&prepared);
 	latency_session_close(&session);
 	free(order);
 	free(options.chains);

@@ -170,19 +170,19 @@ static void build_chain(const struct kopts *opts, const struct latency_request *
 }
 
 /* Walks the whole cycle once: the self-check (it must return to its start
- * after exactly slots steps) and the warm-up pass in one. The k cursors are
- * placed slots/k apart along the cycle, so the chains never overlap. */
-static void check_and_place(const struct kopts *opts, const struct latency_request *request,
-			    void *base, size_t slots, void **cursors)
+ * after exactly slots steps) and the warm-up pass in one. On the way it keeps
+ * LATENCY_CHECKPOINTS evenly spaced positions along the cycle, where the
+ * cursors of interleaved chains start (so they never overlap). */
+static void check_and_checkpoint(const struct kopts *opts, const struct latency_request *request,
+				 struct latency_buffer *prepared)
 {
-	size_t spacing = slots / request->chains, steps = 0;
-	unsigned placed = 0;
-	void *p = base;
+	void *base = prepared->buffer.data, *p = base;
+	size_t slots = prepared->slots, steps = 0, next = 0;
 	char size[32];
 
 	do {
-		if (placed < request->chains && steps == placed * spacing)
-			cursors[placed++] = p;
+		while (next < LATENCY_CHECKPOINTS && steps == next * slots / LATENCY_CHECKPOINTS)
+			prepared->checkpoints[next++] = p;
 		p = *(void **)p;
 		steps++;
 	} while (p != base && steps <= slots);
@@ -195,45 +195,68 @@ static void check_and_place(const struct kopts *opts, const struct latency_reque
 	}
 }
 
-void latency_measure(const struct kopts *opts, const struct latency_request *request,
-		     struct canary *canary, struct latency_point *point)
+void latency_prepare(const struct kopts *opts, const struct latency_request *request,
+		     struct latency_buffer *prepared)
+{
+	char size[32];
+
+	size_format(request->span_bytes, size, sizeof(size));
+	prepared->slots = request->span_bytes / request->stride_bytes;
+	if (buffer_alloc(&prepared->buffer, request->span_bytes, request->page_policy) != 0)
+		cli_fail(CLI_EXIT_RUNTIME, opts->kernel, "cannot map %s for the working set: %s; lower the size",
+			 size, strerror(errno));
+	if (buffer_huge_bytes(&prepared->buffer, &prepared->huge_bytes_granted) != 0) {
+		fprintf(stderr, "%s: warning: no smaps entry for the %s buffer; huge_bytes_granted reported as 0\n",
+			opts->kernel, size);
+		prepared->huge_bytes_granted = 0;
+	} else if (request->page_policy == PAGE_POLICY_THP &&
+		   prepared->huge_bytes_granted < request->span_bytes) {
+		char granted[32];
+
+		size_format(prepared->huge_bytes_granted, granted, sizeof(granted));
+		fprintf(stderr, "%s: warning: page policy thp, but only %s of the %s working set is on huge pages\n",
+			opts->kernel, granted, size);
+	}
+	build_chain(opts, request, prepared->buffer.data, prepared->slots);
+	check_and_checkpoint(opts, request, prepared);
+}
+
+void latency_sample(const struct kopts *opts, const struct latency_request *request,
+		    const struct latency_buffer *prepared, struct canary *canary,
+		    struct latency_point *point)
 {
 	uint64_t started = timer_now_ns();
 	struct walk_context walk = {.request = request};
 	sampler_body body = request->walk == LATENCY_WALK_RMW ? time_walk_rmw : time_walk;
-	struct buffer buffer;
 	uint64_t rounds;
-	char size[32];
 
-	size_format(request->span_bytes, size, sizeof(size));
-	point->slots = request->span_bytes / request->stride_bytes;
-	if (buffer_alloc(&buffer, request->span_bytes, request->page_policy) != 0)
-		cli_fail(CLI_EXIT_RUNTIME, opts->kernel, "cannot map %s for the working set: %s; lower the size",
-			 size, strerror(errno));
-	if (buffer_huge_bytes(&buffer, &point->huge_bytes_granted) != 0) {
-		fprintf(stderr, "%s: warning: no smaps entry for the %s buffer; huge_bytes_granted reported as 0\n",
-			opts->kernel, size);
-		point->huge_bytes_granted = 0;
-	} else if (request->page_policy == PAGE_POLICY_THP &&
-		   point->huge_bytes_granted < request->span_bytes) {
-		char granted[32];
-
-		size_format(point->huge_bytes_granted, granted, sizeof(granted));
-		fprintf(stderr, "%s: warning: page policy thp, but only %s of the %s working set is on huge pages\n",
-			opts->kernel, granted, size);
-	}
-
-	build_chain(opts, request, buffer.data, point->slots);
-	check_and_place(opts, request, buffer.data, point->slots, walk.cursors);
-
+	for (unsigned j = 0; j < request->chains; j++)
+		walk.cursors[j] = prepared->checkpoints[j * LATENCY_CHECKPOINTS / request->chains];
+	point->slots = prepared->slots;
+	point->huge_bytes_granted = prepared->huge_bytes_granted;
 	point->canary_before_ns = canary_read_ns(canary);
 	rounds = sampler_calibrate(body, &walk, opts->min_sample_ms * 1e6);
 	point->accesses_per_sample = rounds * CHAIN_LOADS_PER_ROUND * request->chains;
 	sampler_collect(body, &walk, rounds, (double)point->accesses_per_sample, point->samples,
 			opts->samples);
 	point->canary_after_ns = canary_read_ns(canary);
+	point->wall_s = (double)(timer_now_ns() - started) / 1e9;
+}
 
-	buffer_free(&buffer);
+void latency_release(struct latency_buffer *prepared)
+{
+	buffer_free(&prepared->buffer);
+}
+
+void latency_measure(const struct kopts *opts, const struct latency_request *request,
+		     struct canary *canary, struct latency_point *point)
+{
+	uint64_t started = timer_now_ns();
+	struct latency_buffer prepared;
+
+	latency_prepare(opts, request, &prepared);
+	latency_sample(opts, request, &prepared, canary, point);
+	latency_release(&prepared);
 	point->wall_s = (double)(timer_now_ns() - started) / 1e9;
 }
 
@@ -318,6 +341,16 @@ void latency_session_point(struct latency_session *session, const struct latency
 			   const void *context)
 {
 	latency_measure(session->opts, request, &session->canary, &session->point);
+	latency_write(&session->record, session->opts, request, &session->point,
+		      session->core_clock_ghz, order_index, total, add_params, context);
+}
+
+void latency_session_sample(struct latency_session *session, const struct latency_request *request,
+			    const struct latency_buffer *prepared, size_t order_index, size_t total,
+			    void (*add_params)(struct json *json, const void *context),
+			    const void *context)
+{
+	latency_sample(session->opts, request, prepared, &session->canary, &session->point);
 	latency_write(&session->record, session->opts, request, &session->point,
 		      session->core_clock_ghz, order_index, total, add_params, context);
 }

@@ -1,10 +1,13 @@
-"""Working-set sizes for capacity sweeps: geometric, whole cache lines, bounded by memory."""
+"""Planning points: geometric sweeps in whole cache lines bounded by memory, and one kernel process
+per combination of option values."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from ansible.module_utils.common.text.formatters import bytes_to_human
+
 
 LINE_BYTES = 64
 
@@ -33,13 +36,53 @@ def sweep_max_bytes(caches, mem_available_bytes, llc_multiple=4, memory_fraction
     return min(llc * int(llc_multiple), cap) // LINE_BYTES * LINE_BYTES
 
 
-def size_points(sizes, argv, option="--sizes"):
-    """One kernel invocation per working-set size: [{label, argv}] for tasks/run_points.yml."""
-    return [{"label": f"working set {bytes_to_human(size)}", "argv": [*argv, option, str(size)]}
-            for size in sizes]
+# Options whose values are byte counts, labelled 4.00 KB-style for people.
+SIZE_OPTIONS = {"--sizes", "--size", "--footprint", "--dram-size"}
+
+
+def _label(option: str, value) -> str:
+    name = option.lstrip("-")
+    if option in SIZE_OPTIONS:
+        return f"{name} {bytes_to_human(int(value))}"
+    return f"{name} {value}"
+
+
+def grid_points(argv, axes=None):
+    """[{label, argv}] for tasks/run_points.yml: argv extended by one value of each axis, for every
+    combination. axes is a list of {option, values}; no axes (or an empty list) is one point."""
+    axes = [axis for axis in (axes or [])]
+    for axis in axes:
+        if not axis.get("values"):
+            raise ValueError(f"grid_points: axis {axis.get('option')} has no values")
+    combinations = itertools.product(*[[(axis["option"], value) for value in axis["values"]] for axis in axes])
+    points = []
+    for combination in combinations:
+        extra = [str(item) for pair in combination for item in pair]
+        label = ", ".join(_label(option, value) for option, value in combination) or "all points"
+        points.append({"label": label, "argv": [*[str(item) for item in argv], *extra]})
+    return points
+
+
+def tlb_plan(argv, page_sizes, max_pages, min_pages, per_octave):
+    """The TLB experiment's points, one process per page size with its page counts, and the notes
+    for page sizes left out. max_pages maps a page size to the most pages usable (for hugetlb: the
+    free reserved pages). Returns {"points": [{label, argv}], "notes": [str]}."""
+    points, notes = [], []
+    min_pages, per_octave = int(min_pages), int(per_octave)
+    for size in page_sizes:
+        top = int(max_pages.get(size, 0))
+        if top < 2 * min_pages:
+            reason = ("2 MiB pages reserved through tuning_nr_hugepages" if size == "hugetlb"
+                      else "a larger tlb_max_pages")
+            notes.append(f"{size} pages left out: only {top} usable, {2 * min_pages} needed ({reason})")
+            continue
+        pages = sweep_sizes(min_pages, top, per_octave, line_bytes=1)
+        points.extend(grid_points([*argv, "--pages", ",".join(map(str, pages))],
+                                  [{"option": "--page-size", "values": [size]}]))
+    return {"points": points, "notes": notes}
 
 
 class FilterModule:
     def filters(self):
-        return {"sweep_sizes": sweep_sizes, "sweep_max_bytes": sweep_max_bytes,
-                "size_points": size_points}
+        return {"sweep_sizes": sweep_sizes, "sweep_max_bytes": sweep_max_bytes, "grid_points": grid_points,
+                "tlb_plan": tlb_plan}

@@ -1,0 +1,265 @@
+"""The experiment sections of a host's report page: for each experiment, the warehouse view it reads,
+a Vega-Lite chart built from the view's rows, and the table beside it.
+
+Adding an experiment to the page is one `Section` in `SECTIONS` (plus its view in warehouse/views/).
+Every value shown came from a measured host: the chart data goes through Jinja's `tojson`, and the
+table through autoescaping templates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import altair as alt
+
+_BYTE_UNITS = ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
+# Vega expression turning a byte count on the x axis into a KiB/MiB/GiB label.
+_BYTES_LABEL_EXPR = (
+    "datum.value >= 1073741824 ? format(datum.value / 1073741824, '~g') + ' GiB'"
+    " : datum.value >= 1048576 ? format(datum.value / 1048576, '~g') + ' MiB'"
+    " : datum.value >= 1024 ? format(datum.value / 1024, '~g') + ' KiB'"
+    " : datum.value + ' B'"
+)
+
+
+def format_bytes(value: object) -> str:
+    """1048576 -> '1 MiB'; anything that is not an integer is shown as it is."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "" if value is None else str(value)
+    for factor, unit in _BYTE_UNITS:
+        if value >= factor:
+            return f"{value / factor:.4g} {unit}"
+    return f"{value} B"
+
+
+def cache_marks(caches: list[dict]) -> list[dict]:
+    """One labelled size per data/unified cache level from sysfs: L1d, L2, L3 ..."""
+    marks = {}
+    for cache in caches:
+        if cache["type"] == "Instruction" or cache["size_bytes"] <= 0:
+            continue
+        label = f"L{cache['level']}d" if cache["type"] == "Data" else f"L{cache['level']}"
+        marks[(label, cache["size_bytes"])] = {"label": label, "size_bytes": cache["size_bytes"]}
+    return sorted(marks.values(), key=lambda mark: mark["size_bytes"])
+
+
+def _log2_axis(values: list[int], field_name: str, title: str, as_bytes: bool) -> alt.X:
+    low = math.floor(math.log2(min(values)))
+    high = math.ceil(math.log2(max(values)))
+    step = 1 if high - low <= 16 else 2
+    axis = alt.Axis(values=[2**exponent for exponent in range(low, high + 1, step)], grid=False,
+                    **({"labelExpr": _BYTES_LABEL_EXPR} if as_bytes else {}))
+    return alt.X(f"{field_name}:Q", title=title, scale=alt.Scale(type="log", base=2, domain=[2**low, 2**high]),
+                 axis=axis)
+
+
+def _spec(chart: alt.TopLevelMixin, title: str, subtitle: str, height: int = 340) -> dict:
+    return chart.properties(width="container", height=height, title=alt.Title(title, subtitle=subtitle)).to_dict()
+
+
+def _values(rows: list[dict], keys: tuple[str, ...]) -> alt.Data:
+    return alt.Data(values=[{key: row[key] for key in keys} for row in rows])
+
+
+def latency_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    """The latency sweep: median per page policy with its CI band, min dashed, and a rule at each sysfs
+    cache size."""
+    if not rows:
+        return None
+    marks = cache_marks(caches)
+    records = [
+        {key: row[key] for key in ("working_set_bytes", "page_policy", "pattern", "median_ns", "min_ns",
+                                   "ci95_low_ns", "ci95_high_ns", "median_cycles", "sample_count")}
+        for row in rows
+    ]
+    for record in records:
+        record["page_policy"] = record["page_policy"] or "unspecified"
+        record["working_set"] = format_bytes(record["working_set_bytes"])
+    x = _log2_axis([row["working_set_bytes"] for row in rows] + [mark["size_bytes"] for mark in marks],
+                   "working_set_bytes", "working set", as_bytes=True)
+    latency_scale = alt.Scale(type="log", nice=False, padding=10)
+    color = alt.Color("page_policy:N", title="page policy", legend=alt.Legend(symbolType="stroke", symbolOpacity=1))
+    points = alt.Chart(alt.Data(values=records))
+    band = points.mark_area(opacity=0.18).encode(
+        x=x, y=alt.Y("ci95_low_ns:Q", scale=latency_scale), y2="ci95_high_ns:Q", color=color
+    )
+    median = points.mark_line(point=True).encode(
+        x=x,
+        y=alt.Y("median_ns:Q", title="latency (ns, log scale)", scale=latency_scale),
+        color=color,
+        tooltip=[
+            alt.Tooltip("working_set:N", title="working set"),
+            alt.Tooltip("page_policy:N", title="page policy"),
+            alt.Tooltip("pattern:N"),
+            alt.Tooltip("median_ns:Q", title="median ns", format=".3f"),
+            alt.Tooltip("min_ns:Q", title="min ns", format=".3f"),
+            alt.Tooltip("median_cycles:Q", title="median cycles", format=".2f"),
+            alt.Tooltip("sample_count:Q", title="samples"),
+        ],
+    )
+    minimum = points.mark_line(strokeDash=[4, 3], opacity=0.8).encode(
+        x=x, y=alt.Y("min_ns:Q", scale=latency_scale), color=color
+    )
+    layers = [band, median, minimum]
+    if marks:
+        rules = alt.Chart(alt.Data(values=marks)).encode(x=alt.X("size_bytes:Q"))
+        layers.append(rules.mark_rule(color="#777", strokeDash=[2, 2]))
+        layers.append(rules.mark_text(align="left", dx=3, baseline="top", y=2, color="#444").encode(text="label:N"))
+    return _spec(alt.layer(*layers), "Load-to-use latency vs working set",
+                 "solid: median with 95% CI band; dashed: minimum; grey rules: cache sizes from sysfs", height=380)
+
+
+def zero_queue_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    if not rows:
+        return None
+    ordered = sorted(rows, key=lambda row: (row["level"] == "DRAM", row["sysfs_size_bytes"] or 0))
+    data = _values(ordered, ("level", "median_ns", "ci95_low_ns", "ci95_high_ns", "median_cycles"))
+    x = alt.X("level:N", sort=[row["level"] for row in ordered], title="level")
+    scale = alt.Scale(type="log", nice=False, padding=10)
+    bars = alt.Chart(data).mark_bar().encode(
+        x=x, y=alt.Y("median_ns:Q", title="latency (ns, log scale)", scale=scale),
+        tooltip=["level:N", alt.Tooltip("median_ns:Q", format=".3f"), alt.Tooltip("median_cycles:Q", format=".1f")])
+    error = alt.Chart(data).mark_rule().encode(x=x, y=alt.Y("ci95_low_ns:Q", scale=scale), y2="ci95_high_ns:Q")
+    return _spec(alt.layer(bars, error), "Idle latency per level",
+                 "median ns with 95% CI; working sets chosen from this host's sysfs sizes")
+
+
+def pattern_stride_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    if not rows:
+        return None
+    data = _values(rows, ("pattern", "stride_bytes", "median_ns", "footprint_capped"))
+    chart = alt.Chart(data).mark_bar().encode(
+        x=alt.X("stride_bytes:O", title="stride (bytes)"),
+        xOffset="pattern:N",
+        y=alt.Y("median_ns:Q", title="latency (ns)"),
+        color=alt.Color("pattern:N", title="pattern"),
+        tooltip=["pattern:N", "stride_bytes:O", alt.Tooltip("median_ns:Q", format=".2f"), "footprint_capped:N"])
+    return _spec(chart, "DRAM latency by access pattern and stride",
+                 "what the prefetchers hide: sequential and page-local orders vs one random cycle")
+
+
+def tlb_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    if not rows:
+        return None
+    records = []
+    for row in rows:
+        for chain, column in (("tlb", "tlb_median_ns"), ("control", "control_median_ns")):
+            records.append({"pages": row["pages"], "page_size": row["page_size"], "chain": chain,
+                            "median_ns": row[column], "translation_ns": row["translation_ns"]})
+    x = _log2_axis([row["pages"] for row in rows], "pages", "pages touched (one line each)", as_bytes=False)
+    chart = alt.Chart(alt.Data(values=records)).mark_line(point=True).encode(
+        x=x, y=alt.Y("median_ns:Q", title="ns per access", scale=alt.Scale(type="log", nice=False)),
+        color=alt.Color("page_size:N", title="page size"),
+        strokeDash=alt.StrokeDash("chain:N", title="chain"),
+        tooltip=["page_size:N", "pages:Q", "chain:N", alt.Tooltip("median_ns:Q", format=".2f"),
+                 alt.Tooltip("translation_ns:Q", format=".2f")])
+    return _spec(chart, "TLB reach", "solid: one line per page; dashed: control chain over the same lines packed")
+
+
+def mlp_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    if not rows:
+        return None
+    data = _values(rows, ("chains", "mlp", "ns_per_access"))
+    chart = alt.Chart(data).mark_line(point=True).encode(
+        x=alt.X("chains:Q", title="interleaved chains k", scale=alt.Scale(domain=[1, 16])),
+        y=alt.Y("mlp:Q", title="MLP(k) = t(1) / t(k)"),
+        tooltip=["chains:Q", alt.Tooltip("mlp:Q", format=".2f"), alt.Tooltip("ns_per_access:Q", format=".2f")])
+    ideal = alt.Chart(alt.Data(values=[{"chains": 1, "mlp": 1}, {"chains": 16, "mlp": 16}])).mark_line(
+        strokeDash=[4, 3], color="#999").encode(x="chains:Q", y="mlp:Q")
+    return _spec(alt.layer(ideal, chart), "Memory-level parallelism",
+                 "grey: perfect overlap; the curve flattens where the core runs out of miss buffers")
+
+
+def write_cost_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    if not rows:
+        return None
+    ordered = sorted(rows, key=lambda row: (row["level"] == "DRAM", row["sysfs_size_bytes"] or 0))
+    records = [{"level": row["level"], "walk": walk, "median_ns": row[column]}
+               for row in ordered for walk, column in (("read", "read_ns"), ("read-modify-write", "rmw_ns"))
+               if row[column] is not None]
+    chart = alt.Chart(alt.Data(values=records)).mark_bar().encode(
+        x=alt.X("level:N", sort=[row["level"] for row in ordered]), xOffset="walk:N",
+        y=alt.Y("median_ns:Q", title="ns per access (log scale)", scale=alt.Scale(type="log", nice=False)),
+        color=alt.Color("walk:N"), tooltip=["level:N", "walk:N", alt.Tooltip("median_ns:Q", format=".2f")])
+    return _spec(chart, "Write cost per level", "read-only vs read-modify-write chase at the same working set")
+
+
+def c2c_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    if not rows:
+        return None
+    data = _values(rows, ("cpu_a", "cpu_b", "median_ns", "smt_siblings", "same_core", "numa_node_a", "numa_node_b"))
+    chart = alt.Chart(data).mark_rect().encode(
+        x=alt.X("cpu_b:O", title="responding CPU"), y=alt.Y("cpu_a:O", title="initiating CPU"),
+        color=alt.Color("median_ns:Q", title="one-way ns", scale=alt.Scale(scheme="viridis")),
+        tooltip=["cpu_a:O", "cpu_b:O", alt.Tooltip("median_ns:Q", format=".1f"), "smt_siblings:N", "same_core:N",
+                 "numa_node_a:N", "numa_node_b:N"])
+    return _spec(chart, "Core-to-core latency", "one-way ns (round trip / 2) of a cache line bounced between two CPUs",
+                 height=max(200, 18 * len({row["cpu_a"] for row in rows})))
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    header: str
+    kind: str = "text"  # text | number | bytes | bool
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str           # HTML id prefix: <id>-chart, <id>-chart-spec, <id>-table
+    experiment: str   # the experiment whose points feed it
+    title: str
+    view: str         # the warehouse view it reads
+    order_by: str
+    chart: Callable[[list[dict], list[dict]], dict | None]
+    columns: tuple[Column, ...] = field(default_factory=tuple)
+    note: str = ""
+    extra_view: str | None = None  # a second table (e.g. write_cost's flush round trip)
+    extra_columns: tuple[Column, ...] = field(default_factory=tuple)
+
+
+_NS = ("median_ns", "median ns", "number")
+SECTIONS: tuple[Section, ...] = (
+    Section("latency", "latency_sweep", "Latency curve", "latency_curve", "page_policy, working_set_bytes",
+            latency_chart),
+    Section("zero-queue", "zero_queue", "Idle latency per level", "zero_queue_levels",
+            "level = 'DRAM', sysfs_size_bytes", zero_queue_chart,
+            (Column("level", "level"), Column("sysfs_size_bytes", "sysfs size", "bytes"),
+             Column("working_set_bytes", "working set", "bytes"), Column(*_NS),
+             Column("ci95_low_ns", "CI95 low", "number"), Column("ci95_high_ns", "CI95 high", "number"),
+             Column("median_cycles", "cycles", "number"), Column("huge_bytes_granted", "huge pages granted", "bytes"),
+             Column("size_rule", "working set rule")),
+            "Working sets come from this host's own sysfs cache sizes; in a VM the effective last-level "
+            "cache can be far smaller than sysfs says."),
+    Section("pattern-stride", "pattern_stride", "Pattern × stride latency", "pattern_stride_latency",
+            "pattern, stride_bytes", pattern_stride_chart,
+            (Column("pattern", "pattern"), Column("stride_bytes", "stride (B)", "number"), Column(*_NS),
+             Column("min_ns", "min ns", "number"), Column("footprint_bytes", "footprint", "bytes"),
+             Column("span_bytes", "span", "bytes"), Column("footprint_capped", "footprint cut by memory cap", "bool"))),
+    Section("tlb", "tlb", "TLB reach", "tlb_reach", "page_size, pages", tlb_chart,
+            (Column("page_size", "page size"), Column("pages", "pages", "number"),
+             Column("tlb_median_ns", "TLB chain ns", "number"), Column("control_median_ns", "control ns", "number"),
+             Column("translation_ns", "translation ns", "number"),
+             Column("paired_difference_median_ns", "paired diff ns", "number"),
+             Column("huge_granted", "huge pages granted", "bool")),
+            "Huge-page grants are measured from /proc/self/smaps; in a guest the result also depends on how "
+            "the hypervisor backs memory."),
+    Section("mlp", "mlp", "Memory-level parallelism", "mlp_curve", "chains", mlp_chart,
+            (Column("chains", "k", "number"), Column("ns_per_access", "ns per access", "number"),
+             Column("mlp", "MLP(k)", "number"), Column("repeats", "repeats", "number"))),
+    Section("write-cost", "write_cost", "Write cost", "write_cost_levels", "level = 'DRAM', sysfs_size_bytes",
+            write_cost_chart,
+            (Column("level", "level"), Column("working_set_bytes", "working set", "bytes"),
+             Column("read_ns", "read ns", "number"), Column("rmw_ns", "read-modify-write ns", "number"),
+             Column("rmw_extra_ns", "extra ns", "number"), Column("rmw_ratio", "ratio", "number")),
+            extra_view="write_cost_flush",
+            extra_columns=(Column("variant", "variant"), Column(*_NS), Column("median_cycles", "cycles", "number"),
+                           Column("note", "what it is"))),
+    Section("c2c", "c2c", "Core-to-core latency", "c2c_matrix", "cpu_a, cpu_b", c2c_chart,
+            (Column("cpu_a", "CPU a", "number"), Column("cpu_b", "CPU b", "number"), Column(*_NS),
+             Column("min_ns", "min ns", "number"), Column("smt_siblings", "SMT siblings", "bool"),
+             Column("same_core", "same core", "bool"), Column("numa_node_a", "node a", "number"),
+             Column("numa_node_b", "node b", "number"))),
+)

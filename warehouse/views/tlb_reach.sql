@@ -1,0 +1,39 @@
+-- tlb_reach: ns per access vs pages touched (one line per page) beside the control chain that loads
+-- the same number of lines packed into few pages; translation_ns = tlb - control (medians), the
+-- paired columns come from the per-sample differences. One row per page size and page count.
+CREATE OR REPLACE VIEW tlb_reach AS
+WITH chains AS (
+    SELECT
+        run_id,
+        host,
+        params ->> '$.page_size'                              AS page_size,
+        TRY_CAST(params ->> '$.pages' AS BIGINT)              AS pages,
+        TRY_CAST(params ->> '$.page_bytes' AS BIGINT)         AS page_bytes,
+        params ->> '$.chain'                                  AS chain,
+        TRY_CAST(params ->> '$.huge_granted' AS BOOLEAN)      AS huge_granted,
+        summary_median,
+        summary_min,
+        TRY_CAST(context ->> '$.paired_difference_median_ns' AS DOUBLE) AS paired_median,
+        TRY_CAST(context ->> '$.paired_difference_min_ns' AS DOUBLE)    AS paired_min
+    FROM points
+    WHERE experiment = 'tlb' AND metric = 'latency' AND unit = 'ns'
+)
+SELECT
+    tlb.run_id,
+    tlb.host,
+    tlb.page_size,
+    tlb.page_bytes,
+    tlb.pages,
+    tlb.summary_median                                        AS tlb_median_ns,
+    control.summary_median                                    AS control_median_ns,
+    tlb.summary_min                                           AS tlb_min_ns,
+    control.summary_min                                       AS control_min_ns,
+    tlb.summary_median - control.summary_median               AS translation_ns,
+    tlb.paired_median                                         AS paired_difference_median_ns,
+    tlb.paired_min                                            AS paired_difference_min_ns,
+    tlb.huge_granted                                          AS huge_granted
+FROM chains AS tlb
+JOIN chains AS control
+  ON control.run_id = tlb.run_id AND control.host = tlb.host AND control.page_size = tlb.page_size
+ AND control.pages = tlb.pages AND control.chain = 'control'
+WHERE tlb.chain = 'tlb';

@@ -1,0 +1,15 @@
+-- write_cost_flush: the clflush+mfence variant of write_cost. It times a FLUSH ROUND TRIP (store,
+-- clflush, mfence, reload: a write-back to memory and a read back), not store latency.
+CREATE OR REPLACE VIEW write_cost_flush AS
+SELECT
+    run_id,
+    host,
+    params ->> '$.variant'                                    AS variant,
+    summary_median                                            AS median_ns,
+    summary_min                                               AS min_ns,
+    summary_ci95_low                                          AS ci95_low_ns,
+    summary_ci95_high                                         AS ci95_high_ns,
+    TRY_CAST(context ->> '$.median_cycles' AS DOUBLE)         AS median_cycles,
+    params ->> '$.note'                                       AS note
+FROM points
+WHERE experiment = 'write_cost' AND metric = 'flush_round_trip';
