@@ -19,13 +19,8 @@ from helpers import (BIN, PROJECT, STATE_FILE, Outputs, knob_values, playbook_ar
 
 pytestmark = pytest.mark.functional
 
-
-@pytest.fixture(scope="module")
-def site_run(tmp_path_factory):
-    outputs = Outputs(tmp_path_factory.mktemp("site"))
-    before = knob_values()
-    proc = run_playbook("site.yml", outputs)
-    return outputs, proc, before
+# Every experiment the kernels role runs by default.
+FAMILY = {"latency_sweep", "zero_queue", "pattern_stride", "tlb", "mlp", "write_cost", "c2c"}
 
 
 def test_site_run_succeeds_and_restores(site_run):
@@ -50,8 +45,10 @@ def test_bundle_and_manifest(site_run):
     assert knobs["thp_enabled"]["applied"] == "always"
     assert knobs["perf_event_paranoid"]["applied"] == "-1"
     assert knobs["cpufreq_governor"]["available"] is False or knobs["cpufreq_governor"]["applied"]
-    (experiment,) = manifest["experiments"]
-    assert experiment["name"] == "latency_sweep" and experiment["status"] == "ok"
+    experiments = {e["name"]: e for e in manifest["experiments"]}
+    assert set(experiments) == FAMILY
+    assert {e["status"] for e in experiments.values()} == {"ok"}, experiments
+    experiment = experiments["latency_sweep"]
     lines = (bundle / experiment["file"]).read_text().splitlines()
     assert len(lines) >= 10
     assert (bundle / "raw" / "build.log").exists()
@@ -65,7 +62,7 @@ def test_warehouse_rows(site_run):
     with duckdb.connect(str(outputs.warehouse), read_only=True) as db:
         runs = db.execute("select run_id, host from runs").fetchall()
         assert runs == [(manifest["run_id"], "localhost")]
-        curve = db.execute("select working_set_bytes, median_ns from latency_curve "
+        curve = db.execute("select working_set_bytes, median_ns from latency_curve where page_policy = 'thp' "
                            "order by working_set_bytes").fetchall()
         samples = db.execute("select count(*) from samples").fetchone()[0]
         knobs = db.execute("select count(*) from knob_values").fetchone()[0]
@@ -98,7 +95,8 @@ def test_ingest_again_changes_nothing(site_run):
 def test_kernel_stage_failure_is_recorded_and_restored(outputs, knobs_unchanged):
     """Every kernel invocation rejects an argument: the experiment fails, the run goes on,
     the host is restored and the failure lands in the bundle, the warehouse and the report."""
-    proc = run_playbook("site.yml", outputs, "-e", '{"kernels_extra_args": ["--no-such-option"]}')
+    proc = run_playbook("site.yml", outputs, "--tags", "latency_sweep",
+                        "-e", '{"kernels_extra_args": ["--no-such-option"]}')
     assert proc.returncode == 0, proc.stdout[-4000:]
     assert "latency_sweep failed" in proc.stdout
     manifest = outputs.manifest()
@@ -119,7 +117,8 @@ def points_written() -> int:
 def test_killed_kernel_keeps_what_was_measured(outputs, knobs_unchanged):
     """A kernel process killed mid-sweep: that point fails, the others are kept (partial)."""
     env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", ANSIBLE_NOCOLOR="1")
-    argv = playbook_argv("site.yml", outputs, "-e", "kernels_latency_sweep_max_bytes=67108864")
+    argv = playbook_argv("site.yml", outputs, "--tags", "latency_sweep",
+                         "-e", "kernels_latency_sweep_max_bytes=67108864")
     killed = None
     with subprocess.Popen(argv, cwd=PROJECT, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True) as proc:

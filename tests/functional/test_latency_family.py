@@ -1,0 +1,101 @@
+"""The memory-latency family through site.yml on this machine: every experiment lands in its warehouse
+view with the sanity relations of METHODS.md, appears on the host page, and `--tags` selects it."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from helpers import Outputs, knob_values, run_playbook, scratch_leftovers
+
+pytestmark = pytest.mark.functional
+
+SECTIONS = ["latency", "zero-queue", "pattern-stride", "tlb", "mlp", "write-cost", "c2c"]
+
+
+@pytest.fixture(scope="module")
+def family(site_run):
+    """The whole family comes from the shared quick run of site.yml (every experiment is on by default)."""
+    outputs, proc, before = site_run
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert knob_values() == before
+    assert not scratch_leftovers()
+    return outputs
+
+
+def rows(outputs: Outputs, sql: str) -> list[tuple]:
+    with duckdb.connect(str(outputs.warehouse), read_only=True) as db:
+        return db.execute(sql).fetchall()
+
+
+def test_every_experiment_ran_and_left_nothing_out(family):
+    experiments = dict(rows(family, "select experiment, status from experiments"))
+    assert experiments == {name: "ok" for name in
+                           ["latency_sweep", "zero_queue", "pattern_stride", "tlb", "mlp", "write_cost", "c2c"]}
+    # the tuning role reserved 2 MiB pages, so hugetlb was measured, not left out
+    assert rows(family, "select notes from experiments where experiment = 'tlb'") == [(None,)]
+
+
+def test_latency_sweep_has_both_page_policies(family):
+    policies = dict(rows(family, "select page_policy, count(*) from latency_curve group by all"))
+    assert set(policies) == {"thp", "4k"} and policies["thp"] == policies["4k"]
+
+
+def test_zero_queue_levels_rise(family):
+    levels = dict(rows(family, "select level, median_ns from zero_queue_levels"))
+    assert levels["L1d"] < levels["L2"] < levels["DRAM"]
+    assert levels["DRAM"] >= 25
+
+
+def test_tlb_chain_is_not_faster_than_its_control(family):
+    reach = rows(family, "select page_size, pages, tlb_median_ns, control_median_ns, huge_granted from tlb_reach")
+    assert {page_size for page_size, *_ in reach} == {"4k", "thp", "hugetlb"}
+    for page_size, pages, tlb, control, _ in reach:
+        assert tlb >= 0.9 * control, (page_size, pages, tlb, control)
+    biggest_4k = max((r for r in reach if r[0] == "4k"), key=lambda r: r[1])
+    assert biggest_4k[2] > 1.3 * biggest_4k[3], "beyond the L2 TLB, 4 KiB pages must cost a walk"
+    assert all(granted for page_size, *_, granted in reach if page_size == "hugetlb")
+
+
+def test_mlp_one_chain_is_the_plain_chase(family):
+    curve = dict(rows(family, "select chains, mlp from mlp_curve"))
+    assert set(curve) == set(range(1, 17))
+    assert curve[1] == pytest.approx(1.0)
+    assert curve[8] > 3
+    t1 = rows(family, "select ns_per_access from mlp_curve where chains = 1")[0][0]
+    dram = rows(family, "select median_ns from zero_queue_levels where level = 'DRAM'")[0][0]
+    assert t1 == pytest.approx(dram, rel=0.10)
+
+
+def test_pattern_stride_and_write_cost_land(family):
+    patterns = rows(family, "select pattern, stride_bytes, median_ns from pattern_stride_latency")
+    assert len(patterns) == 12
+    by_key = {(p, s): ns for p, s, ns in patterns}
+    assert by_key[("sequential", 64)] < by_key[("random_cycle", 64)]
+    levels = rows(family, "select level, read_ns, rmw_ns from write_cost_levels")
+    assert {level for level, *_ in levels} >= {"L1d", "L2", "DRAM"}
+    assert all(read and rmw for _, read, rmw in levels)
+    (flush,) = rows(family, "select variant, median_ns from write_cost_flush")
+    assert flush[0] == "clflush_mfence_round_trip" and flush[1] > 20
+
+
+def test_c2c_matrix_is_symmetric_within_noise(family):
+    matrix = {(a, b): ns for a, b, ns in rows(family, "select cpu_a, cpu_b, median_ns from c2c_matrix")}
+    assert matrix and all(a != b for a, b in matrix)
+    for (a, b), ns in matrix.items():
+        assert 0.33 < ns / matrix[(b, a)] < 3, (a, b, ns, matrix[(b, a)])
+
+
+def test_host_page_has_a_chart_and_table_per_experiment(family):
+    page = (family.reports / "localhost.html").read_text()
+    for section in SECTIONS:
+        assert f'id="{section}-chart"' in page, section
+    for section in SECTIONS[1:]:
+        assert f'id="{section}-table"' in page, section
+    assert 'id="write-cost-extra-table"' in page and "not store latency" in page
+
+
+def test_tags_select_experiments(outputs):
+    proc = run_playbook("site.yml", outputs, "--tags", "zero_queue,c2c")
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert {e["name"] for e in outputs.manifest()["experiments"]} == {"zero_queue", "c2c"}
