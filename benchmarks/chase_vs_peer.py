@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Our chase kernel next to google/multichase at the same working sets, in one run.
 
-Usage: benchmarks/chase_vs_peer.py MULTICHASE [--sizes 16k,256k,...] [--repeats 3] [--cpu 0]
+Usage: benchmarks/chase_vs_peer.py MULTICHASE [--lmbench LMBENCH] [--sizes 16k,256k,...] [--repeats 3] [--cpu 0]
 
 MULTICHASE is a multichase checkout or bare git directory (fetch it yourself; nothing of it is
 committed here). It is built in a temporary directory. Points are interleaved (ours, peer) in a
@@ -12,6 +12,11 @@ multichase is run twice per size: with -T equal to the working set (one random c
 whole buffer, the same method as ours) and with its default -T (random within 256 KiB windows,
 which keeps DRAM pages open and reads lower in DRAM). The ratio that compares like with like is
 ours / multichase(-T size).
+
+With --lmbench (an lmbench checkout or bare git dir, e.g. intel/lmbench), lmbench's lat_mem_rd is
+built too (it needs the Sun RPC headers: Debian's libtirpc-dev) and run as `lat_mem_rd -t SIZE 64`
+(its randomized "thrash" order, 64-byte stride); its figure is the last line, the requested size.
+Where it does not build, the column says so.
 """
 
 from __future__ import annotations
@@ -35,17 +40,42 @@ def parse_size(text: str) -> int:
     return int(text[:-1]) * SUFFIX[text[-1]] if text[-1] in SUFFIX else int(text)
 
 
-def build_multichase(source: Path, workdir: Path) -> Path:
-    tree = workdir / "multichase"
-    if (source / "HEAD").exists() and not (source / "multichase.c").exists():  # bare git dir
+def unpack(source: Path, tree: Path) -> Path:
+    """A working copy of a checkout or of a bare git directory's HEAD."""
+    if (source / "HEAD").exists() and (source / "objects").is_dir():  # bare git dir
         tree.mkdir()
         archive = subprocess.run(["git", "--git-dir", str(source), "archive", "HEAD"],
                                  check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     else:
         shutil.copytree(source, tree)
+    return tree
+
+
+def build_multichase(source: Path, workdir: Path) -> Path:
+    tree = unpack(source, workdir / "multichase")
     subprocess.run(["make", "-C", str(tree), "multichase"], check=True, capture_output=True)
     return tree / "multichase"
+
+
+def build_lat_mem_rd(source: Path, workdir: Path) -> Path | None:
+    src = unpack(source, workdir / "lmbench") / "src"
+    files = ["lat_mem_rd.c", "lib_mem.c", "lib_timing.c", "lib_stats.c", "lib_debug.c", "getopt.c",
+             "lib_sched.c", "lib_tcp.c", "lib_udp.c", "lib_unix.c"]
+    binary = workdir / "lat_mem_rd"
+    built = subprocess.run(["gcc", "-O2", "-DHAVE_uint", "-I/usr/include/tirpc", "-o", str(binary), *files,
+                            "-ltirpc", "-lm"], cwd=src, capture_output=True, text=True)
+    if built.returncode != 0:
+        print(f"lat_mem_rd does not build here: {built.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+        return None
+    return binary
+
+
+def lat_mem_rd(binary: Path, size: int, cpu: int) -> float:
+    out = subprocess.run(["taskset", "-c", str(cpu), str(binary), "-t", f"{size / (1 << 20):.6f}", "64"],
+                         check=True, capture_output=True, text=True)
+    rows = [line.split() for line in out.stderr.splitlines() if line[:1].isdigit()]
+    return float(rows[-1][1])
 
 
 def build_ours(workdir: Path) -> Path:
@@ -72,6 +102,7 @@ def multichase(binary: Path, size: int, cpu: int, locality: int | None) -> float
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("multichase", type=Path, help="multichase checkout or bare git dir")
+    parser.add_argument("--lmbench", type=Path, help="lmbench checkout or bare git dir (for lat_mem_rd)")
     parser.add_argument("--sizes", default="16k,256k,1m,8m,64m,512m")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cpu", type=int, default=0)
@@ -81,7 +112,9 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="fleetscope-bench-") as tmp:
         peer, mine = build_multichase(args.multichase, Path(tmp)), build_ours(Path(tmp))
-        figures = {size: {"ours": [], "peer_same_method": [], "peer_default": []} for size in sizes}
+        lmbench = build_lat_mem_rd(args.lmbench, Path(tmp)) if args.lmbench else None
+        figures = {size: {"ours": [], "peer_same_method": [], "peer_default": [], "lat_mem_rd": []}
+                   for size in sizes}
         for repeat in range(args.repeats):
             order = sizes[:]
             random.Random(repeat).shuffle(order)
@@ -89,15 +122,20 @@ def main() -> int:
                 figures[size]["ours"].append(ours(mine, size, args.cpu))
                 figures[size]["peer_same_method"].append(multichase(peer, size, args.cpu, size))
                 figures[size]["peer_default"].append(multichase(peer, size, args.cpu, None))
+                if lmbench:
+                    figures[size]["lat_mem_rd"].append(lat_mem_rd(lmbench, size, args.cpu))
                 print(f"repeat {repeat + 1}/{args.repeats}: {size >> 10} KiB done", file=sys.stderr)
 
-    print("| working set | ours ns | multichase -T=size ns | ours/peer | multichase default ns | ours/peer default |")
-    print("|---|---|---|---|---|---|")
+    print("| working set | ours ns | multichase -T=size ns | ours/peer | multichase default ns | ours/peer default "
+          "| lat_mem_rd -t ns | ours/lat_mem_rd |")
+    print("|---|---|---|---|---|---|---|---|")
     for size in sizes:
-        med = {k: statistics.median(v) for k, v in figures[size].items()}
+        med = {k: statistics.median(v) if v else None for k, v in figures[size].items()}
+        lm = (f"{med['lat_mem_rd']:.2f} | {med['ours'] / med['lat_mem_rd']:.3f}" if med["lat_mem_rd"]
+              else "not built | -")
         print(f"| {size >> 10} KiB | {med['ours']:.2f} | {med['peer_same_method']:.2f} | "
               f"{med['ours'] / med['peer_same_method']:.3f} | {med['peer_default']:.2f} | "
-              f"{med['ours'] / med['peer_default']:.3f} |")
+              f"{med['ours'] / med['peer_default']:.3f} | {lm} |")
     if args.json:
         args.json.write_text(json.dumps({str(k): v for k, v in figures.items()}, indent=1))
     return 0
