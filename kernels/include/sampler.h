@@ -9,8 +9,8 @@
 /* Runs the body rounds times and returns the elapsed nanoseconds. */
 typedef uint64_t (*sampler_body)(void *context, uint64_t rounds);
 
-/* A round count whose run takes at least min_sample_ns (grows from 64,
- * aiming 20% past the target, at most 16x per try). */
+/* A round count whose run takes at least min_sample_ns in two runs in a row
+ * (grows from 64, aiming 20% past the target, at most 16x per try). */
 uint64_t sampler_calibrate(sampler_body body, void *context, double min_sample_ns);
 
 /* samples[i] = ns of one run of rounds, divided by units (e.g. the accesses

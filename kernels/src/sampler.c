@@ -3,16 +3,28 @@
 
 #include <math.h>
 
+#define CONFIRMATIONS 2
+#define MAX_TRIES 64
+
+/* Grows the count until CONFIRMATIONS runs in a row reach the target: on a
+ * shared machine one preempted run can otherwise stop the search early (a
+ * few hundred loads per sample), or a slow phase settle on a count that takes
+ * well under the target once the noise is gone. The runs also warm up. */
 uint64_t sampler_calibrate(sampler_body body, void *context, double min_sample_ns)
 {
 	uint64_t rounds = 64;
+	int confirmed = 0;
 
-	for (;;) {
+	for (int tries = 0; tries < MAX_TRIES; tries++) {
 		uint64_t elapsed = body(context, rounds);
 		double scale;
 
-		if ((double)elapsed >= min_sample_ns || rounds > (UINT64_MAX >> 5))
-			return rounds;
+		if ((double)elapsed >= min_sample_ns || rounds > (UINT64_MAX >> 5)) {
+			if (++confirmed == CONFIRMATIONS || rounds > (UINT64_MAX >> 5))
+				return rounds;
+			continue;
+		}
+		confirmed = 0;
 		/* Aim 20% past the target so the next try usually lands; grow at
 		 * most 16x per step in case this one was cut short by a fluke. */
 		scale = elapsed > 0 ? 1.2 * min_sample_ns / (double)elapsed : 16.0;
@@ -20,6 +32,7 @@ uint64_t sampler_calibrate(sampler_body body, void *context, double min_sample_n
 			scale = 16.0;
 		rounds = (uint64_t)ceil((double)rounds * scale);
 	}
+	return rounds;
 }
 
 void sampler_collect(sampler_body body, void *context, uint64_t rounds, double units,
