@@ -1,8 +1,9 @@
-"""The `fleetscope` command: verbs in workflow order (ingest, report, query, version)."""
+"""The `fleetscope` command: verbs in workflow order (ingest, report, query, parse, version)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -11,12 +12,14 @@ import duckdb
 
 from fleetscope import __version__
 from fleetscope.errors import UserError
+from fleetscope.parsers import TOOLS
 
 MAIN_EXAMPLES = """\
 examples:
   fleetscope ingest results/                 load every bundle under results/<run_id>/<host>/
   fleetscope report --out reports/           write reports/index.html and one page per host
   fleetscope query "SELECT * FROM runs_overview"
+  fleetscope parse mlc raw/mlc_loaded_latency.txt   what fleetscope reads from a raw tool output
   fleetscope version
 
 The warehouse is warehouse/fleet.duckdb unless --db or FLEETSCOPE_DB says otherwise.
@@ -53,6 +56,19 @@ examples:
   fleetscope query --format json "SELECT host, run_id, status FROM runs_overview"
 
 The warehouse is opened read-only; tables and views are described in warehouse/README.md.
+"""
+
+
+PARSE_EXAMPLES = """\
+examples:
+  fleetscope parse mlc results/<run_id>/<host>/raw/mlc_loaded_latency.txt
+  fleetscope parse fio --format json raw/fio_randread.json
+  fleetscope parse perf raw/perf_stat.csv
+  fleetscope parse diskspd diskspd.xml
+
+--format json prints everything the parser read (units in the key names: _ns, _mb_s = 1e6 B/s,
+_bytes_per_s); table prints a summary. A file the parser cannot read is an error naming the file
+and line; the exit status is then 2.
 """
 
 
@@ -128,6 +144,26 @@ def _command_query(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def _command_parse(arguments: argparse.Namespace) -> int:
+    from fleetscope.parsers import ParseError, decode, parser, read_text
+
+    tool = parser(arguments.tool)
+    try:
+        if str(arguments.file) == "-":
+            parsed = tool.parse(decode(sys.stdin.buffer.read()), source="<stdin>")
+        else:
+            parsed = tool.parse(read_text(arguments.file), source=str(arguments.file))
+    except ParseError as error:
+        print(f"fleetscope parse: error: {error}", file=sys.stderr)
+        return 2
+    if arguments.format == "json":
+        json.dump(parsed, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("\n".join([f"{parsed['source']}:", *tool.table(parsed)]) + "\n")
+    return 0
+
+
 def _command_version(arguments: argparse.Namespace) -> int:
     from fleetscope.bundle import SUPPORTED_BUNDLE_SCHEMA, SUPPORTED_POINT_SCHEMA
     from fleetscope.warehouse import schema_version
@@ -186,6 +222,18 @@ def build_parser() -> argparse.ArgumentParser:
     query = add_verb("query", "run one SQL query against the warehouse (read-only)", QUERY_EXAMPLES, _command_query)
     query.add_argument("sql", metavar="SQL", help="the query, e.g. \"SELECT * FROM runs_overview\"")
     query.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format (default: table)")
+    parse = verbs.add_parser(
+        "parse",
+        help="print what fleetscope reads from a raw MLC, fio, perf or DiskSpd output file",
+        description="Read one raw output file (MLC text, fio JSON/terse, `perf stat -x,` CSV, DiskSpd "
+        "text or XML) with fleetscope's parser for that tool and print what it read.",
+        epilog=PARSE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parse.set_defaults(handler=_command_parse)
+    parse.add_argument("tool", choices=TOOLS, help="which tool wrote the file")
+    parse.add_argument("file", type=Path, metavar="FILE", help="the raw output file ('-' reads standard input)")
+    parse.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
     add_verb(
         "version", "print the fleetscope version and the format versions it reads",
         "example:\n  fleetscope version\n", _command_version,
