@@ -86,8 +86,8 @@ void latency_measure(const struct kopts *opts, const struct latency_request *req
 /* The params every latency record shares: working_set_bytes, stride_bytes,
  * line_bytes, pattern, page_policy, huge_bytes_granted, walk, chains, cpu,
  * accesses_per_sample, seed. Call between record_begin and record_samples. */
-void latency_params(struct record *record, const struct kopts *opts,
-		    const struct latency_request *request, const struct latency_point *point);
+void latency_params(struct record *record, const struct latency_request *request,
+		    const struct latency_point *point);
 
 /* Writes the whole record of a point: the shared params, extra params from
  * add_params (may be NULL), the samples and the clock context; plus one

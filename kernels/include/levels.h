@@ -4,6 +4,7 @@
 #define FLEETSCOPE_LEVELS_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define LEVELS_MAX 8
@@ -28,8 +29,30 @@ struct level {
 int levels_read(int cpu, uint64_t dram_bytes, struct level *levels, size_t max,
 		const char **error);
 
+#include "buffers.h"
+
 struct json;
 struct kopts;
+
+/* The options of the per-level kernels (zero_queue, write_cost). */
+struct level_options {
+	uint64_t dram_bytes;          /* --dram-size; 0: the rule */
+	const char *only;             /* --levels; NULL: all */
+	enum page_policy page_policy; /* --page-policy */
+};
+
+#define LEVELS_SHORT_OPTIONS "D:L:p:"
+#define LEVELS_LONG_OPTIONS                                   \
+	{"dram-size", required_argument, NULL, 'D'},          \
+	{"levels", required_argument, NULL, 'L'},             \
+	{"page-policy", required_argument, NULL, 'p'}
+
+/* Stores one of the options above and returns 1; 0 for any other option. */
+int levels_option(const struct kopts *opts, struct level_options *options, int option,
+		  const char *arg);
+
+/* Their --help lines. */
+void levels_help(FILE *out);
 
 /* levels_read for --cpu, then: an automatic DRAM size above --max-bytes is
  * capped to it (and the rule says so), the levels not named in only (a comma

@@ -10,6 +10,7 @@
 #define FLEETSCOPE_RECORD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "json.h"
 #include "kopts.h"
@@ -35,6 +36,10 @@ void record_begin(struct record *record, const char *metric, const char *unit);
 /* Closes params, writes the samples and their summary (also left in
  * record->summary) and opens the context object. */
 void record_samples(struct record *record, const double *samples, size_t count);
+
+/* The params every measuring kernel records last: cpu (null when not
+ * pinned), accesses_per_sample and seed. */
+void record_run_params(struct record *record, uint64_t accesses_per_sample);
 
 /* The context every timed kernel reports: the L1 canary before and after the
  * point, the measured core clock and the median in cycles (when the unit is

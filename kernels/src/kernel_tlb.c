@@ -390,15 +390,7 @@ static void write_record(struct tlb_session *session, const struct tlb_chain *ch
 	json_uint(json, chain->huge_bytes_granted);
 	json_key(json, "huge_granted");
 	json_bool(json, chain->huge_granted);
-	json_key(json, "cpu");
-	if (opts->cpu < 0)
-		json_null(json);
-	else
-		json_int(json, opts->cpu);
-	json_key(json, "accesses_per_sample");
-	json_uint(json, chain->accesses_per_sample);
-	json_key(json, "seed");
-	json_uint(json, opts->seed);
+	record_run_params(&session->record, chain->accesses_per_sample);
 	record_samples(&session->record, chain->samples, opts->samples);
 	record_clock_context(&session->record, canary_before, canary_after, session->core_clock_ghz,
 			     wall_s, order_index);

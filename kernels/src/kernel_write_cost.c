@@ -34,9 +34,7 @@
 
 struct write_cost_options {
 	struct kopts common;
-	enum page_policy page_policy;
-	uint64_t dram_bytes;
-	const char *only;
+	struct level_options levels;
 	int no_flush;
 };
 
@@ -58,12 +56,10 @@ static void write_cost_help(FILE *out)
 		"and a read from it), not store latency; its records say so.\n"
 		"\n"
 		"Options:\n"
-		"  -D, --dram-size SIZE    DRAM working set (default as zero_queue)\n"
-		"  -L, --levels LIST       measure only these levels, e.g. L1d,DRAM\n"
-		"  -F, --no-flush          leave out the clflush+mfence round trip\n"
-		"  -p, --page-policy P     thp (default) or 4k, as in 'chase'\n"
-		"\n",
+		"  -F, --no-flush          leave out the clflush+mfence round trip\n",
 		CLI_PROGRAM);
+	levels_help(out);
+	fputc('\n', out);
 	kopts_help(out, &defaults);
 	fprintf(out,
 		"\n"
@@ -81,20 +77,8 @@ static void write_cost_option(void *context, int option, const char *arg)
 {
 	struct write_cost_options *options = context;
 
-	switch (option) {
-	case 'D':
-		options->dram_bytes = kopts_size(&options->common, "--dram-size", arg);
-		break;
-	case 'L':
-		options->only = arg;
-		break;
-	case 'F':
+	if (!levels_option(&options->common, &options->levels, option, arg) && option == 'F')
 		options->no_flush = 1;
-		break;
-	case 'p':
-		options->page_policy = latency_page_policy_option(&options->common, arg);
-		break;
-	}
 }
 
 #if HAVE_CLFLUSH
@@ -148,15 +132,7 @@ static void measure_flush(struct latency_session *session, size_t order_index, s
 	json_string(json, "clflush_mfence_round_trip");
 	json_key(json, "lines");
 	json_uint(json, FLUSH_LINES);
-	json_key(json, "cpu");
-	if (opts->cpu < 0)
-		json_null(json);
-	else
-		json_int(json, opts->cpu);
-	json_key(json, "accesses_per_sample");
-	json_uint(json, rounds * FLUSH_LINES);
-	json_key(json, "seed");
-	json_uint(json, opts->seed);
+	record_run_params(record, rounds * FLUSH_LINES);
 	json_key(json, "note");
 	json_string(json, "store, clflush, mfence, reload: a write-back to memory and a read back; not store latency");
 	record_samples(record, session->point.samples, opts->samples);
@@ -178,20 +154,19 @@ static void measure_flush(struct latency_session *session, size_t order_index, s
 static int write_cost_run(int argc, char **argv)
 {
 	static const struct option long_options[] = {
-		{"dram-size", required_argument, NULL, 'D'},
-		{"levels", required_argument, NULL, 'L'},
+		LEVELS_LONG_OPTIONS,
 		{"no-flush", no_argument, NULL, 'F'},
-		{"page-policy", required_argument, NULL, 'p'},
 		{NULL, 0, NULL, 0},
 	};
-	struct write_cost_options options = {.page_policy = PAGE_POLICY_THP};
+	struct write_cost_options options = {.levels.page_policy = PAGE_POLICY_THP};
 	struct level levels[LEVELS_MAX];
 	struct latency_session session;
 	size_t level_count, count, *order;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, write_cost_help);
-	kopts_parse(&options.common, argc, argv, "D:L:Fp:", long_options, write_cost_option, &options);
-	level_count = levels_plan(&options.common, options.dram_bytes, options.only, levels);
+	kopts_parse(&options.common, argc, argv, LEVELS_SHORT_OPTIONS "F", long_options,
+		    write_cost_option, &options);
+	level_count = levels_plan(&options.common, options.levels.dram_bytes, options.levels.only, levels);
 	count = 2 * level_count + (options.no_flush ? 0 : 1);
 	order = kopts_order(&options.common, count);
 	latency_session_open(&session, &options.common, count);
@@ -200,7 +175,7 @@ static int write_cost_run(int argc, char **argv)
 		struct latency_request request = {
 			.stride_bytes = CHAIN_LINE_BYTES,
 			.order = CHAIN_ORDER_RANDOM,
-			.page_policy = options.page_policy,
+			.page_policy = options.levels.page_policy,
 			.walk = order[i] % 2 ? LATENCY_WALK_RMW : LATENCY_WALK_READ,
 			.chains = 1,
 		};

@@ -21,9 +21,7 @@
 
 struct zero_queue_options {
 	struct kopts common;
-	enum page_policy page_policy;
-	uint64_t dram_bytes; /* 0: from the last level */
-	const char *only;    /* comma list of level names, NULL: all */
+	struct level_options levels;
 };
 
 static void zero_queue_help(FILE *out)
@@ -43,12 +41,10 @@ static void zero_queue_help(FILE *out)
 		"and in cycles of a measured core clock (a dependent-add loop; the TSC is not\n"
 		"the core clock). Every record names the level, its sysfs size and the rule.\n"
 		"\n"
-		"Options:\n"
-		"  -D, --dram-size SIZE    DRAM working set instead of the rule above\n"
-		"  -L, --levels LIST       measure only these levels, e.g. L1d,DRAM\n"
-		"  -p, --page-policy P     thp (default) or 4k, as in 'chase'\n"
-		"\n",
+		"Options:\n",
 		CLI_PROGRAM);
+	levels_help(out);
+	fputc('\n', out);
 	kopts_help(out, &defaults);
 	fprintf(out,
 		"\n"
@@ -64,35 +60,24 @@ static void zero_queue_option(void *context, int option, const char *arg)
 {
 	struct zero_queue_options *options = context;
 
-	switch (option) {
-	case 'D':
-		options->dram_bytes = kopts_size(&options->common, "--dram-size", arg);
-		break;
-	case 'L':
-		options->only = arg;
-		break;
-	case 'p':
-		options->page_policy = latency_page_policy_option(&options->common, arg);
-		break;
-	}
+	levels_option(&options->common, &options->levels, option, arg);
 }
 
 static int zero_queue_run(int argc, char **argv)
 {
 	static const struct option long_options[] = {
-		{"dram-size", required_argument, NULL, 'D'},
-		{"levels", required_argument, NULL, 'L'},
-		{"page-policy", required_argument, NULL, 'p'},
+		LEVELS_LONG_OPTIONS,
 		{NULL, 0, NULL, 0},
 	};
-	struct zero_queue_options options = {.page_policy = PAGE_POLICY_THP};
+	struct zero_queue_options options = {.levels.page_policy = PAGE_POLICY_THP};
 	struct level levels[LEVELS_MAX];
 	struct latency_session session;
 	size_t count, *order;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, zero_queue_help);
-	kopts_parse(&options.common, argc, argv, "D:L:p:", long_options, zero_queue_option, &options);
-	count = levels_plan(&options.common, options.dram_bytes, options.only, levels);
+	kopts_parse(&options.common, argc, argv, LEVELS_SHORT_OPTIONS, long_options, zero_queue_option,
+		    &options);
+	count = levels_plan(&options.common, options.levels.dram_bytes, options.levels.only, levels);
 	order = kopts_order(&options.common, count);
 	latency_session_open(&session, &options.common, count);
 	for (size_t i = 0; i < count; i++) {
@@ -101,7 +86,7 @@ static int zero_queue_run(int argc, char **argv)
 			.span_bytes = level->working_set_bytes,
 			.stride_bytes = CHAIN_LINE_BYTES,
 			.order = CHAIN_ORDER_RANDOM,
-			.page_policy = options.page_policy,
+			.page_policy = options.levels.page_policy,
 			.walk = LATENCY_WALK_READ,
 			.chains = 1,
 		};

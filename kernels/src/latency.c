@@ -260,8 +260,8 @@ void latency_measure(const struct kopts *opts, const struct latency_request *req
 	point->wall_s = (double)(timer_now_ns() - started) / 1e9;
 }
 
-void latency_params(struct record *record, const struct kopts *opts,
-		    const struct latency_request *request, const struct latency_point *point)
+void latency_params(struct record *record, const struct latency_request *request,
+		    const struct latency_point *point)
 {
 	struct json *json = &record->json;
 
@@ -283,15 +283,7 @@ void latency_params(struct record *record, const struct kopts *opts,
 	json_string(json, latency_walk_name(request->walk));
 	json_key(json, "chains");
 	json_uint(json, request->chains);
-	json_key(json, "cpu");
-	if (opts->cpu < 0)
-		json_null(json);
-	else
-		json_int(json, opts->cpu);
-	json_key(json, "accesses_per_sample");
-	json_uint(json, point->accesses_per_sample);
-	json_key(json, "seed");
-	json_uint(json, opts->seed);
+	record_run_params(record, point->accesses_per_sample);
 }
 
 void latency_write(struct record *record, const struct kopts *opts,
@@ -302,7 +294,7 @@ void latency_write(struct record *record, const struct kopts *opts,
 	char size[32], label[96];
 
 	record_begin(record, "latency", "ns");
-	latency_params(record, opts, request, point);
+	latency_params(record, request, point);
 	if (add_params)
 		add_params(&record->json, context);
 	record_samples(record, point->samples, opts->samples);

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "json.h"
 #include "kopts.h"
+#include "latency.h"
 
 #define DRAM_FLOOR_BYTES ((uint64_t)256 << 20)
 #define LINE 64
@@ -177,4 +178,30 @@ size_t levels_plan(const struct kopts *opts, uint64_t dram_bytes, const char *on
 			 "--levels '%s' names none of this host's levels; use names like L1d,L2,L3,DRAM",
 			 only);
 	return kept;
+}
+
+int levels_option(const struct kopts *opts, struct level_options *options, int option,
+		  const char *arg)
+{
+	switch (option) {
+	case 'D':
+		options->dram_bytes = kopts_size(opts, "--dram-size", arg);
+		return 1;
+	case 'L':
+		options->only = arg;
+		return 1;
+	case 'p':
+		options->page_policy = latency_page_policy_option(opts, arg);
+		return 1;
+	}
+	return 0;
+}
+
+void levels_help(FILE *out)
+{
+	fprintf(out,
+		"  -D, --dram-size SIZE    DRAM working set instead of max(8 x last level,\n"
+		"                          256 MiB)\n"
+		"  -L, --levels LIST       measure only these levels, e.g. L1d,DRAM\n"
+		"  -p, --page-policy P     thp (default) or 4k, as in 'chase'\n");
 }

@@ -77,6 +77,21 @@ void record_samples(struct record *record, const double *samples, size_t count)
 	json_object_begin(json);
 }
 
+void record_run_params(struct record *record, uint64_t accesses_per_sample)
+{
+	struct json *json = &record->json;
+
+	json_key(json, "cpu");
+	if (record->opts->cpu < 0)
+		json_null(json);
+	else
+		json_int(json, record->opts->cpu);
+	json_key(json, "accesses_per_sample");
+	json_uint(json, accesses_per_sample);
+	json_key(json, "seed");
+	json_uint(json, record->opts->seed);
+}
+
 void record_clock_context(struct record *record, double canary_before_ns, double canary_after_ns,
 			  double core_clock_ghz, double wall_s, size_t order_index)
 {

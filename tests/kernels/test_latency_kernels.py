@@ -172,8 +172,9 @@ def test_mlp_points_cover_every_k_and_repeat(mlp_and_chase):
 
 def test_mlp_one_chain_matches_the_plain_chase(mlp_and_chase):
     mlp, chase = mlp_and_chase
-    t1 = min(r["summary"]["median"] for r in mlp if r["params"]["chains"] == 1)
-    assert t1 == pytest.approx(chase["summary"]["median"], rel=0.10)
+    # Minima: interference from other work on the machine only ever adds time.
+    t1 = min(r["summary"]["min"] for r in mlp if r["params"]["chains"] == 1)
+    assert t1 == pytest.approx(chase["summary"]["min"], rel=0.10)
 
 
 def test_mlp_overlaps_misses(mlp_and_chase):
