@@ -19,10 +19,12 @@ struct kernel_spec {
 };
 
 extern const struct kernel_spec chase_kernel;
+extern const struct kernel_spec tlb_kernel;
 extern const struct kernel_spec zero_queue_kernel;
 extern const struct kernel_spec pattern_stride_kernel;
 extern const struct kernel_spec mlp_kernel;
 extern const struct kernel_spec write_cost_kernel;
+extern const struct kernel_spec c2c_kernel;
 
 extern const struct kernel_spec *const kernel_registry[];
 extern const size_t kernel_registry_count;

@@ -5,10 +5,12 @@
 
 const struct kernel_spec *const kernel_registry[] = {
 	&chase_kernel,
+	&tlb_kernel,
 	&zero_queue_kernel,
 	&pattern_stride_kernel,
 	&mlp_kernel,
 	&write_cost_kernel,
+	&c2c_kernel,
 };
 
 const size_t kernel_registry_count = sizeof(kernel_registry) / sizeof(kernel_registry[0]);
