@@ -14,15 +14,18 @@ which keeps DRAM pages open and reads lower in DRAM). The ratio that compares li
 ours / multichase(-T size).
 
 With --lmbench (an lmbench checkout or bare git dir, e.g. intel/lmbench), lmbench's lat_mem_rd is
-built too (it needs the Sun RPC headers: Debian's libtirpc-dev) and run as `lat_mem_rd -t SIZE 64`
-(its randomized "thrash" order, 64-byte stride); its figure is the last line, the requested size.
-Where it does not build, the column says so.
+built too (it needs the Sun RPC headers: Debian's libtirpc-dev) and run once per repeat as
+`lat_mem_rd -N 1 -t MAX_MB 64` (its randomized "thrash" order, 64-byte stride, on 4 KiB pages); it
+sweeps every size up to MAX by itself (slowly: ~4.5 min to 64 MiB on the dev VM, hence
+--lmbench-max, default 8 MiB), and each of our sizes takes the row of its sweep closest in log size.
+Where it does not build, or a size is beyond --lmbench-max, the column says so.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import shutil
 import statistics
@@ -71,11 +74,13 @@ def build_lat_mem_rd(source: Path, workdir: Path) -> Path | None:
     return binary
 
 
-def lat_mem_rd(binary: Path, size: int, cpu: int) -> float:
-    out = subprocess.run(["taskset", "-c", str(cpu), str(binary), "-t", f"{size / (1 << 20):.6f}", "64"],
+def lat_mem_rd(binary: Path, sizes: list[int], cpu: int) -> dict[int, float]:
+    """One lat_mem_rd sweep up to the largest size; the row closest to each size (sizes in MB)."""
+    out = subprocess.run(["taskset", "-c", str(cpu), str(binary), "-N", "1", "-t", str(max(1, max(sizes) >> 20)), "64"],
                          check=True, capture_output=True, text=True)
-    rows = [line.split() for line in out.stderr.splitlines() if line[:1].isdigit()]
-    return float(rows[-1][1])
+    rows = [(float(mb) * (1 << 20), float(ns)) for mb, ns in
+            (line.split() for line in out.stderr.splitlines() if line[:1].isdigit())]
+    return {size: min(rows, key=lambda row: abs(math.log2(row[0] / size)))[1] for size in sizes}
 
 
 def build_ours(workdir: Path) -> Path:
@@ -103,6 +108,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("multichase", type=Path, help="multichase checkout or bare git dir")
     parser.add_argument("--lmbench", type=Path, help="lmbench checkout or bare git dir (for lat_mem_rd)")
+    parser.add_argument("--lmbench-max", default="8m", help="largest size lat_mem_rd sweeps to (default 8m)")
     parser.add_argument("--sizes", default="16k,256k,1m,8m,64m,512m")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cpu", type=int, default=0)
@@ -122,9 +128,11 @@ def main() -> int:
                 figures[size]["ours"].append(ours(mine, size, args.cpu))
                 figures[size]["peer_same_method"].append(multichase(peer, size, args.cpu, size))
                 figures[size]["peer_default"].append(multichase(peer, size, args.cpu, None))
-                if lmbench:
-                    figures[size]["lat_mem_rd"].append(lat_mem_rd(lmbench, size, args.cpu))
                 print(f"repeat {repeat + 1}/{args.repeats}: {size >> 10} KiB done", file=sys.stderr)
+            if lmbench:
+                reach = [size for size in sizes if size <= parse_size(args.lmbench_max)]
+                for size, ns in lat_mem_rd(lmbench, reach, args.cpu).items():
+                    figures[size]["lat_mem_rd"].append(ns)
 
     print("| working set | ours ns | multichase -T=size ns | ours/peer | multichase default ns | ours/peer default "
           "| lat_mem_rd -t ns | ours/lat_mem_rd |")
@@ -132,7 +140,7 @@ def main() -> int:
     for size in sizes:
         med = {k: statistics.median(v) if v else None for k, v in figures[size].items()}
         lm = (f"{med['lat_mem_rd']:.2f} | {med['ours'] / med['lat_mem_rd']:.3f}" if med["lat_mem_rd"]
-              else "not built | -")
+              else "not run | -")
         print(f"| {size >> 10} KiB | {med['ours']:.2f} | {med['peer_same_method']:.2f} | "
               f"{med['ours'] / med['peer_same_method']:.3f} | {med['peer_default']:.2f} | "
               f"{med['ours'] / med['peer_default']:.3f} | {lm} |")
