@@ -1,4 +1,4 @@
-"""The fio parser on every real output in ../shared/fixtures/fio_samples and tests/fixtures/fio (fio 2.x)."""
+"""The fio parser on every real output in tests/fixtures/fio_samples (a copy of ../shared/fixtures) and tests/fixtures/fio (fio 2.x)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import pytest
 
 from fleetscope.parsers import ParseError, fio
 
-SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "fio_samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "fio_samples"
 LEGACY = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
 
 
 def sample_text(name: str) -> str:
     path = (LEGACY if name.startswith("fio-2.") else SAMPLES) / name
-    assert path.is_file(), f"fixture {path} is missing: the shared fixtures must be checked out beside the repo"
+    assert path.is_file(), f"fixture {path} is missing: tests/fixtures holds copies of the shared fixtures"
     return path.read_text(encoding="utf-8")
 
 
@@ -33,7 +33,7 @@ def percentiles(found: dict, kind: str = "clat") -> dict[float, int]:
 
 
 def test_every_fio_sample_is_tested():
-    assert SAMPLES.is_dir(), f"{SAMPLES} is missing: the shared fixtures must be checked out beside the repo"
+    assert SAMPLES.is_dir(), f"{SAMPLES} is missing: tests/fixtures holds copies of the shared fixtures"
     shared = {path.name for path in SAMPLES.iterdir() if path.name != "SOURCES.md"}
     legacy = {path.name for path in LEGACY.iterdir() if path.name != "SOURCES.md"}
     assert shared | legacy == TESTED

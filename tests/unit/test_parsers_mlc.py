@@ -1,4 +1,4 @@
-"""The MLC parser on every real output in ../shared/fixtures/mlc_samples, values read from each file."""
+"""The MLC parser on every real output in tests/fixtures/mlc_samples (a copy of ../shared/fixtures), values read from each file."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pytest
 
 from fleetscope.parsers import ParseError, mlc
 
-SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "mlc_samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "mlc_samples"
 
 
 def sample_text(name: str) -> str:
     path = SAMPLES / name
-    assert path.is_file(), f"fixture {path} is missing: the shared fixtures must be checked out beside the repo"
+    assert path.is_file(), f"fixture {path} is missing: tests/fixtures holds copies of the shared fixtures"
     return path.read_text(encoding="utf-8")
 
 
@@ -98,7 +98,7 @@ MULTI_RUN = {  # asserted in their own tests below
 
 
 def test_every_mlc_sample_has_asserted_values():
-    assert SAMPLES.is_dir(), f"{SAMPLES} is missing: the shared fixtures must be checked out beside the repo"
+    assert SAMPLES.is_dir(), f"{SAMPLES} is missing: tests/fixtures holds copies of the shared fixtures"
     samples = {path.name for path in SAMPLES.iterdir() if path.name != "SOURCES.md"}
     covered = set(LADDERS) | set(RATIOS) | set(MATRICES) | set(C2C) | set(IDLE) | MULTI_RUN
     assert samples == covered

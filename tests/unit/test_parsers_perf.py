@@ -1,4 +1,4 @@
-"""The `perf stat -x,` parser on every real output in ../shared/fixtures/perf_samples."""
+"""The `perf stat -x,` parser on every real output in tests/fixtures/perf_samples (a copy of ../shared/fixtures)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pytest
 
 from fleetscope.parsers import ParseError, perf
 
-SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "perf_samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "perf_samples"
 
 
 def parse(name: str) -> dict:
     path = SAMPLES / name
-    assert path.is_file(), f"fixture {path} is missing: the shared fixtures must be checked out beside the repo"
+    assert path.is_file(), f"fixture {path} is missing: tests/fixtures holds copies of the shared fixtures"
     return perf.parse(path.read_text(encoding="utf-8"), source=name)
 
 
@@ -31,7 +31,7 @@ TESTED = {
 
 
 def test_every_perf_sample_is_tested():
-    assert SAMPLES.is_dir(), f"{SAMPLES} is missing: the shared fixtures must be checked out beside the repo"
+    assert SAMPLES.is_dir(), f"{SAMPLES} is missing: tests/fixtures holds copies of the shared fixtures"
     assert {path.name for path in SAMPLES.iterdir() if path.name != "SOURCES.md"} == TESTED
 
 
