@@ -62,8 +62,9 @@ def test_mlp_one_chain_is_the_plain_chase(family):
     assert set(curve) == set(range(1, 17))
     assert curve[1] == pytest.approx(1.0)
     assert curve[8] > 3
-    t1 = rows(family, "select ns_per_access from mlp_curve where chains = 1")[0][0]
-    dram = rows(family, "select median_ns from zero_queue_levels where level = 'DRAM'")[0][0]
+    # Fastest samples: other work on the machine only ever adds time.
+    t1 = rows(family, "select min_ns_per_access from mlp_curve where chains = 1")[0][0]
+    dram = rows(family, "select min_ns from zero_queue_levels where level = 'DRAM'")[0][0]
     assert t1 == pytest.approx(dram, rel=0.10)
 
 

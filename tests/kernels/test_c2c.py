@@ -273,7 +273,7 @@ def test_latency_is_plausible(measured):
 
 @needs_two_cpus
 def test_matrix_is_symmetric_within_noise(run):
-    """median(a->b) / median(b->a) over the samples of five runs within 0.5..2.
+    """min(a->b) / min(b->a) over the samples of five runs within 0.5..2.
 
     On the 2-vCPU development VM the host moves vCPUs and other guests add load, so the level
     drifts between ~40 and ~180 ns from minute to minute and a single run's ratio was seen from
@@ -287,7 +287,9 @@ def test_matrix_is_symmetric_within_noise(run):
                                                 "--min-sample-ms", "5",
                                                 "--seed", str(seed))).items():
             pooled[pair] += record["samples"]
-    ratio = statistics.median(pooled[(a, b)]) / statistics.median(pooled[(b, a)])
+    # The fastest samples: other work on the vCPUs only ever adds time (seen up to 4x on medians
+    # while the whole test suite ran beside it).
+    ratio = min(pooled[(a, b)]) / min(pooled[(b, a)])
     assert 0.5 <= ratio <= 2.0, pooled
 
 

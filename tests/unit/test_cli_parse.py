@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "fixtures"
+SHARED = REPO / "tests" / "fixtures"  # copies of ../shared/fixtures
 MLC_LADDER = SHARED / "mlc_samples" / "csit_clx_loaded_latency.txt"
 TRUNCATED = SHARED / "mlc_samples" / "rpl_i9-13900KF_v3.11b_loaded_latency_t10_X_TRUNCATED.txt"
 FIO_JSON = SHARED / "fio_samples" / "fio-3.36_io_uring_randread_4k_qd32_pctlist.json"
