@@ -18,6 +18,8 @@ from pathlib import Path
 
 import jsonschema
 
+from fleetscope.parsers import ParseError, decode, parser
+
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 SUPPORTED_BUNDLE_SCHEMA = 1
 SUPPORTED_POINT_SCHEMA = 1
@@ -41,6 +43,22 @@ class Point:
 
 
 @dataclass(frozen=True)
+class RawOutput:
+    """One verbatim tool output named in an experiment's `raw` list, parsed by its tool's parser."""
+
+    experiment: str
+    path: str  # relative to the bundle
+    tool: str
+    params: dict  # what the role recorded about the run
+    sha256: str
+    size_bytes: int
+    parsed: dict | None  # None when the file could not be read (see note)
+    rows: tuple[dict, ...]  # the parser's long-format rows, params overlaid on the role's
+    truncated: bool
+    note: str | None
+
+
+@dataclass(frozen=True)
 class Bundle:
     """A validated bundle: the manifest (upgraded to the current schema) and its measured points."""
 
@@ -49,6 +67,7 @@ class Bundle:
     delivered_bundle_schema: int
     points: tuple[Point, ...]
     content_sha256: str
+    raw_outputs: tuple[RawOutput, ...] = ()
 
     @property
     def run_id(self) -> str:
@@ -201,16 +220,55 @@ def _check_manifest_consistency(manifest: dict, bundle_root: Path, where: str) -
     files_seen: set[str] = set()
     for index, experiment in enumerate(manifest["experiments"]):
         file = experiment.get("file")
-        if file is None and experiment["status"] == "ok":
+        if file is None and experiment["status"] == "ok" and not experiment.get("raw"):
             raise BundleError(
                 f"{where}: at $.experiments[{index}].file: experiment {experiment['name']!r} is 'ok' "
-                "but names no results file"
+                "but names no results file and no raw output"
             )
+        for raw_index, raw in enumerate(experiment.get("raw") or []):
+            normalized = str(Path(raw["path"]))
+            if normalized in files_seen:
+                raise BundleError(
+                    f"{where}: at $.experiments[{index}].raw[{raw_index}].path: {raw['path']!r} is named twice"
+                )
+            files_seen.add(normalized)
         if file is not None:
             normalized = str(Path(file))
             if normalized in files_seen:
                 raise BundleError(f"{where}: at $.experiments[{index}].file: {file!r} is named by two experiments")
             files_seen.add(normalized)
+
+
+def _output_problems(parsed: dict) -> tuple[bool, str | None]:
+    """Whether a parsed output was cut short, and what the tool itself complained about."""
+    runs = parsed.get("runs") or []
+    truncated = any(run.get("truncated") for run in runs)
+    problems = [run["truncation"] for run in runs if run.get("truncated") and run.get("truncation")]
+    problems += [f"line {error['line']}: {error['message']}" for error in parsed.get("tool_errors") or []]
+    return truncated, "; ".join(problems) or None
+
+
+def _parse_raw(data: bytes, experiment: dict, raw: dict, display: str, where: str) -> RawOutput:
+    """Parse one raw output. An unreadable output of an 'ok' experiment refuses the bundle; one of
+    a failed experiment (a tool killed half way) is kept unparsed with the reason, so the rest of
+    what the host measured still loads."""
+    tool = raw["tool"]
+    module = parser(tool)
+    try:
+        parsed = module.parse(decode(data), source=display)
+        rows = tuple({**row, "params": {**(raw.get("params") or {}), **row["params"]}} for row in module.rows(parsed))
+    except ParseError as error:
+        if experiment["status"] == "ok":
+            raise BundleError(
+                f"{where}: {error}: the {tool} output of an experiment marked 'ok' cannot be read; "
+                "re-collect the bundle, or re-run the experiment"
+            ) from None
+        return RawOutput(experiment["name"], raw["path"], tool, raw.get("params") or {},
+                         hashlib.sha256(data).hexdigest(), len(data), None, (), False,
+                         f"not loaded: {error}")
+    truncated, note = _output_problems(parsed)
+    return RawOutput(experiment["name"], raw["path"], tool, raw.get("params") or {},
+                     hashlib.sha256(data).hexdigest(), len(data), parsed, rows, truncated, note)
 
 
 def load_bundle(path: Path) -> Bundle:
@@ -238,22 +296,28 @@ def load_bundle(path: Path) -> Bundle:
     content = hashlib.sha256()
     content.update(b"manifest.json\0" + manifest_bytes + b"\0")
     points: list[Point] = []
+    raw_outputs: list[RawOutput] = []
     for index, experiment in enumerate(manifest["experiments"]):
         file = experiment.get("file")
-        if file is None:
-            continue
-        where = f"{manifest_display}: at $.experiments[{index}].file"
-        if experiment["status"] != "ok" and not (bundle_root / file).exists():
-            continue  # a failed or skipped experiment may have written nothing
-        data = _read_regular_file(bundle_root, file, where)
-        content.update(file.encode("utf-8") + b"\0" + data + b"\0")
-        points.extend(_parse_points(data, experiment["name"], str(bundle_root / file)))
+        if file is not None:
+            where = f"{manifest_display}: at $.experiments[{index}].file"
+            if experiment["status"] == "ok" or (bundle_root / file).exists():
+                # a failed or skipped experiment may have written nothing
+                data = _read_regular_file(bundle_root, file, where)
+                content.update(file.encode("utf-8") + b"\0" + data + b"\0")
+                points.extend(_parse_points(data, experiment["name"], str(bundle_root / file)))
+        for raw_index, raw in enumerate(experiment.get("raw") or []):
+            where = f"{manifest_display}: at $.experiments[{index}].raw[{raw_index}].path"
+            data = _read_regular_file(bundle_root, raw["path"], where)
+            content.update(raw["path"].encode("utf-8") + b"\0" + data + b"\0")
+            raw_outputs.append(_parse_raw(data, experiment, raw, str(bundle_root / raw["path"]), where))
     return Bundle(
         path=bundle_root,
         manifest=manifest,
         delivered_bundle_schema=delivered_schema,
         points=tuple(points),
         content_sha256=content.hexdigest(),
+        raw_outputs=tuple(raw_outputs),
     )
 
 

@@ -18,7 +18,8 @@ from fleetscope.bundle import Bundle, BundleError, load_bundle, utc_timestamp
 from fleetscope.warehouse import insert_rows
 
 # Every table holding rows of one (run_id, host); `hosts` is shared by all runs of a host.
-RUN_TABLES = ("samples", "points", "experiments", "knob_values", "cache_levels", "facts", "runs")
+RUN_TABLES = ("tool_samples", "raw_outputs", "samples", "points", "experiments", "knob_values", "cache_levels",
+              "facts", "runs")
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ def find_bundles(path: Path) -> list[Path]:
 
 
 def _cache_rows(bundle: Bundle) -> Iterator[dict]:
-    for cache_index, cache in enumerate(bundle.manifest["facts"]["caches"]):
+    for cache_index, cache in enumerate(bundle.manifest["facts"].get("caches", [])):
         yield {
             "cache_index": cache_index,
             "level": cache["level"],
@@ -111,6 +112,20 @@ def _sample_rows(bundle: Bundle) -> Iterator[dict]:
             yield {**columns, "sample_index": sample_index, "value": value}
 
 
+def _raw_output_rows(bundle: Bundle) -> Iterator[dict]:
+    for raw in bundle.raw_outputs:
+        yield {"experiment": raw.experiment, "path": raw.path, "tool": raw.tool, "sha256": raw.sha256,
+               "bytes": raw.size_bytes, "params": raw.params, "parsed": raw.parsed,
+               "truncated": raw.truncated, "note": raw.note}
+
+
+def _tool_sample_rows(bundle: Bundle) -> Iterator[dict]:
+    for raw in bundle.raw_outputs:
+        for row_index, row in enumerate(raw.rows):
+            yield {"experiment": raw.experiment, "path": raw.path, "tool": raw.tool, "row_index": row_index,
+                   "metric": row["metric"], "value": row["value"], "unit": row["unit"], "params": row["params"]}
+
+
 def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded_at: str) -> None:
     manifest = bundle.manifest
     key = {"run_id": bundle.run_id, "host": bundle.host}
@@ -139,6 +154,8 @@ def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded
         ("experiments", _experiment_rows(bundle)),
         ("points", _point_rows(bundle)),
         ("samples", _sample_rows(bundle)),
+        ("raw_outputs", _raw_output_rows(bundle)),
+        ("tool_samples", _tool_sample_rows(bundle)),
     ):
         insert_rows(connection, table, [{**key, **row} for row in rows])
 
@@ -184,8 +201,8 @@ def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path) -> Outcome:
     experiments = len(bundle.manifest["experiments"])
     samples = sum(len(point.document["samples"]) for point in bundle.points)
     status = bundle.manifest.get("status", "status not recorded")
-    return Outcome(
-        path,
-        action,
-        f"{where} ({status}): {experiments} experiments, {len(bundle.points)} points, {samples} samples",
-    )
+    detail = f"{where} ({status}): {experiments} experiments, {len(bundle.points)} points, {samples} samples"
+    if bundle.raw_outputs:
+        tool_rows = sum(len(raw.rows) for raw in bundle.raw_outputs)
+        detail += f", {len(bundle.raw_outputs)} raw outputs ({tool_rows} values)"
+    return Outcome(path, action, detail)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 
 def manifest_experiments(experiments, present_files):
-    """Experiment records with `file` set only where the file exists in the bundle."""
+    """Experiment records with `file`, and the `raw` outputs, kept only where the file exists in
+    the bundle (a mode killed before it wrote anything leaves no file)."""
     present = set(present_files)
     out = []
     for record in experiments:
         record = dict(record)
         if record.get("file") not in present:
             record["file"] = None
+        if "raw" in record:
+            record["raw"] = [raw for raw in record["raw"] or [] if raw.get("path") in present]
         if record.get("wall_s") is not None:
             record["wall_s"] = float(record["wall_s"])
         out.append(record)
@@ -25,7 +28,7 @@ def manifest_status(experiments, stage_error=None):
     statuses = [record["status"] for record in experiments]
     if stage_error is None and all(status in ("ok", "skipped") for status in statuses):
         return "complete"
-    if any(record["status"] == "ok" or record.get("file") for record in experiments):
+    if any(record["status"] == "ok" or record.get("file") or record.get("raw") for record in experiments):
         return "partial"
     return "failed"
 
