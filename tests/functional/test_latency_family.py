@@ -10,6 +10,7 @@ from helpers import Outputs, knob_values, run_playbook, scratch_leftovers
 
 pytestmark = pytest.mark.functional
 
+SECTIONS_EXPERIMENTS = ["latency_sweep", "zero_queue", "pattern_stride", "tlb", "mlp", "write_cost", "c2c"]
 SECTIONS = ["latency", "zero-queue", "pattern-stride", "tlb", "mlp", "write-cost", "c2c"]
 
 
@@ -34,6 +35,20 @@ def test_every_experiment_ran_and_left_nothing_out(family):
                            ["latency_sweep", "zero_queue", "pattern_stride", "tlb", "mlp", "write_cost", "c2c"]}
     # the tuning role reserved 2 MiB pages, so hugetlb was measured, not left out
     assert rows(family, "select notes from experiments where experiment = 'tlb'") == [(None,)]
+
+
+def test_every_kernel_process_was_counted_by_perf_as_far_as_this_host_can(family):
+    (capability,) = rows(family, "select facts->>'$.perf.capability' from facts")[0]
+    counted = {experiment for (experiment,) in rows(family, "select distinct experiment from perf_counters")}
+    if capability == "none":
+        assert rows(family, "select count(*) from perf_counters") == [(0,)]
+        return
+    assert counted == set(SECTIONS_EXPERIMENTS)
+    states = dict(rows(family, "select name, list_distinct(list(state)) from perf_counters group by name"))
+    assert states["task-clock"] == ["counted"]
+    expected_hw = ["counted"] if capability == "hardware" else ["not supported"]
+    assert states["cycles"] == expected_hw
+    assert rows(family, "select count(*) from perf_counters where state <> 'counted' and value is not null") == [(0,)]
 
 
 def test_latency_sweep_has_both_page_policies(family):

@@ -212,6 +212,41 @@ def steal_ticks() -> int | None:
     return int(parts[8]) if len(parts) > 8 else None
 
 
+# One hardware and one software event: which of them perf can count decides what the perf wrapper
+# of the kernels can measure on this host.
+PERF_PROBE_EVENTS = ("cycles", "instructions", "task-clock")
+
+
+def perf_capability() -> dict:
+    """`hardware` (PMU counters count), `software` (only kernel software events, e.g. in a VM without
+    a virtual PMU) or `none` (no perf, or perf refused), with the reason and each probe event's state."""
+    if shutil.which("perf") is None:
+        return {"capability": "none", "reason": "perf is not installed", "events": {}}
+    argv = ["perf", "stat", "-x,", "-e", ",".join(PERF_PROBE_EVENTS), "--", "true"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, env=ENV, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return {"capability": "none", "reason": f"perf stat could not run: {err}", "events": {}}
+    events = {}
+    for line in proc.stderr.splitlines():
+        fields = line.split(",")
+        if len(fields) >= 3 and fields[2].split(":")[0] in PERF_PROBE_EVENTS:
+            value = fields[0]
+            events[fields[2].split(":")[0]] = value.strip("<>") if value.startswith("<") else "counted"
+    if proc.returncode != 0 or not events:
+        tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
+        return {"capability": "none", "reason": f"perf stat failed (exit {proc.returncode}): {tail}",
+                "events": events}
+    if events.get("cycles") == "counted" and events.get("instructions") == "counted":
+        return {"capability": "hardware", "reason": "cycles and instructions count", "events": events}
+    if events.get("task-clock") == "counted":
+        return {"capability": "software",
+                "reason": f"hardware events are {events.get('cycles', 'missing')} (no PMU counters here, "
+                          "e.g. a VM without a virtual PMU): only software events count",
+                "events": events}
+    return {"capability": "none", "reason": "no probe event counted", "events": events}
+
+
 def collect() -> dict:
     mem = meminfo()
     thp = "/sys/kernel/mm/transparent_hugepage"
@@ -247,6 +282,7 @@ def collect() -> dict:
         "boost": boost if boost is not None else (
             f"intel_pstate no_turbo={no_turbo}" if no_turbo is not None else UNAVAILABLE),
         "perf_event_paranoid": int(paranoid) if paranoid and paranoid.lstrip("-").isdigit() else None,
+        "perf": perf_capability(),
         "compiler": first_line(["cc", "--version"]),
         "tools": {"perf": first_line(["perf", "--version"]),
                   "fio": first_line(["fio", "--version"]),

@@ -24,6 +24,25 @@ def select_experiments(registry, run_tags, skip_tags):
     return selected
 
 
+def perf_points(points, experiment, perf, events, enabled=True):
+    """The points with their argv wrapped in `perf stat -x,` where the host's perf can count.
+
+    `perf` is the facts' perf record ({capability, reason}); each wrapped point gets `raw`, the
+    bundle-relative path of its CSV and the raw-output entry the manifest names.
+    """
+    if not enabled or perf.get("capability") not in ("hardware", "software"):
+        return [dict(point, raw=None) for point in points]
+    wrapped = []
+    for index, point in enumerate(points):
+        path = f"raw/perf/{experiment}/{index:03d}.csv"
+        wrapped.append(dict(
+            point,
+            argv=["perf", "stat", "-x,", "-o", path, "-e", ",".join(events), "--", *point["argv"]],
+            raw={"path": path, "tool": "perf", "params": {"point": point["label"], "point_index": index}},
+        ))
+    return wrapped
+
+
 def failure_summary(result, tail_lines=5):
     """One readable paragraph from a failed (possibly looped) command result: what failed, rc,
     and the tail of its stderr."""
@@ -41,4 +60,5 @@ def failure_summary(result, tail_lines=5):
 
 class FilterModule:
     def filters(self):
-        return {"select_experiments": select_experiments, "failure_summary": failure_summary}
+        return {"select_experiments": select_experiments, "failure_summary": failure_summary,
+                "perf_points": perf_points}

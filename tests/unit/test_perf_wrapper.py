@@ -1,0 +1,68 @@
+"""The kernels' perf stat wrapper (roles/kernels/filter_plugins/experiments.py) and the facts
+module's perf capability probe, run against this machine's real perf."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "roles" / "kernels" / "filter_plugins"))
+sys.path.insert(0, str(ROOT / "roles" / "facts" / "library"))
+
+from experiments import perf_points  # noqa: E402
+import fleetscope_facts  # noqa: E402
+
+from fleetscope.parsers import parse_file  # noqa: E402
+
+POINTS = [{"label": "16 KiB", "argv": ["/bin/sleep", "0.01"]}, {"label": "1 MiB", "argv": ["/bin/true"]}]
+EVENTS = ["task-clock", "cycles"]
+
+
+@pytest.mark.parametrize("capability", ["hardware", "software"])
+def test_points_are_wrapped_where_perf_can_count(capability):
+    wrapped = perf_points(POINTS, "zero_queue", {"capability": capability}, EVENTS)
+    assert [point["argv"] for point in wrapped] == [
+        ["perf", "stat", "-x,", "-o", f"raw/perf/zero_queue/{index:03d}.csv", "-e", "task-clock,cycles", "--",
+         *point["argv"]] for index, point in enumerate(POINTS)]
+    assert [point["raw"] for point in wrapped] == [
+        {"path": f"raw/perf/zero_queue/{index:03d}.csv", "tool": "perf",
+         "params": {"point": point["label"], "point_index": index}} for index, point in enumerate(POINTS)]
+
+
+@pytest.mark.parametrize("perf, enabled", [({"capability": "none", "reason": "perf is not installed"}, True),
+                                           ({}, True), ({"capability": "hardware"}, False)])
+def test_points_run_bare_without_perf_or_when_switched_off(perf, enabled):
+    wrapped = perf_points(POINTS, "zero_queue", perf, EVENTS, enabled)
+    assert [point["argv"] for point in wrapped] == [point["argv"] for point in POINTS]
+    assert all(point["raw"] is None for point in wrapped)
+
+
+def test_the_probe_matches_what_perf_counts_here():
+    probe = fleetscope_facts.perf_capability()
+    assert probe["capability"] in ("hardware", "software", "none")
+    assert probe["reason"]
+    if probe["capability"] == "none":
+        return
+    # Whatever the probe says must agree with a real perf stat run on this machine.
+    result = subprocess.run(["perf", "stat", "-x,", "-e", "cycles,task-clock", "--", "true"],
+                            capture_output=True, text=True, check=True)
+    rows = {row[2]: row[0] for row in csv.reader(result.stderr.splitlines()) if len(row) > 2}
+    assert probe["events"]["task-clock"] == "counted"
+    assert (probe["capability"] == "hardware") == (not rows["cycles"].startswith("<"))
+
+
+def test_a_wrapped_point_writes_a_csv_the_parser_reads(tmp_path):
+    if fleetscope_facts.perf_capability()["capability"] == "none":
+        pytest.skip("perf cannot count on this machine: " + fleetscope_facts.perf_capability()["reason"])
+    (point,) = perf_points(POINTS[:1], "zero_queue", {"capability": "software"}, ["task-clock", "cycles"])
+    (tmp_path / "raw/perf/zero_queue").mkdir(parents=True)
+    subprocess.run(point["argv"], cwd=tmp_path, check=True)
+    parsed = parse_file("perf", tmp_path / point["raw"]["path"])
+    events = {event["name"]: event for event in parsed["events"]}
+    assert events["task-clock"]["state"] == "counted" and events["task-clock"]["value"] > 0
+    assert events["cycles"]["state"] in ("counted", "not supported")
