@@ -1,4 +1,4 @@
-"""The `fleetscope` command: verbs in workflow order (ingest, report, query, parse, version)."""
+"""The `fleetscope` command: verbs in workflow order (ingest, report, query, parse, import, version)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ examples:
   fleetscope report --out reports/           write reports/index.html and one page per host
   fleetscope query "SELECT * FROM runs_overview"
   fleetscope parse mlc raw/mlc_loaded_latency.txt   what fleetscope reads from a raw tool output
+  fleetscope import --host node7 mlc old/mlc.txt    a lab's past outputs as an external run
   fleetscope version
 
 The warehouse is warehouse/fleet.duckdb unless --db or FLEETSCOPE_DB says otherwise.
@@ -69,6 +70,19 @@ examples:
 --format json prints everything the parser read (units in the key names: _ns, _mb_s = 1e6 B/s,
 _bytes_per_s); table prints a summary. A file the parser cannot read is an error naming the file
 and line; the exit status is then 2.
+"""
+
+
+IMPORT_EXAMPLES = """\
+examples:
+  fleetscope import --host lab-node7 mlc old/mlc_idle.txt old/mlc_loaded.txt
+  fleetscope import --host lab-node7 --cpu-model "Xeon Gold 6248" --started-at 2024-05-02 fio fio/*.json
+  fleetscope import --host lab-node7 --run-id 20240502T000000Z-1a2b3c perf perf_saxpy.csv
+Every file is parsed first; one the parser cannot read stops the import (FILE:LINE) and nothing is
+written. The files become the bundle RESULTS/<run_id>/<host>/ (profile 'external', raw/<tool>/...),
+which is then loaded into the warehouse like any bundle. The run id comes from the files' date
+(--started-at, else their newest modification time) and content, so importing the same files again
+changes nothing; give --run-id to add other tools' files to the same run.
 """
 
 
@@ -164,6 +178,24 @@ def _command_parse(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def _command_import(arguments: argparse.Namespace) -> int:
+    from fleetscope.imports import import_files
+    from fleetscope.ingest import ingest_bundle
+    from fleetscope.warehouse import open_warehouse
+
+    imported = import_files(arguments.results, arguments.host, arguments.tool, arguments.files,
+                            run_id=arguments.run_id, started_at=arguments.started_at,
+                            cpu_model=arguments.cpu_model)
+    with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+        outcome = ingest_bundle(connection, imported.path)
+    if outcome.action == "REFUSED":
+        print(f"REFUSED    {imported.path}: {outcome.detail}")
+        return 1
+    print(f"{outcome.action:<10} {imported.path}: {outcome.detail} "
+          f"({imported.added} new of {len(arguments.files)} files)")
+    return 0
+
+
 def _command_version(arguments: argparse.Namespace) -> int:
     from fleetscope.bundle import SUPPORTED_BUNDLE_SCHEMA, SUPPORTED_POINT_SCHEMA
     from fleetscope.warehouse import schema_version
@@ -234,6 +266,17 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument("tool", choices=TOOLS, help="which tool wrote the file")
     parse.add_argument("file", type=Path, metavar="FILE", help="the raw output file ('-' reads standard input)")
     parse.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
+    importer = add_verb("import", "load a lab's past MLC, fio, perf or DiskSpd outputs as an external run of a host",
+                        IMPORT_EXAMPLES, _command_import)
+    importer.add_argument("--host", required=True, help="the host the outputs were measured on")
+    importer.add_argument("tool", choices=TOOLS, help="which tool wrote the files")
+    importer.add_argument("files", nargs="+", type=Path, metavar="FILE", help="raw output files of that tool")
+    importer.add_argument("--run-id", help="add to this run (default: derived from the files' date and content)")
+    importer.add_argument("--started-at", metavar="WHEN",
+                          help="when they were measured, ISO 8601 (default: the newest file's modification time)")
+    importer.add_argument("--cpu-model", help="the host's CPU model, for the fleet page (not guessed when absent)")
+    importer.add_argument("--results", type=Path, default=Path("results"),
+                          help="where the bundle is written (default: results/)")
     add_verb(
         "version", "print the fleetscope version and the format versions it reads",
         "example:\n  fleetscope version\n", _command_version,
