@@ -24,6 +24,7 @@ from fleetscope.bundle import BundleError, load_bundle
 from fleetscope.errors import UserError
 from fleetscope.parsers import parser, read_text
 
+EXPERIMENT_OF_TOOL = {"diskspd": "fio"}
 _RUN_ID = re.compile(r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$")
 _HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -97,9 +98,11 @@ def import_files(results_dir: Path, host: str, tool: str, files: list[Path], *, 
             raise UserError(f"{bundle} is a bundle a playbook run collected: import into another --run-id")
     else:
         manifest = _new_manifest(host, run_id, started, cpu_model)
-    experiment = next((entry for entry in manifest["experiments"] if entry["name"] == tool), None)
+    # DiskSpd is the storage experiment of Windows hosts: its outputs join fio's experiment.
+    name = EXPERIMENT_OF_TOOL.get(tool, tool)
+    experiment = next((entry for entry in manifest["experiments"] if entry["name"] == name), None)
     if experiment is None:
-        experiment = {"name": tool, "status": "ok", "file": None, "error": None, "wall_s": None,
+        experiment = {"name": name, "status": "ok", "file": None, "error": None, "wall_s": None,
                       "notes": [f"imported by fleetscope import from {tool} outputs measured outside fleetscope"],
                       "raw": []}
         manifest["experiments"].append(experiment)

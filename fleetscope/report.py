@@ -95,9 +95,12 @@ def _run_page_name(host: str, run_id: str, latest_run_id: str) -> str:
 
 def _sections(connection: duckdb.DuckDBPyConnection, key: list, caches: list[dict], experiments: list[dict]) -> list:
     """The experiment sections of one host run: the latency curve always, every other section when the run
-    has its experiment (with the experiment's status and notes when it drew nothing)."""
+    has its experiment (with the experiment's status and notes when it drew nothing). An experiment with
+    several sections (MLC) shows its status and notes once, in its first; a further section of it
+    appears only when it has rows."""
     ran = {experiment["experiment"]: experiment for experiment in experiments}
     sections = []
+    shown = set()
     for section in SECTIONS:
         if section.experiment not in ran and section.id != "latency":
             continue
@@ -105,8 +108,12 @@ def _sections(connection: duckdb.DuckDBPyConnection, key: list, caches: list[dic
         rows = _records(connection, query, key)
         extra_rows = _records(connection, f"SELECT * FROM {section.extra_view} WHERE run_id = ? AND host = ?",
                               key) if section.extra_view else []
+        if section.experiment in shown and not rows and not extra_rows:
+            continue
         sections.append({"section": section, "rows": rows, "extra_rows": extra_rows,
-                         "chart_spec": section.chart(rows, caches), "experiment": ran.get(section.experiment)})
+                         "chart_spec": section.chart(rows, caches), "experiment": ran.get(section.experiment),
+                         "first_of_experiment": section.experiment not in shown})
+        shown.add(section.experiment)
     return sections
 
 

@@ -263,3 +263,134 @@ SECTIONS: tuple[Section, ...] = (
              Column("same_core", "same core", "bool"), Column("numa_node_a", "node a", "number"),
              Column("numa_node_b", "node b", "number"))),
 )
+
+
+# ---- storage (fio; diskspd on Windows) ------------------------------------------------------
+
+_STORAGE_PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
+_STORAGE_COLORS = ("#1b9e77", "#66a61e", "#e6ab02", "#d95f02", "#e7298a", "#7570b3")
+
+
+def storage_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    """Latency percentiles (log µs) vs queue depth: one panel per job pattern and direction, one line
+    per percentile (50 .. 99.99; diskspd's other buckets are left out of the picture)."""
+    records = []
+    for row in rows:
+        if row["queue_depth"] is None or row["percentile"] not in _STORAGE_PERCENTILES or not row["latency_ns"]:
+            continue
+        head, _, depth = (row["job"] or "").rpartition("_qd")
+        base = head if head and depth.isdigit() else row["job"] or ""
+        records.append({
+            "series": f"{'' if row['tool'] == 'fio' else row['tool'] + ' '}{base} · {row['direction']}",
+            "queue_depth": row["queue_depth"], "percentile": row["percentile"],
+            "percentile_label": f"p{row['percentile']:g}", "latency_us": row["latency_ns"] / 1000,
+            "job": row["job"], "latency_kind": row["latency_kind"],
+        })
+    if not records:
+        return None
+    depths = sorted({record["queue_depth"] for record in records})
+    labels = [f"p{percentile:g}" for percentile in _STORAGE_PERCENTILES]
+    series = list(dict.fromkeys(record["series"] for record in records))
+    low, high = math.floor(math.log2(depths[0])), math.ceil(math.log2(depths[-1]))
+    x = alt.X("queue_depth:Q", title="queue depth",
+              scale=alt.Scale(type="log", base=2, domain=[2**low, 2**max(high, low + 1)]),
+              axis=alt.Axis(values=depths, grid=False, format="d"))
+    chart = alt.Chart(alt.Data(values=records)).mark_line(point=True).encode(
+        x=x,
+        y=alt.Y("latency_us:Q", title="latency (µs, log scale)", scale=alt.Scale(type="log", nice=False)),
+        color=alt.Color("percentile_label:N", title="percentile", sort=labels,
+                        scale=alt.Scale(domain=labels, range=list(_STORAGE_COLORS))),
+        tooltip=[alt.Tooltip("job:N"), alt.Tooltip("queue_depth:Q", title="queue depth"),
+                 alt.Tooltip("percentile_label:N", title="percentile"),
+                 alt.Tooltip("latency_us:Q", title="µs", format=".1f"), alt.Tooltip("latency_kind:N", title="latency")],
+    ).properties(width=230, height=170).facet(
+        facet=alt.Facet("series:N", title=None, sort=series), columns=3,
+    ).properties(title=alt.Title("Storage latency percentiles vs queue depth",
+                                 subtitle="one panel per job and direction; fio lat (submission to completion)"))
+    return chart.to_dict()
+
+
+SECTIONS = (*SECTIONS, Section(
+    "storage", "fio", "Storage latency", "storage_percentiles", "job, direction, percentile", storage_chart,
+    note="fio on a scratch file (or an opted-in raw device), direct I/O where the filesystem accepts it; "
+         "diskspd on Windows hosts. On a virtual disk this measures the hypervisor's storage stack too.",
+    extra_view="fio_jobs",
+    extra_columns=(Column("job", "job"), Column("direction", "direction"), Column("rw", "rw"),
+                   Column("block_size_bytes", "block", "bytes"), Column("iodepth", "QD", "number"),
+                   Column("ioengine", "engine"), Column("direct", "direct", "bool"),
+                   Column("iops", "IOPS", "number"), Column("bandwidth_bytes_per_s", "B/s", "number"),
+                   Column("lat_mean_ns", "mean ns", "number"), Column("p50_ns", "p50 ns", "number"),
+                   Column("p99_ns", "p99 ns", "number"), Column("p99_9_ns", "p99.9 ns", "number"),
+                   Column("p99_99_ns", "p99.99 ns", "number")),
+))
+
+
+def mlc_loaded_latency_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    """MLC's loaded-latency curve: latency against the bandwidth drawn, one line per ladder, walked from
+    the largest injected delay (idle) to delay 0 (full load)."""
+    rows = [row for row in rows if row["bandwidth_mb_s"] is not None and row["latency_ns"] is not None]
+    if not rows:
+        return None
+    ladders = sorted({(row["path"], row["run_index"]) for row in rows})
+    records = [
+        {"bandwidth_gb_s": row["bandwidth_mb_s"] / 1000, "latency_ns": row["latency_ns"],
+         "delay_cycles": row["delay_cycles"], "traffic": row["traffic"] or "unspecified",
+         "ladder": (row["traffic"] or "unspecified") + (
+             f" ({row['path'].rsplit('/', 1)[-1]} run {row['run_index']})" if len(ladders) > 1 else ""),
+         "outstanding_lines": row["outstanding_lines"], "truncated": bool(row["run_truncated"])}
+        for row in rows
+    ]
+    chart = alt.Chart(alt.Data(values=records)).mark_line(point=True).encode(
+        x=alt.X("bandwidth_gb_s:Q", title="bandwidth drawn (GB/s = 1e9 B/s)"),
+        y=alt.Y("latency_ns:Q", title="loaded latency (ns)", scale=alt.Scale(zero=False)),
+        color=alt.Color("ladder:N", title="load"),
+        order=alt.Order("delay_cycles:Q", sort="descending"),
+        tooltip=[alt.Tooltip("delay_cycles:Q", title="injected delay (cycles)"),
+                 alt.Tooltip("bandwidth_gb_s:Q", title="GB/s", format=".2f"),
+                 alt.Tooltip("latency_ns:Q", title="ns", format=".1f"),
+                 alt.Tooltip("outstanding_lines:Q", title="lines in flight", format=".1f"),
+                 alt.Tooltip("ladder:N", title="load"), alt.Tooltip("truncated:N", title="cut short")])
+    return _spec(chart, "Intel MLC: loaded latency vs bandwidth",
+                 "each point one injected delay; from the largest delay (idle, left) to no delay (full load)")
+
+
+def mlc_bandwidth_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    if not rows:
+        return None
+    order = list(dict.fromkeys(row["traffic_label"] or row["traffic"] for row in rows))
+    records = [{"traffic": row["traffic_label"] or row["traffic"], "mode": row["mode"],
+                "bandwidth_gb_s": row["bandwidth_mb_s"] / 1000} for row in rows]
+    chart = alt.Chart(alt.Data(values=records)).mark_bar().encode(
+        x=alt.X("traffic:N", sort=order, title="read-write mix"), xOffset="mode:N",
+        y=alt.Y("bandwidth_gb_s:Q", title="bandwidth (GB/s = 1e9 B/s)"),
+        color=alt.Color("mode:N", title="MLC mode"),
+        tooltip=["traffic:N", "mode:N", alt.Tooltip("bandwidth_gb_s:Q", title="GB/s", format=".2f")])
+    return _spec(chart, "Intel MLC: bandwidth per read-write mix",
+                 "peak injection: load threads with no delay; max bandwidth: the best of several injection rates")
+
+
+SECTIONS = (*SECTIONS, Section(
+    "mlc", "mlc", "Intel MLC: idle and loaded latency", "mlc_loaded_latency",
+    "path, run_index, delay_cycles DESC", mlc_loaded_latency_chart,
+    (Column("delay_cycles", "injected delay (cycles)", "number"), Column("bandwidth_mb_s", "MB/s", "number"),
+     Column("latency_ns", "latency ns", "number"), Column("outstanding_lines", "lines in flight", "number"),
+     Column("traffic", "traffic"), Column("run_truncated", "cut short", "bool")),
+    "Intel MLC as supplied by the user, run as shipped: ns and MB/s (1e6 B/s) as MLC prints them; its "
+    "verbatim outputs are in the bundle's raw/mlc/. The table under the ladder is the idle latency per "
+    "level, with buffers sized from this host's sysfs caches.",
+    extra_view="mlc_idle_latency",
+    extra_columns=(Column("level", "level"), Column("buffer_bytes", "buffer", "bytes"),
+                   Column("sysfs_size_bytes", "sysfs size", "bytes"), Column("latency_ns", "idle latency ns", "number"),
+                   Column("clocks", "clocks", "number"), Column("clock", "clock"), Column("access", "access"),
+                   Column("buffer_rule", "buffer rule"), Column("mlc_version", "MLC"))), Section(
+    "mlc-bandwidth", "mlc", "Intel MLC: bandwidth, NUMA matrices and cache-to-cache", "mlc_bandwidth",
+    "mode, path, run_index, row_index", mlc_bandwidth_chart,
+    (Column("mode", "mode"), Column("traffic_label", "read-write mix"), Column("bandwidth_mb_s", "MB/s", "number"),
+     Column("buffer_bytes", "buffer per thread", "bytes"), Column("run_truncated", "cut short", "bool")),
+    extra_view="mlc_matrix",
+    extra_columns=(Column("mode", "mode"), Column("cpu_node", "CPU node", "number"),
+                   Column("memory_node", "memory node", "number"), Column("scope", "c2c scope"),
+                   Column("transfer_path", "c2c path"), Column("transfer", "transfer"), Column("homed_in", "homed in"),
+                   Column("writer_node", "writer node", "number"), Column("reader_node", "reader node", "number"),
+                   Column("latency_ns", "ns", "number"), Column("bandwidth_mb_s", "MB/s", "number"))),
+)

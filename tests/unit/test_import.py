@@ -71,6 +71,9 @@ def test_the_same_name_with_other_content_is_kept_beside_the_first(cli, tmp_path
     assert cli("import", *common, "diskspd", first_dir / "result.xml").returncode == 0
     assert cli("import", *common, "diskspd", second_dir / "result.xml").returncode == 0
     paths = [path for (path,) in query(db, "select path from raw_outputs order by path")]
+    assert query(db, "select distinct experiment, tool from raw_outputs") == [("fio", "diskspd")]
+    (percentiles,), = query(db, "select count(*) from storage_percentiles where tool = 'diskspd'")
+    assert percentiles > 0  # the -L run's latency percentiles reach the storage view
     assert len(paths) == 2 and paths[0].startswith("raw/diskspd/result") and paths[1] == "raw/diskspd/result.xml"
 
 

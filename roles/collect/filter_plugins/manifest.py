@@ -20,15 +20,22 @@ def manifest_experiments(experiments, present_files):
     return out
 
 
+def _measured_raw(record):
+    """Raw outputs that are measurements (MLC, fio, DiskSpd). perf counters of a kernel process are
+    not: without the kernel's points they say how long a failing process ran, nothing more."""
+    return any(raw.get("tool") != "perf" for raw in record.get("raw") or [])
+
+
 def manifest_status(experiments, stage_error=None):
     """complete: every experiment ok; partial: something measured but not all; failed: nothing.
 
-    A failed experiment that kept some points (its file is in the bundle) counts as measured.
+    A failed experiment that kept some points (its file is in the bundle) or tool outputs counts as
+    measured.
     """
     statuses = [record["status"] for record in experiments]
     if stage_error is None and all(status in ("ok", "skipped") for status in statuses):
         return "complete"
-    if any(record["status"] == "ok" or record.get("file") or record.get("raw") for record in experiments):
+    if any(record["status"] == "ok" or record.get("file") or _measured_raw(record) for record in experiments):
         return "partial"
     return "failed"
 
