@@ -1,4 +1,5 @@
-"""The `fleetscope` command: verbs in workflow order (ingest, report, query, parse, import, version)."""
+"""The `fleetscope` command: verbs in workflow order (ingest, report, query, parse, import, infer, export,
+version)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ examples:
   fleetscope query "SELECT * FROM runs_overview"
   fleetscope parse mlc raw/mlc_loaded_latency.txt   what fleetscope reads from a raw tool output
   fleetscope import --host node7 mlc old/mlc.txt    a lab's past outputs as an external run
+  fleetscope infer --csv old/lat_mem_rd.csv          cache levels from any latency curve
+  fleetscope export --parquet lake/                  the warehouse as Parquet for Trino, Spark, BigQuery
   fleetscope version
 
 The warehouse is warehouse/fleet.duckdb unless --db or FLEETSCOPE_DB says otherwise.
@@ -84,6 +87,38 @@ which is then loaded into the warehouse like any bundle. The run id comes from t
 (--started-at, else their newest modification time) and content, so importing the same files again
 changes nothing; give --run-id to add other tools' files to the same run.
 """
+
+
+INFER_EXAMPLES = """\
+examples:
+  fleetscope infer --csv sweep.csv                   columns bytes,ns: cache levels
+  fleetscope infer --csv sweep.csv --caches 32k,1m,32m   the reported sizes beside the levels
+  fleetscope infer --csv tlb.csv --format json       columns pages,ns: L1/L2 TLB entries, walk cost
+
+The CSV has a header naming 'ns' and 'bytes' or 'pages' (optional 'std'); several rows of one size are
+its samples. The method is the one ingest applies to every run (fleetscope/inference.py). A file that
+cannot be read is an error naming the file and line; the exit status is then 2.
+"""
+
+EXPORT_EXAMPLES = """\
+examples:
+  fleetscope export --parquet lake/
+  fleetscope export --parquet /data/fleet-parquet --overwrite --db /data/lab.duckdb
+
+Writes DIR/tables/<table>/host=<host>/run_id=<run_id>/*.parquet (views likewise under DIR/views/) and
+DIR/export.json with the row counts; see warehouse/README.md for reading it from Trino, Spark or BigQuery.
+"""
+
+
+def _size_list(text: str) -> list[int]:
+    sizes = []
+    for part in filter(None, (item.strip().lower() for item in text.split(","))):
+        factor = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(part[-1], 1)
+        digits = part[:-1] if factor > 1 else part
+        if not digits.isdigit() or int(digits) == 0:
+            raise argparse.ArgumentTypeError(f"{part!r} is not a size (e.g. 32k, 1m, 33554432)")
+        sizes.append(int(digits) * factor)
+    return sizes
 
 
 def _default_db() -> Path:
@@ -196,6 +231,32 @@ def _command_import(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def _command_infer(arguments: argparse.Namespace) -> int:
+    from fleetscope.curve_csv import CurveCsvError, infer_curve, read_curve, render
+    from fleetscope.inference import InferenceError
+
+    try:
+        curve = read_curve(arguments.csv)
+        result = infer_curve(curve, arguments.caches)
+    except (CurveCsvError, InferenceError) as error:
+        print(f"fleetscope infer: error: {error}", file=sys.stderr)
+        return 2
+    sys.stdout.write(render(curve, result, arguments.format))
+    return 0
+
+
+def _command_export(arguments: argparse.Namespace) -> int:
+    from fleetscope.export import export_parquet
+    from fleetscope.warehouse import open_read_only
+
+    with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+        exported = export_parquet(connection, arguments.parquet, overwrite=arguments.overwrite)
+    partitioned = sum(item.partitioned for item in exported)
+    print(f"wrote {len(exported)} tables and views ({partitioned} partitioned by host and run) to {arguments.parquet}; "
+          f"see {arguments.parquet / 'export.json'}")
+    return 0
+
+
 def _command_version(arguments: argparse.Namespace) -> int:
     from fleetscope.bundle import SUPPORTED_BUNDLE_SCHEMA, SUPPORTED_POINT_SCHEMA
     from fleetscope.warehouse import schema_version
@@ -235,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     def add_verb(name: str, summary: str, examples: str, handler) -> argparse.ArgumentParser:
         verb = verbs.add_parser(
             name,
-            parents=[warehouse_options] if name != "version" else [],
+            parents=[warehouse_options] if name not in ("version", "infer") else [],
             help=summary,
             description=summary,
             epilog=examples,
@@ -277,6 +338,17 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("--cpu-model", help="the host's CPU model, for the fleet page (not guessed when absent)")
     importer.add_argument("--results", type=Path, default=Path("results"),
                           help="where the bundle is written (default: results/)")
+    infer = add_verb("infer", "infer cache or TLB levels from a latency curve in a CSV file", INFER_EXAMPLES,
+                     _command_infer)
+    infer.add_argument("--csv", type=Path, required=True, metavar="FILE",
+                       help="the curve: columns bytes,ns or pages,ns, optional std")
+    infer.add_argument("--caches", type=_size_list, default=[], metavar="SIZES",
+                       help="reported cache sizes to show beside the levels, smallest first, e.g. 32k,1m,32m")
+    infer.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
+    export = add_verb("export", "write the warehouse as Parquet partitioned by host and run", EXPORT_EXAMPLES,
+                      _command_export)
+    export.add_argument("--parquet", type=Path, required=True, metavar="DIR", help="output folder")
+    export.add_argument("--overwrite", action="store_true", help="replace an earlier export in DIR")
     add_verb(
         "version", "print the fleetscope version and the format versions it reads",
         "example:\n  fleetscope version\n", _command_version,

@@ -15,6 +15,8 @@ from pathlib import Path
 import duckdb
 
 from fleetscope.bundle import Bundle, BundleError, load_bundle, utc_timestamp
+from fleetscope.derive import derive_run, is_current
+from fleetscope.inference import INFERENCE_VERSION
 from fleetscope.warehouse import insert_rows
 
 # Every table holding rows of one (run_id, host); `hosts` is shared by all runs of a host.
@@ -161,7 +163,8 @@ def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded
 
 
 def load_into(connection: duckdb.DuckDBPyConnection, bundle: Bundle) -> str:
-    """Load a validated bundle in one transaction; return loaded, unchanged or replaced."""
+    """Load a validated bundle and derive its inference and flags in one transaction; return loaded,
+    unchanged, replaced, or reinferred (unchanged, but its derived rows were recomputed by this method)."""
     loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
     key = [bundle.run_id, bundle.host]
     connection.execute("BEGIN TRANSACTION")
@@ -170,12 +173,17 @@ def load_into(connection: duckdb.DuckDBPyConnection, bundle: Bundle) -> str:
             "SELECT content_sha256 FROM runs WHERE run_id = ? AND host = ?", key
         ).fetchone()
         if existing is not None and existing[0] == bundle.content_sha256:
-            connection.execute("ROLLBACK")
-            return "unchanged"
+            if is_current(connection, *key):
+                connection.execute("ROLLBACK")
+                return "unchanged"
+            derive_run(connection, *key)  # loaded by an older inference method
+            connection.execute("COMMIT")
+            return "reinferred"
         if existing is not None:
             for table in RUN_TABLES:
                 connection.execute(f"DELETE FROM {table} WHERE run_id = ? AND host = ?", key)
         _insert_bundle(connection, bundle, loaded_at)
+        derive_run(connection, *key)
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
@@ -198,6 +206,9 @@ def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path) -> Outcome:
     where = f"run {bundle.run_id}, host {bundle.host}"
     if action == "unchanged":
         return Outcome(path, action, f"{where}: already loaded, unchanged")
+    if action == "reinferred":
+        return Outcome(path, "unchanged", f"{where}: already loaded, unchanged; inference and flags recomputed "
+                                          f"with method version {INFERENCE_VERSION}")
     experiments = len(bundle.manifest["experiments"])
     samples = sum(len(point.document["samples"]) for point in bundle.points)
     status = bundle.manifest.get("status", "status not recorded")

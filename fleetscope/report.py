@@ -18,6 +18,7 @@ import jinja2
 import vl_convert
 
 from fleetscope import __version__
+from fleetscope.report_derived import derived_context
 from fleetscope.sections import SECTIONS, cache_marks, format_bytes  # noqa: F401 (re-exported)
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates" / "report"
@@ -136,6 +137,7 @@ def _host_page_context(connection: duckdb.DuckDBPyConnection, run: dict, runs: l
             connection, "SELECT * FROM points WHERE run_id = ? AND host = ? ORDER BY experiment, point_index", key
         ),
         "sections": _sections(connection, key, caches, experiments),
+        **derived_context(connection, key),
         "raw_path": bundle_path / "raw",
         "raw_present": (bundle_path / "raw").is_dir(),
         "bundle_present": bundle_path.is_dir(),

@@ -1,0 +1,174 @@
+"""`fleetscope infer --csv`: read a user's latency curve from CSV and print what fleetscope infers from it.
+
+A header names the columns, in any order and case: `bytes,ns` (latency vs working set: cache levels) or
+`pages,ns` (ns per access vs pages touched: TLB levels), optionally `std` (the spread of `ns`, same unit).
+Other columns are ignored, lines starting with '#' are comments, and several rows of one size are that
+size's samples (the inference takes their minimum). Anything else is an error naming the file and line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from fleetscope.inference import INFERENCE_VERSION, CacheCurve, TlbLevels, infer_cache_levels, infer_tlb
+
+NOISY_SHARE = 0.10  # std of 10% of the value: pyperf's warning level
+
+
+class CurveCsvError(ValueError):
+    """The CSV cannot be read as a curve; the message starts with FILE:LINE."""
+
+
+@dataclass(frozen=True)
+class Curve:
+    source: str
+    kind: str                # 'bytes' or 'pages'
+    sizes: list[int]
+    ns: list[float]
+    std: list[float] | None
+
+
+def _number(text: str, column: str, where: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise CurveCsvError(f"{where}: {column} {text!r} is not a number") from None
+    if not math.isfinite(value) or value <= 0:
+        raise CurveCsvError(f"{where}: {column} must be a positive number, not {text!r}")
+    return value
+
+
+def read_curve(path: Path) -> Curve:
+    """Parse `path`; raise CurveCsvError naming the file and line of the first problem."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise CurveCsvError(f"{path}: cannot read it ({error})") from None
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1)
+             if line.strip() and not line.lstrip().startswith("#")]
+    if not lines:
+        raise CurveCsvError(f"{path}:1: empty: expected a header such as 'bytes,ns' or 'pages,ns'")
+    header_line, header_text = lines[0]
+    header = [name.strip().lower() for name in next(csv.reader([header_text]))]
+    kinds = [kind for kind in ("bytes", "pages") if kind in header]
+    if len(kinds) != 1 or "ns" not in header:
+        raise CurveCsvError(f"{path}:{header_line}: the header must name 'ns' and one of 'bytes' or 'pages' "
+                            f"(optional 'std'); found {','.join(header)!r}")
+    kind = kinds[0]
+    size_column, ns_column = header.index(kind), header.index("ns")
+    std_column = header.index("std") if "std" in header else None
+    sizes, ns, std = [], [], []
+    rows = csv.reader(io.StringIO("\n".join(line for _, line in lines[1:])))
+    for (number, _), row in zip(lines[1:], rows):
+        where = f"{path}:{number}"
+        if len(row) < len(header):
+            raise CurveCsvError(f"{where}: {len(row)} fields, the header has {len(header)}")
+        size = _number(row[size_column].strip(), kind, where)
+        if size != int(size):
+            raise CurveCsvError(f"{where}: {kind} must be a whole number, not {row[size_column].strip()!r}")
+        sizes.append(int(size))
+        ns.append(_number(row[ns_column].strip(), "ns", where))
+        if std_column is not None:
+            spread = row[std_column].strip()
+            try:
+                std.append(float(spread))
+            except ValueError:
+                raise CurveCsvError(f"{where}: std {spread!r} is not a number") from None
+            if not math.isfinite(std[-1]) or std[-1] < 0:
+                raise CurveCsvError(f"{where}: std must be zero or more, not {spread!r}")
+    if len(set(sizes)) < 2:
+        raise CurveCsvError(f"{path}:{lines[-1][0]}: {len(set(sizes))} distinct {kind} values: a curve needs two or more")
+    return Curve(str(path), kind, sizes, ns, std if std_column is not None else None)
+
+
+def infer_curve(curve: Curve, cache_sizes: list[int]) -> CacheCurve | TlbLevels:
+    if curve.kind == "bytes":
+        return infer_cache_levels(curve.sizes, curve.ns, sysfs_sizes=cache_sizes)
+    weights = None
+    if curve.std is not None and all(spread > 0 for spread in curve.std):
+        weights = [1 / spread**2 for spread in curve.std]
+    return infer_tlb(curve.sizes, curve.ns, weights=weights)
+
+
+def noisy_sizes(curve: Curve) -> list[int]:
+    if curve.std is None:
+        return []
+    return sorted({size for size, value, spread in zip(curve.sizes, curve.ns, curve.std) if spread >= NOISY_SHARE * value})
+
+
+def _size(value: int | None) -> str:
+    from fleetscope.sections import format_bytes
+
+    return "-" if value is None else format_bytes(value)
+
+
+def _number_text(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}g}"
+
+
+def render(curve: Curve, result: CacheCurve | TlbLevels, output_format: str) -> str:
+    noisy = noisy_sizes(curve)
+    if output_format == "json":
+        document = {"source": curve.source, "kind": "cache_levels" if curve.kind == "bytes" else "tlb",
+                    "inference_version": INFERENCE_VERSION, **asdict(result), "noisy_sizes": noisy}
+        return json.dumps(document, indent=2) + "\n"
+    lines = [f"{curve.source}: {len(set(curve.sizes))} {curve.kind} values, inference method {INFERENCE_VERSION}"]
+    if isinstance(result, CacheCurve):
+        table = [("level", "latency ns", "capacity", "rise [onset, completion]", "plateau", "reported", "note")]
+        for level in result.levels:
+            table.append((level.level, _number_text(level.latency_ns), _size(level.capacity_bytes),
+                          f"[{_size(level.onset_bytes)}, {_size(level.completion_bytes)}]",
+                          f"{_size(level.plateau_first_bytes)} .. {_size(level.plateau_last_bytes)}",
+                          _size(level.sysfs_size_bytes), level.note or ""))
+        widths = [max(len(row[column]) for row in table) for column in range(len(table[0]))]
+        lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
+        notes = list(result.notes)
+        if result.set_aside_bytes:
+            notes.append(f"set aside as dips: {', '.join(_size(size) for size in result.set_aside_bytes)}")
+        notes.append("cycles: the CSV carries no core clock")
+    else:
+        lines += [f"L1 TLB: {_number_text(result.l1_entries)} entries (step from {_number_text(result.l1_onset_pages)} "
+                  f"to {_number_text(result.l1_completion_pages)} pages), a miss costs {_number_text(result.l1_miss_ns)} ns",
+                  f"L2 TLB: {_number_text(result.l2_entries)} entries (step from {_number_text(result.l2_onset_pages)} "
+                  f"to {_number_text(result.l2_completion_pages)} pages), a page walk costs {_number_text(result.walk_ns)} ns"]
+        notes = [result.note] if result.note else []
+    if noisy:
+        notes.append(f"noisy (std >= {NOISY_SHARE:.0%} of ns): {', '.join(map(str, noisy))} {curve.kind}")
+    lines += [f"note: {note}" for note in notes]
+    return "\n".join(lines) + "\n"
+
+
+def kernel_jsonl_to_csv(path: Path, page_policy: str | None = None) -> str:
+    """A CSV for `fleetscope infer --csv` from a kernel's JSON lines (`fleetscope-kernels chase|tlb -o FILE`), to
+    check the inference on a machine without running Ansible: chase -> bytes,ns,std (ns the point's minimum);
+    tlb -> pages,ns with ns = the control chain's L1 latency + the paired TLB-minus-control difference, as ingest
+    computes it."""
+    import statistics
+
+    points = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    chase = [point for point in points if point["kernel"] in ("chase", "zero_queue") and
+             (page_policy is None or point["params"].get("page_policy") == page_policy)]
+    if chase:
+        rows = sorted((point["params"]["working_set_bytes"], point["summary"]["min"],
+                       statistics.stdev(point["samples"]) if len(point["samples"]) > 1 else 0.0) for point in chase)
+        return "bytes,ns,std\n" + "".join(f"{size},{ns!r},{std!r}\n" for size, ns, std in rows)
+    tlb = [point for point in points if point["kernel"] == "tlb" and
+           (page_policy is None or point["params"].get("page_size") == page_policy)]
+    if not tlb:
+        raise CurveCsvError(f"{path}: no chase or tlb points{' with page policy ' + page_policy if page_policy else ''}")
+    control = {point["params"]["pages"]: point["summary"]["min"] for point in tlb if point["params"]["chain"] == "control"}
+    l1_ns = control[min(control)]
+    rows = sorted((point["params"]["pages"], l1_ns + max(point["context"]["paired_difference_median_ns"], -l1_ns / 2))
+                  for point in tlb if point["params"]["chain"] == "tlb")
+    return "pages,ns\n" + "".join(f"{pages},{ns!r}\n" for pages, ns in rows)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.stdout.write(kernel_jsonl_to_csv(Path(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None))

@@ -1,0 +1,126 @@
+"""What the warehouse derives from a loaded run: its inferred hierarchy (fleetscope.inference) and its
+plausibility flags (fleetscope.plausibility), recomputed whole for one (run_id, host).
+
+Ingest calls `derive_run` inside the bundle's transaction, so a run's derived rows always match its
+points; `is_current` tells ingest when a run loaded by an older method needs recomputing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import UTC, datetime
+
+import duckdb
+
+from fleetscope.inference import (INFERENCE_VERSION, InferenceError, infer_cache_levels, infer_loaded_latency,
+                                  infer_mlp, infer_tlb)
+from fleetscope.plausibility import check_run
+from fleetscope.warehouse import insert_rows
+
+DERIVED_TABLES = ("inferred_levels", "inferred_tlb", "inferred_mlp", "inferred_loaded_latency", "flags",
+                  "inference_runs")
+# A paired TLB difference below minus half the L1 latency is noise; it is clipped there so its log exists.
+_TLB_FLOOR_SHARE = 0.5
+
+
+def _rows(connection: duckdb.DuckDBPyConnection, sql: str, key: list) -> list[tuple]:
+    return connection.execute(sql, key).fetchall()
+
+
+def _level_rows(connection: duckdb.DuckDBPyConnection, key: list) -> list[dict]:
+    sysfs = [size for (size,) in _rows(connection, "SELECT max(size_bytes) FROM cache_levels WHERE run_id = ? AND "
+                                       "host = ? AND type <> 'Instruction' GROUP BY level ORDER BY level", key)]
+    points = _rows(connection, "SELECT c.page_policy, c.working_set_bytes, c.min_ns, "
+                   "TRY_CAST(p.context ->> '$.core_clock_ghz' AS DOUBLE) FROM latency_curve c JOIN points p "
+                   "ON p.run_id = c.run_id AND p.host = c.host AND p.experiment = 'latency_sweep' "
+                   "AND p.point_index = c.point_index WHERE c.run_id = ? AND c.host = ? AND c.min_ns > 0", key)
+    rows = []
+    for policy in sorted({point[0] for point in points}, key=lambda name: (name != "thp", str(name))):
+        curve = [point for point in points if point[0] == policy]
+        try:
+            inferred = infer_cache_levels([point[1] for point in curve], [point[2] for point in curve],
+                                          core_clock_ghz=[point[3] for point in curve], sysfs_sizes=sysfs)
+        except InferenceError as error:
+            rows.append({"page_policy": policy, "level_index": 0, "note": str(error)})
+            continue
+        if not inferred.levels:
+            rows.append({"page_policy": policy, "level_index": 0, "note": "; ".join(inferred.notes)})
+        for level in inferred.levels:
+            notes = [level.note] if level.note else []
+            if level.level_index == 1:
+                notes += inferred.notes
+                if inferred.set_aside_bytes:
+                    notes.append(f"set aside as dips: {', '.join(map(str, inferred.set_aside_bytes))} B")
+            rows.append({**asdict(level), "page_policy": policy, "note": "; ".join(notes) or None})
+    return rows
+
+
+def _tlb_rows(connection: duckdb.DuckDBPyConnection, key: list) -> list[dict]:
+    reach = _rows(connection, "SELECT page_size, page_bytes, pages, tlb_min_ns, control_min_ns, "
+                  "paired_difference_median_ns FROM tlb_reach WHERE run_id = ? AND host = ? ORDER BY pages", key)
+    rows = []
+    for page_size in sorted({row[0] for row in reach}):
+        curve = [row for row in reach if row[0] == page_size]
+        l1_ns = curve[0][4]  # the control chain at the fewest pages hits L1
+        pages, latency = [], []
+        for _, _, count, tlb_min, control_min, paired in curve:
+            difference = paired if paired is not None else tlb_min - control_min
+            pages.append(count)
+            latency.append(l1_ns + max(difference, -_TLB_FLOOR_SHARE * l1_ns))
+        row = {"page_size": page_size, "page_bytes": curve[0][1]}
+        try:
+            inferred = infer_tlb(pages, latency)
+        except InferenceError as error:
+            rows.append({**row, "note": str(error)})
+            continue
+        fields = asdict(inferred)
+        del fields["pages"], fields["fitted_ns"]
+        rows.append({**row, **fields})
+    return rows
+
+
+def _mlp_rows(connection: duckdb.DuckDBPyConnection, key: list) -> list[dict]:
+    curve = _rows(connection, "SELECT working_set_bytes, chains, mlp FROM mlp_curve WHERE run_id = ? AND host = ?", key)
+    rows = []
+    for working_set in sorted({row[0] for row in curve}, key=lambda size: size or 0):
+        chains = [row for row in curve if row[0] == working_set]
+        inferred = infer_mlp([row[1] for row in chains], [row[2] for row in chains])
+        rows.append({"working_set_bytes": working_set, **asdict(inferred)})
+    return rows
+
+
+def _loaded_latency_rows(connection: duckdb.DuckDBPyConnection, key: list) -> list[dict]:
+    ladder = _rows(connection, "SELECT path, run_index, traffic, bandwidth_mb_s, latency_ns FROM mlc_loaded_latency "
+                   "WHERE run_id = ? AND host = ?", key)
+    rows = []
+    for path, run_index, traffic in sorted({row[:3] for row in ladder}, key=str):
+        pairs = [row[3:] for row in ladder if row[:3] == (path, run_index, traffic)]
+        inferred = infer_loaded_latency([bandwidth / 1000 if bandwidth is not None else None for bandwidth, _ in pairs],
+                                        [latency for _, latency in pairs])
+        rows.append({"source": "mlc", "path": path, "run_index": run_index, "traffic": traffic, **asdict(inferred)})
+    return rows
+
+
+def derive_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> None:
+    """Replace the derived rows of one run with freshly computed ones (call inside a transaction)."""
+    key = [run_id, host]
+    for table in DERIVED_TABLES:
+        connection.execute(f"DELETE FROM {table} WHERE run_id = ? AND host = ?", key)
+    identity = {"run_id": run_id, "host": host}
+    for table, rows in (
+        ("inferred_levels", _level_rows(connection, key)),
+        ("inferred_tlb", _tlb_rows(connection, key)),
+        ("inferred_mlp", _mlp_rows(connection, key)),
+        ("inferred_loaded_latency", _loaded_latency_rows(connection, key)),
+        ("flags", check_run(connection, run_id, host)),
+    ):
+        insert_rows(connection, table, [{**identity, **row} for row in rows])
+    insert_rows(connection, "inference_runs", [{**identity, "inference_version": INFERENCE_VERSION,
+                                                "computed_at": datetime.now(UTC).replace(tzinfo=None).isoformat()}])
+
+
+def is_current(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> bool:
+    """The run's derived rows were computed by this fleetscope's method."""
+    row = connection.execute("SELECT inference_version FROM inference_runs WHERE run_id = ? AND host = ?",
+                             [run_id, host]).fetchone()
+    return row is not None and row[0] == INFERENCE_VERSION

@@ -1,0 +1,257 @@
+"""Plausibility checks: the numbers METHODS.md says the tool must refuse to present as normal.
+
+Each rule looks at one run of one host in the warehouse and returns flag rows with their evidence: the
+value, the threshold and what was compared. A rule that cannot run (no DIMM facts, no bandwidth
+measured, no cache sizes to tell which working sets are DRAM-sized) returns a `not_run` row with the
+reason, so a missing check is never mistaken for a passed one. Rows are stored in the `flags` table.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import duckdb
+
+from fleetscope.sections import format_bytes
+
+DRAM_CHASE_MIN_NS = 25.0        # a dependent random chase in DRAM cannot be faster than this
+DRAM_SIZED_FACTOR = 2           # a working set at least this many times the largest cache is DRAM-sized
+LOADED_IDLE_FACTOR = 1.5        # the lightest-load point of a loaded-latency curve vs the measured idle latency
+HUGE_PAGE_BYTES = 2 * 1024 * 1024
+NO_BANDWIDTH_KERNEL = "fleetscope has no bandwidth kernel yet (issue 4)"
+
+
+@dataclass(frozen=True)
+class Flag:
+    rule: str
+    status: str            # flagged | clear | not_run
+    subject: str           # the view (or 'run') holding the number
+    item: str | None = None          # which row of it: the worst one
+    value: float | None = None
+    threshold: float | None = None
+    unit: str | None = None
+    comparison: str | None = None    # what was compared, in words
+    evidence: str | None = None
+    reason: str | None = None        # why the rule could not run
+
+
+@dataclass(frozen=True)
+class Run:
+    connection: duckdb.DuckDBPyConnection
+    run_id: str
+    host: str
+    facts: dict
+    largest_cache_bytes: int | None
+
+    def rows(self, sql: str) -> list[tuple]:
+        """Rows of `sql`, whose first two parameters are this run's (run_id, host)."""
+        return self.connection.execute(sql, [self.run_id, self.host]).fetchall()
+
+
+def _dram_sized(run: Run) -> int | None:
+    return None if run.largest_cache_bytes is None else DRAM_SIZED_FACTOR * run.largest_cache_bytes
+
+
+def _against(rule: str, subject: str, values: list[tuple[str, float]], threshold: float, unit: str,
+             comparison: str, breaks: Callable[[float], bool], worst: Callable, note: str = "") -> Flag:
+    """One flag row over (item, value) pairs: flagged when any value breaks the rule, evidence the worst."""
+    item, value = worst(values, key=lambda pair: pair[1])
+    broken = [pair for pair in values if breaks(pair[1])]
+    evidence = f"{len(broken)} of {len(values)} checked break it; worst {item}: {value:.4g} {unit}{note}"
+    return Flag(rule, "flagged" if broken else "clear", subject, item, value, threshold, unit, comparison, evidence)
+
+
+def dram_chase_too_fast(run: Run) -> list[Flag]:
+    """A DRAM-sized random chase under ~25 ns: the chain is not dependent, or prefetchers are being fed."""
+    rule = "dram_chase_too_fast"
+    comparison = f"fastest sample of a DRAM-sized dependent random chase < {DRAM_CHASE_MIN_NS:g} ns"
+    sources = {
+        "zero_queue_levels": [(f"level DRAM, {format_bytes(size)}", ns) for size, ns in run.rows(
+            "SELECT working_set_bytes, min_ns FROM zero_queue_levels WHERE run_id = ? AND host = ? AND level = 'DRAM'")],
+        "mlp_curve": [(f"k = 1, {format_bytes(size)}", ns) for size, ns in run.rows(
+            "SELECT working_set_bytes, min_ns_per_access FROM mlp_curve WHERE run_id = ? AND host = ? AND chains = 1")],
+    }
+    dram_sized = _dram_sized(run)
+    flags = []
+    if dram_sized is None:
+        flags.append(Flag(rule, "not_run", "latency_curve", reason="sysfs reported no cache sizes, so no working set of "
+                          "the latency sweep or pattern_stride is known to be DRAM-sized"))
+    else:
+        sources["latency_curve"] = [(f"{policy} {format_bytes(size)}", ns) for policy, size, ns in run.rows(
+            "SELECT page_policy, working_set_bytes, min_ns FROM latency_curve WHERE run_id = ? AND host = ? "
+            f"AND coalesce(pattern, 'random_cycle') = 'random_cycle' AND working_set_bytes >= {dram_sized}")]
+        sources["pattern_stride_latency"] = [(f"random, stride {stride} B", ns) for stride, ns in run.rows(
+            "SELECT stride_bytes, min_ns FROM pattern_stride_latency WHERE run_id = ? AND host = ? "
+            f"AND pattern IN ('random', 'random_cycle') AND footprint_bytes >= {dram_sized}")]
+    for subject, values in sources.items():
+        if values:
+            flags.append(_against(rule, subject, values, DRAM_CHASE_MIN_NS, "ns", comparison,
+                                  lambda ns: ns < DRAM_CHASE_MIN_NS, min))
+    if not flags:
+        flags.append(Flag(rule, "not_run", "run", reason="this run has no DRAM-sized random chase "
+                          "(latency sweep, zero_queue DRAM, mlp k = 1 or pattern_stride random)"))
+    return flags
+
+
+def _megatransfers(dimm: dict) -> int | None:
+    for key in ("configured_memory_speed", "speed"):
+        match = re.match(r"\s*(\d+)\s*(MT/s|MHz)", str(dimm.get(key) or ""))
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def dram_peak_gb_s(facts: dict) -> tuple[float | None, str]:
+    """Upper bound of the DRAM bandwidth from dmidecode's DIMMs: the sum over DIMMs of transfers per second x
+    bus width (exact with one DIMM per channel; DIMMs sharing a channel only lower the true peak).
+    Returns (GB/s, how it was computed) or (None, why not)."""
+    memory = facts.get("memory") or {}
+    dimms = memory.get("dimms") or []
+    if not dimms:
+        return None, f"no DIMMs in the facts ({memory.get('dimms_note') or 'dmidecode reported none'})"
+    total, parts = 0.0, []
+    for dimm in dimms:
+        speed = _megatransfers(dimm)
+        if speed is None:
+            return None, f"DIMM {dimm.get('locator') or '?'} has no speed in dmidecode ({dimm.get('speed')!r})"
+        width_match = re.match(r"\s*(\d+)\s*bits", str(dimm.get("data_width") or ""))
+        width = int(width_match.group(1)) if width_match else 64
+        total += speed * 1e6 * width / 8 / 1e9
+        parts.append(f"{speed} MT/s x {width} bit")
+    return total, f"{len(dimms)} DIMMs ({', '.join(parts)}), one channel each at most"
+
+
+def bandwidth_above_dram_peak(run: Run) -> list[Flag]:
+    """Bandwidth above the host's theoretical DRAM peak for a working set far beyond the LLC."""
+    rule = "bandwidth_above_dram_peak"
+    peak, how = dram_peak_gb_s(run.facts)
+    dram_sized = _dram_sized(run)
+    measured = {}
+    if dram_sized is not None:
+        measured["mlc_bandwidth"] = [(f"{mode} {traffic}", mb_s / 1000) for mode, traffic, mb_s in run.rows(
+            "SELECT mode, coalesce(traffic_label, traffic), bandwidth_mb_s FROM mlc_bandwidth "
+            f"WHERE run_id = ? AND host = ? AND buffer_bytes >= {dram_sized}")]
+        measured["mlc_loaded_latency"] = [(f"delay {delay} cycles ({path} run {index})", mb_s / 1000)
+                                          for delay, path, index, mb_s in run.rows(
+            "SELECT delay_cycles, path, run_index, bandwidth_mb_s FROM mlc_loaded_latency "
+            f"WHERE run_id = ? AND host = ? AND buffer_bytes >= {dram_sized} AND bandwidth_mb_s IS NOT NULL")]
+    measured = {subject: values for subject, values in measured.items() if values}
+    missing = []
+    if peak is None:
+        missing.append(f"no theoretical DRAM peak: {how}")
+    if dram_sized is None:
+        missing.append("sysfs reported no cache sizes, so no buffer is known to be far beyond the LLC")
+    elif not measured:
+        missing.append(f"no DRAM-sized bandwidth measured in this run: {NO_BANDWIDTH_KERNEL} and no MLC bandwidth "
+                       f"with a buffer of at least {format_bytes(dram_sized)}")
+    if missing:
+        return [Flag(rule, "not_run", subject, reason="; ".join(missing)) for subject in (measured or ["run"])]
+    comparison = f"DRAM-sized bandwidth > theoretical peak {peak:.4g} GB/s ({how})"
+    return [_against(rule, subject, values, peak, "GB/s", comparison, lambda gb_s: gb_s > peak, max)
+            for subject, values in measured.items()]
+
+
+def _grant_shortfalls(rows: list[tuple]) -> list[tuple[str, float]]:
+    """(item, granted fraction) for points asking for huge pages; the part below 2 MiB cannot be huge."""
+    checked = []
+    for label, size, granted in rows:
+        required = (size // HUGE_PAGE_BYTES) * HUGE_PAGE_BYTES
+        if required:
+            checked.append((f"{label} {format_bytes(size)}", (granted or 0) / required))
+    return checked
+
+
+def huge_pages_not_granted(run: Run) -> list[Flag]:
+    """Huge pages requested but not granted (measured from /proc/self/smaps by the kernels)."""
+    rule = "huge_pages_not_granted"
+    comparison = "share of the 2 MiB-aligned buffer on huge pages < 1"
+    guest = run.facts.get("virtualization") not in (None, "none")
+    note = ("; in a guest the hypervisor may still back granted huge pages with 4 KiB pages" if guest else "")
+    sources = {
+        "latency_curve": _grant_shortfalls(run.rows(
+            "SELECT page_policy, working_set_bytes, huge_bytes_granted FROM latency_curve "
+            "WHERE run_id = ? AND host = ? AND page_policy IN ('thp', 'hugetlb')")),
+        "zero_queue_levels": _grant_shortfalls(run.rows(
+            "SELECT level || ' ' || page_policy, working_set_bytes, huge_bytes_granted FROM zero_queue_levels "
+            "WHERE run_id = ? AND host = ? AND page_policy IN ('thp', 'hugetlb')")),
+        "tlb_reach": [(f"{size} {pages} pages", 1.0 if granted else 0.0) for size, pages, granted in run.rows(
+            "SELECT page_size, pages, huge_granted FROM tlb_reach WHERE run_id = ? AND host = ? "
+            "AND page_size IN ('thp', 'hugetlb')")],
+    }
+    flags = [_against(rule, subject, values, 1.0, "fraction", comparison, lambda share: share < 1, min, note)
+             for subject, values in sources.items() if values]
+    return flags or [Flag(rule, "not_run", "run", reason="no point of this run asked for huge pages")]
+
+
+def loaded_idle_far_above_idle(run: Run) -> list[Flag]:
+    """A loaded-latency curve whose idle point is far above the measured idle latency (wrong units or a
+    misconfigured tool)."""
+    rule = "loaded_idle_far_above_idle"
+    curves = run.rows(
+        "SELECT path, run_index, traffic, arg_min(latency_ns, bandwidth_mb_s) FROM mlc_loaded_latency "
+        "WHERE run_id = ? AND host = ? AND latency_ns IS NOT NULL AND bandwidth_mb_s IS NOT NULL GROUP BY ALL")
+    if not curves:
+        return [Flag(rule, "not_run", "run", reason="no loaded-latency curve in this run (MLC --loaded_latency not "
+                     "run; fleetscope has no loaded-latency kernel yet)")]
+    reference = None
+    for source, sql in (
+        ("MLC idle latency (DRAM)", "SELECT min(latency_ns) FROM mlc_idle_latency WHERE run_id = ? AND host = ? "
+                                    "AND level = 'DRAM'"),
+        ("zero_queue DRAM median", "SELECT min(median_ns) FROM zero_queue_levels WHERE run_id = ? AND host = ? "
+                                   "AND level = 'DRAM'"),
+        ("mlp k = 1 chase", "SELECT min(ns_per_access) FROM mlp_curve WHERE run_id = ? AND host = ? AND chains = 1"),
+    ):
+        value = run.rows(sql)[0][0]
+        if value is not None:
+            reference = (source, value)
+            break
+    if reference is None:
+        return [Flag(rule, "not_run", "mlc_loaded_latency", reason="no idle DRAM latency measured in this run "
+                     "(MLC --idle_latency for DRAM, zero_queue or mlp) to compare the curve's idle point with")]
+    source, idle = reference
+    threshold = LOADED_IDLE_FACTOR * idle
+    values = [(f"{traffic or 'unspecified'} ({path} run {index})", latency) for path, index, traffic, latency in curves]
+    comparison = (f"latency at the lightest load > {LOADED_IDLE_FACTOR:g} x idle latency "
+                  f"({source}: {idle:.4g} ns)")
+    return [_against(rule, "mlc_loaded_latency", values, threshold, "ns", comparison,
+                     lambda latency: latency > threshold, max)]
+
+
+def stride_bytes_counted(run: Run) -> list[Flag]:
+    """Byte accounting that counts stride bytes instead of the lines moved."""
+    rule = "stride_bytes_counted"
+    rows = run.rows(
+        "SELECT params->>'$.pattern', TRY_CAST(params->>'$.stride_bytes' AS BIGINT), "
+        "TRY_CAST(params->>'$.lines_touched' AS BIGINT), TRY_CAST(params->>'$.line_bytes' AS BIGINT), "
+        "TRY_CAST(params->>'$.footprint_bytes' AS BIGINT) FROM points "
+        "WHERE run_id = ? AND host = ? AND experiment = 'pattern_stride'")
+    checked = [(f"{pattern}, stride {stride} B", footprint / (lines * line))
+               for pattern, stride, lines, line, footprint in rows if lines and line and footprint is not None]
+    flags = [Flag(rule, "not_run", "bandwidth", reason=f"{NO_BANDWIDTH_KERNEL}: no GB/s figure whose bytes could be "
+                  "checked against the lines moved")]
+    if checked:
+        flags.insert(0, _against(rule, "pattern_stride_latency", checked, 1.0, "ratio",
+                                 "footprint_bytes / (lines touched x line bytes) != 1",
+                                 lambda ratio: abs(ratio - 1) > 1e-9, lambda values, key: max(
+                                     values, key=lambda pair: abs(pair[1] - 1))))
+    return flags
+
+
+RULES: tuple[Callable[[Run], list[Flag]], ...] = (
+    dram_chase_too_fast, bandwidth_above_dram_peak, huge_pages_not_granted, loaded_idle_far_above_idle,
+    stride_bytes_counted,
+)
+
+
+def check_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> list[dict]:
+    """Every rule's rows for one run, as dicts for the `flags` table."""
+    facts_row = connection.execute("SELECT facts FROM facts WHERE run_id = ? AND host = ?", [run_id, host]).fetchone()
+    facts = json.loads(facts_row[0]) if facts_row else {}
+    largest = connection.execute(
+        "SELECT max(size_bytes) FROM cache_levels WHERE run_id = ? AND host = ? AND type <> 'Instruction'",
+        [run_id, host]).fetchone()[0]
+    run = Run(connection, run_id, host, facts, largest)
+    return [asdict(flag) for rule in RULES for flag in rule(run)]

@@ -1,0 +1,83 @@
+"""Inference on this machine's real sweep (the shared quick run of site.yml): the L1 data cache within one
+sweep step of sysfs, the L1 DTLB step within one step of the part's documented entry count, every level
+beside its sysfs size on the host page, and no plausibility flag on a clean run."""
+
+from __future__ import annotations
+
+import math
+
+import duckdb
+import pytest
+
+pytestmark = pytest.mark.functional
+
+# L1 DTLB entries (4 KiB pages) documented per microarchitecture: (vendor, family, model range) -> entries.
+DOCUMENTED_L1_DTLB = {
+    ("AuthenticAMD", 25, range(0x10, 0x20)): 72,   # Zen 4 (Genoa)
+    ("AuthenticAMD", 25, range(0x60, 0x80)): 72,   # Zen 4 (Raphael, Phoenix)
+    ("AuthenticAMD", 25, range(0xA0, 0xB0)): 72,   # Zen 4 (Bergamo)
+    ("AuthenticAMD", 25, range(0x00, 0x10)): 64,   # Zen 3 (Milan)
+    ("AuthenticAMD", 25, range(0x20, 0x60)): 64,   # Zen 3 (Vermeer, Cezanne ...)
+}
+
+
+@pytest.fixture(scope="module")
+def warehouse(site_run):
+    outputs, proc, _ = site_run
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    with duckdb.connect(str(outputs.warehouse), read_only=True) as connection:
+        yield connection, outputs
+
+
+def step_octaves(values: list[int], around: float) -> float:
+    """The sweep's spacing (octaves) between the two swept values either side of `around`."""
+    below = max(value for value in values if value <= around)
+    above = min(value for value in values if value > around)
+    return math.log2(above / below)
+
+
+def test_l1_capacity_is_within_one_sweep_step_of_sysfs(warehouse):
+    connection, _ = warehouse
+    sysfs = connection.execute("SELECT size_bytes FROM cache_levels WHERE level = 1 AND type = 'Data'").fetchone()[0]
+    sizes = [size for (size,) in connection.execute(
+        "SELECT DISTINCT working_set_bytes FROM latency_curve WHERE page_policy = 'thp'").fetchall()]
+    (capacity, sysfs_beside, version), = connection.execute(
+        "SELECT l.capacity_bytes, l.sysfs_size_bytes, r.inference_version FROM inferred_levels l "
+        "JOIN inference_runs r USING (run_id, host) WHERE l.page_policy = 'thp' AND l.level = 'L1'").fetchall()
+    assert sysfs_beside == sysfs and version >= 1
+    assert abs(math.log2(capacity / sysfs)) <= step_octaves(sizes, sysfs) + 0.01, (capacity, sysfs)
+
+
+def test_l1_dtlb_step_is_within_one_step_of_the_documented_count(warehouse):
+    connection, _ = warehouse
+    vendor, family, model = connection.execute("SELECT cpu_vendor, cpu_family, cpu_model FROM host_facts").fetchone()
+    documented = next((entries for (v, f, models), entries in DOCUMENTED_L1_DTLB.items()
+                       if v == vendor and f == family and model in models), None)
+    if documented is None:
+        pytest.skip(f"no documented L1 DTLB size for {vendor} family {family} model {model} in this test's table")
+    pages = [count for (count,) in
+             connection.execute("SELECT DISTINCT pages FROM tlb_reach WHERE page_size = '4k'").fetchall()]
+    (entries, onset, completion), = connection.execute(
+        "SELECT l1_entries, l1_onset_pages, l1_completion_pages FROM inferred_tlb WHERE page_size = '4k'").fetchall()
+    assert abs(math.log2(entries / documented)) <= step_octaves(pages, documented) + 0.01, (
+        entries, onset, completion, documented)
+
+
+def test_every_level_sits_beside_its_sysfs_size_on_the_host_page(warehouse):
+    connection, outputs = warehouse
+    levels = connection.execute("SELECT level, capacity_bytes, sysfs_size_bytes FROM inferred_levels "
+                                "WHERE page_policy = 'thp' ORDER BY level_index").fetchall()
+    assert [level for level, *_ in levels][0] == "L1" and levels[-1][0] == "DRAM"
+    page = (outputs.reports / "localhost.html").read_text()
+    assert 'id="inferred-levels"' in page and 'id="inferred-tlb"' in page and 'id="flags"' in page
+
+
+def test_this_machines_clean_run_raises_no_flag(warehouse):
+    connection, _ = warehouse
+    flagged = connection.execute("SELECT rule, subject, item, value, evidence FROM flags WHERE status = 'flagged'").fetchall()
+    assert flagged == []
+    rules = {rule for (rule,) in connection.execute("SELECT DISTINCT rule FROM flags").fetchall()}
+    assert len(rules) == 5
+    # a rule that could not run (the DRAM peak in a VM without dmidecode access) says why
+    reasons = connection.execute("SELECT reason FROM flags WHERE status = 'not_run'").fetchall()
+    assert all(reason for (reason,) in reasons)

@@ -1,0 +1,96 @@
+"""`fleetscope infer --csv`: the ingest's inference on any curve a user has, as a table or JSON; a CSV it
+cannot read is an error naming the file and line (exit 2)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+CACHE_CSV = """\
+# lat_mem_rd from an old lab machine: bytes, ns and the spread of each point
+bytes,ns,std
+4096,1.25,0.01
+8192,1.26,0.01
+16384,1.25,0.3
+32768,1.3,0.01
+65536,4.0,0.01
+131072,4.1,0.01
+262144,4.2,0.01
+524288,9,0.01
+1048576,15,0.01
+2097152,15.5,0.01
+4194304,16,0.01
+8388608,80,0.01
+16777216,130,0.01
+33554432,131,0.01
+67108864,132,0.01
+"""
+
+
+def test_a_cache_curve_prints_its_levels_beside_the_reported_sizes(cli, tmp_path):
+    path = tmp_path / "curve.csv"
+    path.write_text(CACHE_CSV)
+    table = cli("infer", "--csv", path, "--caches", "32k,512k,32m")
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[1].split()[:3] == ["level", "latency", "ns"]
+    assert lines[2].split()[:5] == ["L1", "1.25", "45.25", "KiB", "[32"] and "32 KiB" in lines[2]
+    assert lines[5].startswith("DRAM") and "memory" in lines[5]
+    assert "noisy (std >= 10% of ns): 16384 bytes" in table.stdout
+
+    document = json.loads(cli("infer", "--csv", path, "--format", "json").stdout)
+    assert document["kind"] == "cache_levels" and document["inference_version"] == 1
+    assert [level["capacity_bytes"] for level in document["levels"]] == [46341, 524288, 8388608, None]
+    assert document["levels"][0]["latency_cycles"] is None
+
+
+def test_a_pages_curve_gives_tlb_entries(cli, tmp_path):
+    pages = [8 * 2**step for step in range(12)]
+    ns = [1.25 if count <= 64 else 3.5 if count <= 2048 else 30.0 for count in pages]
+    path = tmp_path / "tlb.csv"
+    path.write_text("pages,ns\n" + "".join(f"{count},{value}\n" for count, value in zip(pages, ns)))
+    document = json.loads(cli("infer", "--csv", path, "--format", "json").stdout)
+    assert document["kind"] == "tlb"
+    assert (document["l1_onset_pages"], document["l1_completion_pages"], document["l1_entries"]) == (64, 128, 91)
+    assert (document["l2_onset_pages"], document["l2_completion_pages"]) == (2048, 4096)
+    assert document["l1_miss_ns"] == pytest.approx(2.25) and document["walk_ns"] == pytest.approx(28.75)
+    table = cli("infer", "--csv", path)
+    assert "L1 TLB: 91 entries (step from 64 to 128 pages)" in table.stdout
+
+
+@pytest.mark.parametrize("content, message", [
+    ("", "curve.csv:1: empty"),
+    ("size,latency\n4096,1\n", "curve.csv:1: the header must name 'ns' and one of 'bytes' or 'pages'"),
+    ("bytes,ns\n4096,1.2\n8192,fast\n", "curve.csv:3: ns 'fast' is not a number"),
+    ("bytes,ns\n4096,1.2\n8192\n", "curve.csv:3: 1 fields, the header has 2"),
+    ("bytes,ns\n4096,1.2\n-8192,1.3\n", "curve.csv:3: bytes must be a positive number"),
+    ("bytes,ns\n4096.5,1.2\n8192,1.3\n", "curve.csv:2: bytes must be a whole number"),
+    ("bytes,ns,std\n4096,1.2,x\n", "curve.csv:2: std 'x' is not a number"),
+    ("bytes,ns\n4096,1.2\n4096,1.3\n", "curve.csv:3: 1 distinct bytes values: a curve needs two or more"),
+])
+def test_a_bad_csv_names_the_file_and_line_and_exits_2(cli, tmp_path, content, message):
+    path = tmp_path / "curve.csv"
+    path.write_text(content)
+    result = cli("infer", "--csv", path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("fleetscope infer: error: ") and message in result.stderr
+    assert result.stdout == ""
+
+
+def test_a_missing_file_is_an_error_too(cli, tmp_path):
+    result = cli("infer", "--csv", tmp_path / "nope.csv")
+    assert result.returncode == 2 and "nope.csv: cannot read it" in result.stderr
+
+
+def test_a_kernel_jsonl_becomes_a_csv_the_inference_reads(tmp_path):
+    from fleetscope.curve_csv import kernel_jsonl_to_csv, read_curve
+
+    sweep = tmp_path / "chase.jsonl"
+    sweep.write_text("".join(json.dumps({"kernel": "chase", "params": {"working_set_bytes": size, "page_policy": "thp"},
+                                         "samples": [ns, ns * 1.1], "summary": {"min": ns}}) + "\n"
+                             for size, ns in ((4096, 1.25), (8192, 1.26), (65536, 4.0))))
+    csv_path = tmp_path / "chase.csv"
+    csv_path.write_text(kernel_jsonl_to_csv(sweep))
+    curve = read_curve(csv_path)
+    assert curve.kind == "bytes" and curve.sizes == [4096, 8192, 65536] and curve.ns == [1.25, 1.26, 4.0]

@@ -1,0 +1,234 @@
+"""fleetscope.inference on synthetic curves with known answers: cache levels from step curves with noise
+(jitter, spikes, a non-monotone dip), no spurious level on a flat curve, TLB steps, MLP saturation,
+loaded-latency figures, and the pieces waiting for the bandwidth kernels."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from fleetscope.inference import (amat_fit, bandwidth_per_level, infer_cache_levels, infer_loaded_latency, infer_mlp,
+                                  infer_tlb, isotonic_fit, kneedle_index, lower_envelope)
+
+SEEDS = range(40)
+
+
+def smoothstep_latency(size: float, levels: list[tuple[float, float | None]], rise_octaves: float) -> float:
+    """A cache curve: each level's latency up to its capacity, then a rise to the next level over
+    `rise_octaves` (0: a sharp step, as LRU gives a cyclic chase)."""
+    latency = levels[0][0]
+    for (lower, capacity), (upper, _) in zip(levels, levels[1:]):
+        share = math.log2(size / capacity) / rise_octaves if rise_octaves else float(size > capacity)
+        share = min(max(share, 0.0), 1.0)
+        latency += (upper - lower) * share * share * (3 - 2 * share)
+    return latency
+
+
+def random_hierarchy(rng: random.Random) -> list[tuple[float, float | None]]:
+    """Three cache levels (capacities anywhere, not on sweep points) and memory, 3-6 octaves apart."""
+    l1 = rng.uniform(24 * 1024, 64 * 1024)
+    l2 = l1 * 2 ** rng.uniform(3, 6)
+    l3 = l2 * 2 ** rng.uniform(3, 5)
+    return [(rng.uniform(1.0, 1.5), l1), (rng.uniform(3.5, 5.0), l2), (rng.uniform(12, 40), l3),
+            (rng.uniform(80, 160), None)]
+
+
+def sweep(per_octave: int, largest: float) -> list[int]:
+    """Sizes as the chase kernel sweeps them: 4 KiB up, per_octave points per doubling, whole lines."""
+    top = math.log2(largest)
+    return sorted({round(2 ** (12 + step / per_octave) / 64) * 64 for step in range(int((top - 12) * per_octave) + 1)})
+
+
+def noisy_curve(seed: int, per_octave: int, spikes: bool):
+    rng = random.Random(seed)
+    levels = random_hierarchy(rng)
+    sizes = sweep(per_octave, levels[2][1] * 8)
+    rise = rng.uniform(0, 0.2)
+    latency = [smoothstep_latency(size, levels, rise) * (1 + abs(rng.gauss(0, 0.02))) for size in sizes]
+    if spikes:
+        # Two spikes and a 15-25% dip, on plateaus (an octave and a step away from every capacity), apart,
+        # not on the first or last size (a lone point at either end cannot be told from a step).
+        inside = [index for index, size in enumerate(sizes[:-1])
+                  if index and all(abs(math.log2(size / capacity)) > 1 + 1.01 / per_octave for _, capacity in levels[:3])]
+        while True:
+            picks = sorted(rng.sample(inside, 3))
+            if all(b - a >= 2 for a, b in zip(picks, picks[1:])):
+                break
+        spike_one, spike_two, dip = rng.sample(picks, 3)
+        latency[spike_one] *= rng.uniform(1.5, 3)
+        latency[spike_two] *= rng.uniform(1.5, 3)
+        latency[dip] *= rng.uniform(0.75, 0.85)
+    return levels, sizes, latency
+
+
+def assert_recovered(levels, sizes, latency, per_octave, latency_tolerance=0.10):
+    sysfs = [round(capacity) for _, capacity in levels[:3]]
+    inferred = infer_cache_levels(sizes, latency, sysfs_sizes=sysfs)
+    names = [level.level for level in inferred.levels]
+    assert names == ["L1", "L2", "L3", "DRAM"], (names, levels)
+    step = 1 / per_octave
+    for level, (latency_ns, capacity) in zip(inferred.levels, levels):
+        if capacity is None:
+            assert level.capacity_bytes is None and "memory" in level.note
+            continue
+        assert abs(math.log2(level.capacity_bytes / capacity)) <= step + 0.01, (level, capacity)
+        assert level.onset_bytes <= capacity * 2**step and level.completion_bytes >= capacity / 2**step
+        assert level.latency_ns == pytest.approx(latency_ns, rel=latency_tolerance)
+    assert [level.sysfs_size_bytes for level in inferred.levels] == [*sysfs, None]
+
+
+@pytest.mark.parametrize("per_octave", [1, 2, 4])
+def test_clean_step_curves_give_every_capacity_within_one_sweep_step(per_octave):
+    for seed in SEEDS:
+        levels, sizes, latency = noisy_curve(seed, per_octave, spikes=False)
+        assert_recovered(levels, sizes, latency, per_octave)
+
+
+@pytest.mark.parametrize("per_octave", [2, 4])
+def test_spikes_and_a_dip_do_not_move_a_capacity_by_more_than_a_step(per_octave):
+    for seed in SEEDS:
+        levels, sizes, latency = noisy_curve(seed, per_octave, spikes=True)
+        # a dip left on a plateau pulls the level's latency down by up to its depth
+        assert_recovered(levels, sizes, latency, per_octave, latency_tolerance=0.25)
+
+
+def test_a_dip_in_the_last_level_is_set_aside_not_taken_for_a_level():
+    levels = [(1.2, 32768), (4.0, 1 << 20), (15.0, 8 << 20), (130.0, None)]
+    sizes = sweep(2, 256 << 20)
+    latency = [smoothstep_latency(size, levels, 0.1) for size in sizes]
+    dip = sizes.index(64 << 20)
+    latency[dip] *= 0.7
+    inferred = infer_cache_levels(sizes, latency)
+    assert [level.level for level in inferred.levels] == ["L1", "L2", "L3", "L4"]
+    assert inferred.set_aside_bytes == [64 << 20]
+    assert inferred.levels[-1].latency_ns == pytest.approx(130.0)
+    assert "memory if the sweep went past every cache" in inferred.levels[-1].note
+
+
+def test_a_flat_curve_is_one_level_whatever_the_noise():
+    for seed in SEEDS:
+        rng = random.Random(seed)
+        sizes = sweep(rng.choice([1, 2, 4]), 256 << 20)
+        latency = [1.3 * (1 + abs(rng.gauss(0, 0.03))) for _ in sizes]
+        for index in rng.sample(range(len(sizes) - 1), 2):
+            latency[index] *= rng.uniform(1.5, 3)
+        inferred = infer_cache_levels(sizes, latency, sysfs_sizes=[32768])
+        assert len(inferred.levels) == 1, inferred.levels
+        level = inferred.levels[0]
+        assert level.capacity_bytes is None and "the sweep ends on this plateau" in level.note
+
+
+def test_a_drifting_plateau_and_a_slow_rise_are_not_split_into_levels():
+    # 4 KiB pages: latency creeps up 8% per octave inside a level, then a 3x step
+    sizes = sweep(4, 16 << 20)
+    latency = [(1.0 if size <= 1 << 20 else 3.0) * 1.08 ** math.log2(size / 4096) for size in sizes]
+    inferred = infer_cache_levels(sizes, latency)
+    assert len(inferred.levels) == 2
+    assert abs(math.log2(inferred.levels[0].capacity_bytes / (1 << 20))) <= 0.25
+
+
+def test_latency_in_cycles_uses_the_fastest_clock_reading_of_the_plateau():
+    sizes = [4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288]
+    latency = [1.25] * 4 + [4.0] * 4
+    clocks = [3.2, 2.0, 3.2, 3.2, 3.0, 3.0, None, 3.0]
+    inferred = infer_cache_levels(sizes, latency, core_clock_ghz=clocks)
+    assert [level.latency_cycles for level in inferred.levels] == [pytest.approx(4.0), pytest.approx(12.0)]
+    no_clock = infer_cache_levels(sizes, latency)
+    assert no_clock.levels[0].latency_cycles is None
+
+
+def test_a_curve_that_cannot_be_inferred_says_why():
+    from fleetscope.inference import InferenceError
+
+    with pytest.raises(InferenceError, match="at least two sizes"):
+        infer_cache_levels([4096, 4096], [1.0, 1.1])
+    with pytest.raises(InferenceError, match="positive"):
+        infer_cache_levels([4096, 8192], [1.0, -1.0])
+    rising = infer_cache_levels([4096 * 2**step for step in range(8)], [1.5**step for step in range(8)])
+    assert rising.levels == [] and "no plateau" in rising.notes[0]
+
+
+def test_fits_are_monotone_and_keep_what_is_already_monotone():
+    values = [3.0, 1.0, 2.0, 5.0, 4.0, 6.0]
+    assert lower_envelope(values) == [1.0, 1.0, 2.0, 4.0, 4.0, 6.0]
+    assert isotonic_fit(values) == [2.0, 2.0, 2.0, 4.5, 4.5, 6.0]
+    assert isotonic_fit([1.0, 2.0, 3.0]) == [1.0, 2.0, 3.0]
+
+
+def tlb_curve(rng: random.Random, pages: list[int], l1_entries: int, l2_entries: int) -> list[float]:
+    """ns an L1-resident chain sees: 1.25 within the L1 TLB, +2.2 past it, +20 past the L2 TLB, growing
+    slowly beyond as page tables spill out of the caches; paired-difference noise both ways."""
+    latency = []
+    for count in pages:
+        cost = 0.0 if count <= l1_entries else 2.2 if count <= l2_entries else 20 * (count / l2_entries) ** 0.3
+        latency.append(1.25 + cost + rng.gauss(0, 0.08))
+    return latency
+
+
+@pytest.mark.parametrize("per_octave", [1, 2, 4])
+def test_tlb_entries_and_walk_cost_from_a_noisy_sweep(per_octave):
+    for seed in SEEDS:
+        rng = random.Random(seed)
+        pages = sorted({round(8 * 2 ** (step / per_octave)) for step in range(12 * per_octave + 1)})
+        inferred = infer_tlb(pages, tlb_curve(rng, pages, 72, 3072))
+        step = 1 / per_octave
+        assert abs(math.log2(inferred.l1_entries / 72)) <= step + 0.01, inferred
+        assert abs(math.log2(inferred.l2_entries / 3072)) <= step + 0.01, inferred
+        assert inferred.l1_miss_ns == pytest.approx(2.2, abs=0.3)
+        assert 18 <= inferred.walk_ns <= 30
+
+
+def test_a_tlb_sweep_that_never_leaves_the_l1_tlb_says_so():
+    pages = [8, 16, 32, 64]
+    inferred = infer_tlb(pages, [1.25, 1.26, 1.25, 1.27])
+    assert inferred.l1_entries is None and inferred.l2_entries is None
+    assert "stays in the L1 TLB" in inferred.note
+
+
+def test_mlp_saturation_is_the_first_k_near_the_largest_mlp():
+    chains = list(range(1, 17))
+    mlp = [min(k, 10) * (1 + 0.01 * (k % 3)) for k in chains]
+    result = infer_mlp(chains, mlp)
+    # the largest MLP is 10.2 (k = 11): the first k at 90% of it (9.18) is k = 10
+    assert result.saturation_chains == 10 and result.max_mlp_chains == 11
+    still_growing = infer_mlp([1, 2, 4], [1.0, 2.0, 3.9])
+    assert still_growing.saturation_chains == 4 and "still grows" in still_growing.note
+    assert infer_mlp([1], [1.0]).saturation_chains is None
+
+
+def test_loaded_latency_figures_on_an_mlc_ladder():
+    # csit_skx_loaded_latency.txt (tests/fixtures/mlc_samples): delay, ns, MB/s
+    ladder = [(0, 282.66, 215712.8), (2, 282.14, 215757.4), (8, 280.21, 215868.1), (15, 279.20, 216313.2),
+              (50, 275.25, 216643.0), (100, 227.05, 215075.0), (200, 121.92, 160242.9), (300, 101.21, 111587.4),
+              (400, 95.48, 85019.7), (500, 94.46, 68717.3), (700, 92.27, 49742.2), (1000, 91.03, 35264.8),
+              (1300, 90.11, 27396.3), (1700, 89.34, 21178.7), (2500, 90.15, 14672.8), (3500, 89.00, 10715.7),
+              (5000, 82.00, 7788.2), (9000, 81.46, 4684.0), (20000, 81.40, 2541.9)]
+    result = infer_loaded_latency([mb_s / 1000 for _, _, mb_s in ladder], [ns for _, ns, _ in ladder])
+    assert result.points == 19
+    assert result.idle_latency_ns == 81.40
+    assert result.peak_bandwidth_gb_s == pytest.approx(216.643)
+    assert result.knee_bandwidth_gb_s == pytest.approx(160.2429) and result.knee_latency_ns == 121.92
+    # latency passes 2 x 81.4 = 162.8 ns between 121.92 ns (160.2 GB/s) and 227.05 ns (215.1 GB/s)
+    assert 160.2 < result.doubling_bandwidth_gb_s < 215.1
+    assert result.knee_outstanding_lines == pytest.approx(160.2429e9 / 64 * 121.92e-9)
+
+
+def test_loaded_latency_with_too_few_pairs_or_no_doubling_says_why():
+    assert "need three" in infer_loaded_latency([1.0, 2.0], [80.0, 90.0]).note
+    flat = infer_loaded_latency([1.0, 5.0, 10.0, 20.0], [80.0, 81.0, 85.0, 100.0])
+    assert flat.doubling_bandwidth_gb_s is None and "never doubles" in flat.note
+    assert kneedle_index([1.0, 1.0], [2.0, 3.0]) is None
+
+
+def test_bandwidth_per_level_and_amat_take_plain_arrays():
+    levels = infer_cache_levels(sweep(1, 64 << 20), [smoothstep_latency(size, [(1.2, 32768), (4.0, 1 << 20), (100.0, None)],
+                                                                        0) for size in sweep(1, 64 << 20)]).levels
+    sizes = [16384, 32768, 262144, 64 << 20]
+    per_level = bandwidth_per_level(levels, sizes, [200.0, 190.0, 90.0, 20.0])
+    assert [(item.level, item.bandwidth_gb_s) for item in per_level] == [("L1", 195.0), ("L2", 90.0), ("L3", 20.0)]
+    fit = amat_fit([0.0, 0.1, 0.2, 0.4], [1.0, 11.0, 21.0, 41.0])
+    assert fit.hit_ns == pytest.approx(1.0) and fit.miss_penalty_ns == pytest.approx(100.0)
+    assert fit.r_squared == pytest.approx(1.0)
+    assert amat_fit([0.1, 0.1, 0.1], [1.0, 2.0, 3.0]).note.startswith("every point has the same miss rate")

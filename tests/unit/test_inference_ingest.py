@@ -1,0 +1,52 @@
+"""Inference on ingest: derived rows are computed in the bundle's transaction, replaced with the bundle,
+and recomputed when the stored method version is not this fleetscope's."""
+
+from __future__ import annotations
+
+import duckdb
+
+from fleetscope.inference import INFERENCE_VERSION
+
+
+def levels(db) -> list[tuple]:
+    with duckdb.connect(str(db), read_only=True) as connection:
+        return connection.execute("SELECT page_policy, level, capacity_bytes, sysfs_size_bytes FROM inferred_levels "
+                                  "ORDER BY page_policy DESC, level_index").fetchall()
+
+
+def test_ingest_infers_levels_beside_sysfs_for_each_page_policy(bundles, cli, tmp_path):
+    db = tmp_path / "fleet.duckdb"
+    bundles.write()
+    assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
+    thp = [row for row in levels(db) if row[0] == "thp"]
+    assert thp == [("thp", "L1", 32768, 32768), ("thp", "L2", 2097152, 1048576), ("thp", "DRAM", None, None)]
+    assert {row[0] for row in levels(db)} == {"thp", "4k"}
+    with duckdb.connect(str(db), read_only=True) as connection:
+        assert connection.execute("SELECT inference_version FROM inference_runs").fetchall() == [(INFERENCE_VERSION,)]
+
+
+def test_a_run_inferred_by_another_method_version_is_recomputed_on_the_next_ingest(bundles, cli, tmp_path):
+    db = tmp_path / "fleet.duckdb"
+    bundles.write()
+    assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
+    before = levels(db)
+    with duckdb.connect(str(db)) as connection:
+        connection.execute("UPDATE inference_runs SET inference_version = 0")
+        connection.execute("DELETE FROM inferred_levels")
+    again = cli("ingest", bundles.results_dir, "--db", db)
+    assert again.returncode == 0
+    assert "unchanged" in again.stdout and f"recomputed with method version {INFERENCE_VERSION}" in again.stdout
+    assert levels(db) == before
+    assert "recomputed" not in cli("ingest", bundles.results_dir, "--db", db).stdout
+
+
+def test_a_replaced_bundle_replaces_its_derived_rows(bundles, cli, tmp_path):
+    db = tmp_path / "fleet.duckdb"
+    bundles.write()
+    assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
+    bundles.write(results={"results/latency_sweep.jsonl": bundles.latency_points(page_policies=("thp",))})
+    result = cli("ingest", bundles.results_dir, "--db", db)
+    assert result.returncode == 0 and result.stdout.startswith("replaced")
+    assert {row[0] for row in levels(db)} == {"thp"}
+    with duckdb.connect(str(db), read_only=True) as connection:
+        assert connection.execute("SELECT count(*) FROM inference_runs").fetchone()[0] == 1
