@@ -12,8 +12,9 @@ PROFILE ?=
 ANSIBLE_ARGS ?=
 PYTEST_ARGS ?=
 
-# Debian packages the controller's tests need (the hosts' packages come from roles/provision).
-TEST_DEBS := chromium fio
+# Debian packages the controller's tests need (the hosts' packages come from roles/provision;
+# openssh-server runs the lab hosts of tests/lab).
+TEST_DEBS := chromium fio openssh-server
 
 .PHONY: run test lint venv test-deps clean help
 

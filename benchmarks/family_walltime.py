@@ -2,6 +2,7 @@
 """Wall time of an experiment family through site.yml on this machine, per profile.
 
 Usage: benchmarks/family_walltime.py [--tags latency] [--profiles quick,standard]
+       benchmarks/family_walltime.py --tags affinity,smt,aio --profiles quick   (the CPU/OS/IO family)
 
 Each profile is one real `ansible-playbook site.yml --tags TAGS` run against the embedded default
 inventory (this machine), writing into a temporary directory. Printed per profile: the wall time of

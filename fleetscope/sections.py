@@ -394,3 +394,140 @@ SECTIONS = (*SECTIONS, Section(
                    Column("writer_node", "writer node", "number"), Column("reader_node", "reader node", "number"),
                    Column("latency_ns", "ns", "number"), Column("bandwidth_mb_s", "MB/s", "number"))),
 )
+
+
+# ---- CPU, OS and I/O: affinity, smt, aio, workloads -----------------------------------------
+
+
+def affinity_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    """Every thread's median throughput (one dot per thread and repeat) per placement, one panel per
+    workload: the spread of the dots is the spread across threads and repeats."""
+    if not rows:
+        return None
+    records = [{"placement": row["placement"], "workload": f"{row['workload']} ({row['unit']})",
+                "throughput": row["median_throughput"], "thread": row["thread"], "repeat": row["repeat"],
+                "cpu": row["cpu"], "migrations_observed": row["migrations_observed"],
+                "involuntary_context_switches": row["involuntary_context_switches"]} for row in rows]
+    chart = alt.Chart(alt.Data(values=records)).mark_point(filled=True, opacity=0.7, size=60).encode(
+        x=alt.X("placement:N", title=None, sort=["unpinned", "pinned"]),
+        xOffset=alt.XOffset("repeat:N"),
+        y=alt.Y("throughput:Q", title="throughput per thread (median of its windows)", scale=alt.Scale(zero=False)),
+        color=alt.Color("placement:N", sort=["unpinned", "pinned"], legend=None),
+        tooltip=["placement:N", "workload:N", "repeat:Q", "thread:Q", "cpu:N",
+                 alt.Tooltip("throughput:Q", format=".3f"), alt.Tooltip("migrations_observed:Q", title="migrations seen"),
+                 alt.Tooltip("involuntary_context_switches:Q", title="involuntary switches")],
+    ).properties(width=260, height=240).facet(
+        column=alt.Column("workload:N", title=None),
+    ).resolve_scale(y="independent").properties(
+        title=alt.Title("Throughput per thread, unpinned vs pinned one per core",
+                        subtitle="one dot per thread and repeat; compute in Gop/s (1e9 multiply-adds/s), "
+                                 "memory in GB/s (1e9 B/s)"))
+    return chart.to_dict()
+
+
+def smt_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    if not rows:
+        return None
+    order = ["alone", "siblings", "cores"]
+    records = [{"placement": row["placement"], "workload": f"{row['workload']} ({row['unit']})",
+                "total": row["total_throughput"], "speedup": row["speedup"], "cpus": row["cpus"]} for row in rows]
+    chart = alt.Chart(alt.Data(values=records)).mark_bar().encode(
+        x=alt.X("placement:N", sort=order, title=None),
+        y=alt.Y("total:Q", title="total throughput (sum over threads)"),
+        color=alt.Color("placement:N", sort=order, legend=None),
+        tooltip=["placement:N", "cpus:N", alt.Tooltip("total:Q", format=".3f"),
+                 alt.Tooltip("speedup:Q", title="speedup over alone", format=".2f")],
+    ).properties(width=260, height=240).facet(
+        column=alt.Column("workload:N", title=None),
+    ).resolve_scale(y="independent").properties(
+        title=alt.Title("SMT interference", subtitle="one CPU alone, two SMT siblings of one core, two cores"))
+    return chart.to_dict()
+
+
+def aio_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    if not rows:
+        return None
+    data = _values(rows, ("engine", "queue_depth", "median_mb_s", "ci95_low_mb_s", "ci95_high_mb_s", "iops",
+                          "p50_us", "p99_us", "p99_9_us", "direct"))
+    depths = sorted({row["queue_depth"] for row in rows})
+    x = alt.X("queue_depth:Q", title="queue depth (reads in flight)",
+              scale=alt.Scale(type="log", base=2, domain=[depths[0], max(depths[-1], 2 * depths[0])]),
+              axis=alt.Axis(values=depths, format="d", grid=False))
+    color = alt.Color("engine:N", title="engine", sort=["blocking", "posix_aio", "io_uring"])
+    base = alt.Chart(data)
+    band = base.mark_area(opacity=0.15).encode(x=x, y="ci95_low_mb_s:Q", y2="ci95_high_mb_s:Q", color=color)
+    line = base.mark_line(point=True).encode(
+        x=x, y=alt.Y("median_mb_s:Q", title="MB/s (1e6 B/s), median of windows"), color=color,
+        tooltip=["engine:N", "queue_depth:Q", alt.Tooltip("median_mb_s:Q", format=".1f"),
+                 alt.Tooltip("iops:Q", format=".0f"), alt.Tooltip("p50_us:Q", title="p50 µs", format=".1f"),
+                 alt.Tooltip("p99_us:Q", title="p99 µs", format=".1f"),
+                 alt.Tooltip("p99_9_us:Q", title="p99.9 µs", format=".1f"), "direct:N"])
+    return _spec(alt.layer(band, line), "Reads: blocking threads vs POSIX AIO vs io_uring",
+                 "random reads of one scratch file; blocking at depth k = k threads; band: 95% CI")
+
+
+def workloads_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    rows = [row for row in rows if row["wall_median_s"] is not None]
+    if not rows:
+        return None
+    data = _values(rows, ("workload", "wall_median_s", "classification", "counter_tier", "ipc"))
+    chart = alt.Chart(data).mark_bar().encode(
+        x=alt.X("wall_median_s:Q", title="wall time (s, median of runs)"),
+        y=alt.Y("workload:N", title=None),
+        color=alt.Color("classification:N", title="classification"),
+        tooltip=["workload:N", alt.Tooltip("wall_median_s:Q", format=".3f"), "classification:N", "counter_tier:N",
+                 alt.Tooltip("ipc:Q", format=".2f")])
+    return _spec(chart, "Workloads", "wall time per run; colour: where it stalls, as far as this host's counters tell",
+                 height=max(120, 28 * len(rows)))
+
+
+SECTIONS = (*SECTIONS, Section(
+    "affinity", "affinity", "CPU affinity", "affinity_threads", "workload, placement, repeat, thread",
+    affinity_chart,
+    note="N threads of one body side by side, left to the scheduler or pinned one per physical core. Migrations "
+         "are CPU changes the threads saw between their own sched_getcpu() checks (a lower bound); context "
+         "switches are each thread's own (getrusage). perf counts cover the whole process.",
+    extra_view="affinity_summary",
+    extra_columns=(Column("workload", "workload"), Column("placement", "placement"), Column("unit", "unit"),
+                   Column("threads", "threads", "number"), Column("repeats", "repeats", "number"),
+                   Column("per_thread_throughput", "per thread", "number"),
+                   Column("total_throughput", "total", "number"),
+                   Column("thread_spread_cv", "spread across threads (CV)", "number"),
+                   Column("slowest_to_fastest_thread", "slowest / fastest", "number"),
+                   Column("repeat_spread_cv", "spread across repeats (CV)", "number"),
+                   Column("migrations_observed", "migrations seen", "number"),
+                   Column("involuntary_context_switches", "involuntary switches", "number"),
+                   Column("voluntary_context_switches", "voluntary switches", "number"),
+                   Column("perf_cpu_migrations", "perf cpu-migrations", "number"),
+                   Column("perf_context_switches", "perf context-switches", "number")),
+), Section(
+    "smt", "smt", "SMT interference", "smt_interference", "workload, placement", smt_chart,
+    (Column("workload", "workload"), Column("placement", "placement"), Column("cpus", "CPUs"),
+     Column("unit", "unit"), Column("per_thread_throughput", "per thread", "number"),
+     Column("total_throughput", "total", "number"), Column("speedup", "speedup over alone", "number"),
+     Column("repeat_spread_cv", "spread across repeats (CV)", "number"), Column("repeats", "repeats", "number")),
+    "Two threads on SMT siblings of one core share its execution units and caches; two threads on two cores "
+    "do not. Hosts without SMT siblings skip this experiment and say why.",
+), Section(
+    "aio", "aio", "Async vs blocking reads", "aio_curve", "engine, queue_depth", aio_chart,
+    (Column("engine", "engine"), Column("queue_depth", "QD", "number"), Column("threads", "threads", "number"),
+     Column("median_mb_s", "MB/s", "number"), Column("iops", "IOPS", "number"),
+     Column("p50_us", "p50 µs", "number"), Column("p99_us", "p99 µs", "number"),
+     Column("p99_9_us", "p99.9 µs", "number"), Column("direct", "O_DIRECT", "bool"),
+     Column("cache_dropped", "page cache dropped", "bool"), Column("file_bytes", "file", "bytes"),
+     Column("filesystem", "filesystem"), Column("involuntary_context_switches", "involuntary switches", "number")),
+    "Random reads of one anonymous scratch file (removed whatever happens). Latency is submission to completion "
+    "(fio's lat). glibc serves POSIX AIO on helper threads, one at a time per file, so it rarely gains from depth.",
+), Section(
+    "workloads", "workloads", "Workloads", "workload_profile", "workload", workloads_chart,
+    (Column("workload", "workload"), Column("status", "status"), Column("runs", "runs", "number"),
+     Column("wall_median_s", "wall s", "number"), Column("user_median_s", "user s", "number"),
+     Column("sys_median_s", "system s", "number"), Column("counter_tier", "counter tier"),
+     Column("ipc", "IPC", "number"), Column("cache_mpki", "cache MPKI", "number"),
+     Column("l1d_miss_rate", "L1d miss rate", "number"), Column("dtlb_mpki", "dTLB MPKI", "number"),
+     Column("itlb_mpki", "iTLB MPKI", "number"), Column("branch_miss_rate", "branch miss rate", "number"),
+     Column("context_switches", "context switches", "number"), Column("cpu_migrations", "migrations", "number"),
+     Column("classification", "classification"), Column("evidence", "evidence")),
+    "Your fleet_workloads, each timed and counted under perf stat. The classification says which counter tier "
+    "it rests on; where the host's perf counts only software events it is 'unclassified: counters unavailable'.",
+))

@@ -12,6 +12,10 @@ enum cli_exit {
 	CLI_EXIT_RUNTIME = 1,    /* the host refused something: memory, I/O */
 	CLI_EXIT_USAGE = 2,      /* bad arguments; nothing was measured */
 	CLI_EXIT_SELF_CHECK = 3, /* a kernel's own consistency check failed */
+	CLI_EXIT_UNSUPPORTED = 4, /* the host lacks what the kernel measures (no SMT
+				   * siblings, no io_uring): the reason on stderr,
+				   * nothing on stdout */
+	CLI_EXIT_WORKLOAD = 5,   /* the command a kernel runs (workload) failed */
 };
 
 /* Prints "fleetscope-kernels <kernel>: <message>" as one line on stderr and

@@ -25,6 +25,10 @@ extern const struct kernel_spec pattern_stride_kernel;
 extern const struct kernel_spec mlp_kernel;
 extern const struct kernel_spec write_cost_kernel;
 extern const struct kernel_spec c2c_kernel;
+extern const struct kernel_spec affinity_kernel;
+extern const struct kernel_spec smt_kernel;
+extern const struct kernel_spec aio_kernel;
+extern const struct kernel_spec workload_kernel;
 
 extern const struct kernel_spec *const kernel_registry[];
 extern const size_t kernel_registry_count;

@@ -291,6 +291,7 @@ void kopts_help(FILE *out, const struct kopts *defaults)
 		"\n"
 		"Exit status: 0 success; 1 the host refused memory, a thread or output;\n"
 		"2 invalid arguments (nothing measured, nothing on stdout); 3 a self-check\n"
-		"failed.\n",
+		"failed; 4 the host lacks what the kernel measures (smt, aio: the reason on\n"
+		"stderr); 5 the command 'workload' runs failed.\n",
 		defaults->samples, defaults->min_sample_ms, defaults->experiment);
 }

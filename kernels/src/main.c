@@ -1,4 +1,5 @@
-/* fleetscope-kernels: memory-hierarchy microbenchmarks for fleetscope.
+/* fleetscope-kernels: the microbenchmarks of fleetscope (memory hierarchy,
+ * CPU/OS behaviour, I/O).
  * Dispatches to a kernel from the registry; --list and --help come from the
  * same table, so a new kernel shows up in both by being registered. */
 #include <stdio.h>
@@ -24,9 +25,10 @@ static void print_help(FILE *out)
 		"       %s KERNEL --help\n"
 		"       %s --list | --help\n"
 		"\n"
-		"Memory-hierarchy microbenchmarks for fleetscope. Each kernel measures one\n"
-		"thing and writes one JSON object per measured point to stdout (or appends\n"
-		"to --output FILE); progress and diagnostics go to stderr.\n"
+		"Microbenchmarks for fleetscope: the memory hierarchy, CPU/OS behaviour and\n"
+		"I/O. Each kernel measures one thing and writes one JSON object per measured\n"
+		"point to stdout (or appends to --output FILE); progress and diagnostics go\n"
+		"to stderr.\n"
 		"\n"
 		"Kernels (name, experiment, description):\n",
 		CLI_PROGRAM, CLI_PROGRAM, CLI_PROGRAM);
@@ -43,7 +45,8 @@ static void print_help(FILE *out)
 		"\n"
 		"Exit status: 0 success, 1 the host refused a resource (memory, output),\n"
 		"2 invalid arguments (nothing measured, nothing on stdout), 3 a kernel\n"
-		"self-check failed.\n"
+		"self-check failed, 4 the host lacks what the kernel measures (the reason on\n"
+		"stderr), 5 the command 'workload' runs failed.\n"
 		"\n"
 		"Example:\n"
 		"  %s chase --sizes 16k,1m,256m --cpu 0\n",

@@ -11,6 +11,10 @@ const struct kernel_spec *const kernel_registry[] = {
 	&mlp_kernel,
 	&write_cost_kernel,
 	&c2c_kernel,
+	&affinity_kernel,
+	&smt_kernel,
+	&aio_kernel,
+	&workload_kernel,
 };
 
 const size_t kernel_registry_count = sizeof(kernel_registry) / sizeof(kernel_registry[0]);

@@ -127,22 +127,16 @@ def test_the_report_page_has_the_storage_section(fio_run):
     assert len(values) == 10 * 6
 
 
-def test_a_raw_device_without_the_opt_in_is_not_touched(outputs, knobs_unchanged, tmp_path):
-    # a stand-in for a device: the role must refuse before it even looks at the path
+def test_a_raw_device_without_the_opt_in_is_refused_before_anything_runs(outputs, knobs_unchanged, tmp_path):
+    # a stand-in for a device: preflight must refuse before any host is changed
     device = tmp_path / "precious-disk"
     device.write_bytes(os.urandom(1 << 20))
     digest, mtime = hashlib.sha256(device.read_bytes()).hexdigest(), device.stat().st_mtime_ns
     proc = run_playbook("site.yml", outputs, "--tags", "fio", "-e", json.dumps({"fio_device": str(device)}))
-    assert proc.returncode == 0, proc.stdout[-4000:]
-    record = fio_record(outputs)
-    assert record["status"] == "skipped" and record["raw"] == []
-    (note,) = record["notes"]
-    assert note.startswith(f"fio_device={device} is named but fio_destructive_ok is not true")
-    assert "fio_destructive_ok: true" in note
-    assert f"fio skipped: fio_device={device}" in proc.stdout
+    assert proc.returncode != 0
+    assert f"fio_device={device} names a raw device but fio_destructive_ok is not true" in proc.stdout
+    assert "PLAY [Measure" not in proc.stdout and not outputs.bundles()
     assert hashlib.sha256(device.read_bytes()).hexdigest() == digest and device.stat().st_mtime_ns == mtime
-    (bundle,) = outputs.bundles()
-    assert not (bundle / "raw/fio").exists()
 
 
 def test_a_scratch_file_that_does_not_fit_is_never_written(outputs, knobs_unchanged):

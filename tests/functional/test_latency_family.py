@@ -43,7 +43,7 @@ def test_every_kernel_process_was_counted_by_perf_as_far_as_this_host_can(family
     if capability == "none":
         assert rows(family, "select count(*) from perf_counters") == [(0,)]
         return
-    assert counted == set(SECTIONS_EXPERIMENTS)
+    assert set(SECTIONS_EXPERIMENTS) <= counted  # the CPU/OS/IO kernels are counted too
     states = dict(rows(family, "select name, list_distinct(list(state)) from perf_counters group by name"))
     assert states["task-clock"] == ["counted"]
     expected_hw = ["counted"] if capability == "hardware" else ["not supported"]

@@ -1,0 +1,375 @@
+/* affinity: what pinning does to threads that share a machine. N threads of
+ * a compute body and of a memory body run side by side, once left to the
+ * scheduler (unpinned) and once pinned one per physical core; every thread's
+ * throughput per window is a sample, and each thread also reports the CPU
+ * changes it saw (migrations observed) and its own context switches. The
+ * spread across threads and across repeats shows what placement costs. */
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "json.h"
+#include "kopts.h"
+#include "record.h"
+#include "registry.h"
+#include "team.h"
+#include "timer.h"
+#include "topology.h"
+
+#define KERNEL "affinity"
+#define DEFAULT_EXPERIMENT "affinity"
+#define DEFAULT_BUFFER_BYTES ((uint64_t)64 << 20)
+#define DEFAULT_REPEATS 3
+#define MAX_THREADS 1024
+#define WARMUP_WINDOWS 1
+
+enum placement { PLACEMENT_UNPINNED, PLACEMENT_PINNED, PLACEMENT_COUNT };
+
+static const char *const placement_names[PLACEMENT_COUNT] = {"unpinned", "pinned"};
+
+struct affinity_options {
+	struct kopts common;
+	int placements[PLACEMENT_COUNT]; /* chosen, in the order given */
+	size_t placement_count;
+	enum work_kind workloads[WORK_KIND_COUNT];
+	size_t workload_count;
+	uint64_t threads;
+	int have_threads;
+	uint64_t repeats;
+	uint64_t buffer_bytes;
+};
+
+/* One CPU per physical core among the CPUs this process may run on. */
+struct core_plan {
+	int *cpus;
+	size_t count;
+	const char *rule;
+	size_t allowed;
+};
+
+static void affinity_help(FILE *out)
+{
+	struct kopts defaults;
+
+	kopts_init(&defaults, KERNEL, DEFAULT_EXPERIMENT, affinity_help);
+	fprintf(out,
+		"Usage: %s affinity [--placements LIST] [--workloads LIST] [--threads N] [OPTIONS]\n"
+		"\n"
+		"CPU affinity: N threads run one body side by side, left to the scheduler\n"
+		"(unpinned) or pinned one per physical core (pinned; cores from sysfs,\n"
+		"topology/core_id and physical_package_id). Each thread runs its body in\n"
+		"~0.1 ms chunks through common windows of --min-sample-ms (a barrier starts\n"
+		"each window; one warm-up window is not kept); its throughput in a window\n"
+		"is one sample. Between chunks it reads sched_getcpu(): a change is a\n"
+		"migration observed (a lower bound). getrusage(RUSAGE_THREAD) around each\n"
+		"window counts the thread's voluntary and involuntary context switches.\n"
+		"\n"
+		"Bodies:\n"
+		"  compute   8 independent 64-bit multiply-add chains (throughput bound on the\n"
+		"            multipliers, no memory traffic); Gop/s = 1e9 multiply-adds/s\n"
+		"  memory    sequential reads of a private buffer per thread (bandwidth\n"
+		"            bound); GB/s = 1e9 bytes read/s\n"
+		"\n"
+		"Options:\n"
+		"  -P, --placements LIST   unpinned,pinned (default both)\n"
+		"  -w, --workloads LIST    compute,memory (default both)\n"
+		"  -T, --threads N         threads per run, 1..%d (default: the number of\n"
+		"                          physical cores this process may run on; pinned\n"
+		"                          needs N <= cores)\n"
+		"  -R, --repeats N         runs of every (placement, workload), each with\n"
+		"                          fresh threads and buffers (default %d)\n"
+		"  -B, --buffer-bytes SIZE memory body: each thread's buffer (default 64m;\n"
+		"                          threads x SIZE must fit --max-bytes)\n"
+		"  --cpu is refused: this kernel places its own threads\n"
+		"\n",
+		CLI_PROGRAM, MAX_THREADS, DEFAULT_REPEATS);
+	kopts_help(out, &defaults);
+	fprintf(out,
+		"\n"
+		"--samples is the number of measured windows, --min-sample-ms their length.\n"
+		"Every (placement, workload, repeat) is a point, in a seeded random order;\n"
+		"each point writes one JSON object per thread:\n"
+		"  metric \"throughput\", unit \"Gop/s\" (compute) or \"GB/s\" (memory),\n"
+		"  params {placement, workload, threads, thread, cpu (pinned CPU, null when\n"
+		"          unpinned), repeat, window_ms, buffer_bytes (memory; null for\n"
+		"          compute), operation, core_rule, seed},\n"
+		"  samples [the thread's throughput in each window], summary {...},\n"
+		"  context {chunk_rounds, cpu_checks, migrations_observed, cpus_seen,\n"
+		"           first_cpu, last_cpu, voluntary_context_switches,\n"
+		"           involuntary_context_switches, huge_bytes_granted (memory),\n"
+		"           wall_s (the point), order_index}.\n"
+		"\n"
+		"Examples:\n"
+		"  %s affinity --threads 4 --repeats 3\n"
+		"  %s affinity --placements pinned --workloads memory --buffer-bytes 256m\n",
+		CLI_PROGRAM, CLI_PROGRAM);
+}
+
+static void parse_placements(struct affinity_options *options, const char *text)
+{
+	char *copy = strdup(text), *item, *rest;
+
+	if (!copy)
+		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory parsing --placements");
+	options->placement_count = 0;
+	for (item = copy; item; item = rest) {
+		int found = -1;
+
+		rest = strchr(item, ',');
+		if (rest)
+			*rest++ = '\0';
+		for (int i = 0; i < PLACEMENT_COUNT; i++)
+			if (strcmp(item, placement_names[i]) == 0)
+				found = i;
+		if (found < 0)
+			cli_fail(CLI_EXIT_USAGE, KERNEL, "--placements item '%s' is not unpinned or pinned", item);
+		for (size_t i = 0; i < options->placement_count; i++)
+			if (options->placements[i] == found)
+				cli_fail(CLI_EXIT_USAGE, KERNEL, "--placements names '%s' twice", item);
+		options->placements[options->placement_count++] = found;
+	}
+	free(copy);
+}
+
+static void affinity_option(void *context, int option, const char *arg)
+{
+	struct affinity_options *options = context;
+
+	switch (option) {
+	case 'P':
+		parse_placements(options, arg);
+		break;
+	case 'w':
+		options->workload_count = work_kind_list_parse(KERNEL, "--workloads", arg, options->workloads);
+		break;
+	case 'T':
+		options->threads = kopts_u64(&options->common, "--threads", arg, 1, MAX_THREADS);
+		options->have_threads = 1;
+		break;
+	case 'R':
+		options->repeats = kopts_u64(&options->common, "--repeats", arg, 1, 1000);
+		break;
+	case 'B':
+		options->buffer_bytes = kopts_size(&options->common, "--buffer-bytes", arg);
+		break;
+	}
+}
+
+/* The first allowed CPU of every (package, core_id); where sysfs does not
+ * say, each CPU counts as its own core and the rule says so. */
+static void plan_cores(struct core_plan *plan)
+{
+	cpu_set_t allowed;
+	int *core_ids, *packages;
+
+	memset(plan, 0, sizeof(*plan));
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "cannot read this process's CPU affinity: %s", strerror(errno));
+	plan->cpus = malloc(CPU_SETSIZE * sizeof(*plan->cpus));
+	core_ids = malloc(CPU_SETSIZE * sizeof(*core_ids));
+	packages = malloc(CPU_SETSIZE * sizeof(*packages));
+	if (!plan->cpus || !core_ids || !packages)
+		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory planning the run");
+	plan->rule = "one CPU per (physical_package_id, core_id) in sysfs";
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		struct topology_cpu topology;
+		int known, seen = 0;
+
+		if (!CPU_ISSET(cpu, &allowed))
+			continue;
+		plan->allowed++;
+		if (topology_read(cpu, &topology) != 0)
+			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory reading the CPU topology");
+		known = topology.core_id != TOPOLOGY_UNKNOWN && topology.package_id != TOPOLOGY_UNKNOWN;
+		if (!known)
+			plan->rule = "sysfs does not give every CPU's core: CPUs without one count as cores of their own";
+		for (size_t i = 0; known && i < plan->count; i++)
+			seen |= core_ids[i] == topology.core_id && packages[i] == topology.package_id;
+		if (!seen) {
+			core_ids[plan->count] = known ? topology.core_id : TOPOLOGY_UNKNOWN - cpu - 1;
+			packages[plan->count] = known ? topology.package_id : TOPOLOGY_UNKNOWN;
+			plan->cpus[plan->count++] = cpu;
+		}
+		topology_free(&topology);
+	}
+	free(core_ids);
+	free(packages);
+}
+
+static void write_thread(struct record *record, const struct affinity_options *options, int placement,
+			 enum work_kind kind, uint64_t repeat, size_t thread, int cpu,
+			 const struct core_plan *plan, const struct team_member *member, double wall_s,
+			 size_t order_index)
+{
+	struct json *json = &record->json;
+	char label[96];
+
+	record_begin(record, "throughput", work_kind_unit(kind));
+	json_key(json, "placement");
+	json_string(json, placement_names[placement]);
+	json_key(json, "workload");
+	json_string(json, work_kind_name(kind));
+	json_key(json, "threads");
+	json_uint(json, options->threads);
+	json_key(json, "thread");
+	json_uint(json, thread);
+	json_key(json, "cpu");
+	if (cpu < 0)
+		json_null(json);
+	else
+		json_int(json, cpu);
+	json_key(json, "repeat");
+	json_uint(json, repeat);
+	json_key(json, "window_ms");
+	json_double(json, options->common.min_sample_ms);
+	json_key(json, "buffer_bytes");
+	if (kind == WORK_MEMORY)
+		json_uint(json, options->buffer_bytes);
+	else
+		json_null(json);
+	json_key(json, "operation");
+	json_string(json, work_kind_operation(kind));
+	json_key(json, "core_rule");
+	json_string(json, plan->rule);
+	json_key(json, "seed");
+	json_uint(json, options->common.seed);
+	record_samples(record, member->samples, options->common.samples);
+	team_member_context(json, member);
+	if (kind == WORK_MEMORY) {
+		json_key(json, "huge_bytes_granted");
+		json_uint(json, member->huge_bytes_granted);
+	}
+	json_key(json, "wall_s");
+	json_double(json, wall_s);
+	json_key(json, "order_index");
+	json_uint(json, order_index);
+	snprintf(label, sizeof(label), "%s %s repeat %" PRIu64 " thread %zu%s", placement_names[placement],
+		 work_kind_name(kind), repeat, thread, cpu < 0 ? "" : " (pinned)");
+	record_end(record, label);
+}
+
+static int affinity_run(int argc, char **argv)
+{
+	static const struct option long_options[] = {
+		{"placements", required_argument, NULL, 'P'},
+		{"workloads", required_argument, NULL, 'w'},
+		{"threads", required_argument, NULL, 'T'},
+		{"repeats", required_argument, NULL, 'R'},
+		{"buffer-bytes", required_argument, NULL, 'B'},
+		{NULL, 0, NULL, 0},
+	};
+	struct affinity_options options = {
+		.placements = {PLACEMENT_UNPINNED, PLACEMENT_PINNED},
+		.placement_count = PLACEMENT_COUNT,
+		.workloads = {WORK_COMPUTE, WORK_MEMORY},
+		.workload_count = WORK_KIND_COUNT,
+		.repeats = DEFAULT_REPEATS,
+		.buffer_bytes = DEFAULT_BUFFER_BYTES,
+	};
+	const struct kopts *opts = &options.common;
+	struct team_member *members;
+	struct core_plan plan;
+	struct record record;
+	size_t points, *order;
+	int uses_memory = 0, uses_pinned = 0;
+
+	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, affinity_help);
+	kopts_parse(&options.common, argc, argv, "P:w:T:R:B:", long_options, affinity_option, &options);
+	if (opts->cpu >= 0)
+		cli_fail(CLI_EXIT_USAGE, KERNEL,
+			 "--cpu does not apply to affinity, which places its own threads; choose --placements");
+	if (options.buffer_bytes < 4096 || options.buffer_bytes % 64)
+		cli_fail(CLI_EXIT_USAGE, KERNEL, "--buffer-bytes %" PRIu64 " must be a multiple of 64 bytes and at least 4k",
+			 options.buffer_bytes);
+	plan_cores(&plan);
+	if (!options.have_threads)
+		options.threads = plan.count;
+	for (size_t i = 0; i < options.placement_count; i++)
+		uses_pinned |= options.placements[i] == PLACEMENT_PINNED;
+	for (size_t i = 0; i < options.workload_count; i++)
+		uses_memory |= options.workloads[i] == WORK_MEMORY;
+	if (uses_pinned && options.threads > plan.count)
+		cli_fail(CLI_EXIT_USAGE, KERNEL,
+			 "--threads %" PRIu64 " but this process may run on only %zu physical cores, and pinned puts one thread per core; use --threads %zu or --placements unpinned",
+			 options.threads, plan.count, plan.count);
+	if (uses_memory) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "%" PRIu64 " memory buffers (--threads x --buffer-bytes)",
+			 options.threads);
+		if (options.buffer_bytes > UINT64_MAX / options.threads)
+			cli_fail(CLI_EXIT_USAGE, KERNEL, "--threads x --buffer-bytes overflows");
+		kopts_check_bytes(opts, options.threads * options.buffer_bytes, what);
+	}
+
+	points = options.placement_count * options.workload_count * options.repeats;
+	order = kopts_order(opts, points);
+	members = calloc(options.threads, sizeof(*members));
+	if (!members)
+		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory planning the run");
+	for (size_t t = 0; t < options.threads; t++) {
+		members[t].samples = calloc(opts->samples, sizeof(double));
+		if (!members[t].samples)
+			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory planning the run");
+	}
+	record_open(&record, opts);
+	fprintf(stderr, "%s: %" PRIu64 " threads, %zu points (placement x workload x repeat), %zu physical cores of %zu allowed CPUs, seed %" PRIu64 "\n",
+		KERNEL, options.threads, points, plan.count, plan.allowed, opts->seed);
+
+	for (size_t i = 0; i < points; i++) {
+		size_t index = order[i];
+		int placement = options.placements[index % options.placement_count];
+		enum work_kind kind = options.workloads[(index / options.placement_count) % options.workload_count];
+		uint64_t repeat = index / (options.placement_count * options.workload_count);
+		struct team_request request = {
+			.kind = kind,
+			.threads = options.threads,
+			.cpus = placement == PLACEMENT_PINNED ? plan.cpus : NULL,
+			.windows = opts->samples,
+			.warmup_windows = WARMUP_WINDOWS,
+			.window_ns = opts->min_sample_ms * 1e6,
+			.buffer_bytes = options.buffer_bytes,
+			.seed = opts->seed ^ (UINT64_C(0x9e3779b97f4a7c15) * (index + 1)),
+		};
+		uint64_t started = timer_now_ns();
+		char error[256];
+		double wall_s, total = 0.0;
+		long involuntary = 0;
+		uint64_t migrations = 0;
+
+		if (team_run(&request, members, error, sizeof(error)) != 0)
+			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "%s %s: %s", placement_names[placement], work_kind_name(kind),
+				 error);
+		wall_s = (double)(timer_now_ns() - started) / 1e9;
+		for (size_t t = 0; t < options.threads; t++) {
+			write_thread(&record, &options, placement, kind, repeat, t,
+				     placement == PLACEMENT_PINNED ? plan.cpus[t] : -1, &plan, &members[t], wall_s, i);
+			total += record.summary.median;
+			migrations += members[t].cpu_changes;
+			involuntary += members[t].involuntary_switches;
+		}
+		fprintf(stderr, "%s: %zu/%zu %s %s repeat %" PRIu64 ": %.4g %s in total (sum of thread medians), %" PRIu64 " migrations observed, %ld involuntary switches\n",
+			KERNEL, i + 1, points, placement_names[placement], work_kind_name(kind), repeat, total,
+			work_kind_unit(kind), migrations, involuntary);
+	}
+
+	record_close(&record);
+	for (size_t t = 0; t < options.threads; t++)
+		free(members[t].samples);
+	free(members);
+	free(order);
+	free(plan.cpus);
+	return CLI_EXIT_OK;
+}
+
+const struct kernel_spec affinity_kernel = {
+	.name = "affinity",
+	.experiment = DEFAULT_EXPERIMENT,
+	.description = "CPU affinity: N compute / memory threads unpinned vs pinned one per core",
+	.run = affinity_run,
+	.print_help = affinity_help,
+};

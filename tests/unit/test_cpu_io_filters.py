@@ -1,0 +1,113 @@
+"""Filters of the CPU/OS/IO experiments: the aio plan (engines the kernel offers, the file cut to the free
+space), the workloads role's processes and experiment record, and preflight's fleet_workloads check."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+for folder in ("roles/kernels/filter_plugins", "roles/workloads/filter_plugins", "roles/preflight/filter_plugins"):
+    sys.path.insert(0, str(ROOT / folder))
+
+from cpu_io import aio_plan  # noqa: E402
+from workloads import top_functions, workload_points, workload_record  # noqa: E402
+from workloads_input import preflight_workload_problems  # noqa: E402
+
+MIB = 1 << 20
+PLAN = {"kernel": "aio", "engines": [
+    {"engine": "blocking", "available": True, "reason": None},
+    {"engine": "posix_aio", "available": True, "reason": None},
+    {"engine": "io_uring", "available": False, "reason": "io_uring unavailable: the running kernel has no io_uring"}]}
+
+
+def df(free_bytes, rc=0):
+    return {"rc": rc, "stdout": f"      Avail\n{free_bytes}\n", "stderr": ""}
+
+
+def test_aio_plan_leaves_out_an_unavailable_engine_with_the_kernel_s_reason():
+    plan = aio_plan(PLAN, ["io_uring", "blocking", "posix_aio"], df(100 << 30), 256 * MIB, 512 * MIB, "/d", 4096)
+    assert plan == {"engines": ["blocking", "posix_aio"], "size_bytes": 256 * MIB, "skip": False,
+                    "notes": ["io_uring left out: io_uring unavailable: the running kernel has no io_uring"]}
+
+
+def test_aio_plan_cuts_the_file_to_the_free_space_and_says_so():
+    plan = aio_plan(PLAN, ["blocking"], df(700 * MIB + 123), 1 << 30, 512 * MIB, "/d", 4096)
+    assert plan["size_bytes"] == 188 * MIB and not plan["skip"]
+    assert "cut from 1 GiB to 188 MiB" in plan["notes"][0]
+
+
+@pytest.mark.parametrize("engines, free, reason", [
+    (["io_uring"], 100 << 30, "no requested I/O engine"),
+    (["blocking"], 520 * MIB, "no room for a scratch file"),
+])
+def test_aio_plan_skips_with_a_reason(engines, free, reason):
+    plan = aio_plan(PLAN, engines, df(free), 256 * MIB, 512 * MIB, "/d", 4096)
+    assert plan["skip"] and reason in plan["notes"][-1]
+
+
+def test_aio_plan_skips_when_the_free_space_cannot_be_read():
+    plan = aio_plan(PLAN, ["blocking"], {"rc": 1, "stdout": "", "stderr": "df: /d: No such file or directory"},
+                    256 * MIB, 512 * MIB, "/d", 4096)
+    assert plan["skip"] and "No such file" in plan["notes"][-1]
+
+
+def test_workload_points_pass_argv_lists_and_the_workload_s_own_settings():
+    points = workload_points([{"name": "gz", "command": ["gzip", "-9", "a b.txt"]},
+                              {"name": "mk", "command": ["make", "-j", 4], "repeats": 3, "timeout_s": 60,
+                               "chdir": "/src"}], "/k/bin", "/b/results/workloads.jsonl", 1, 600)
+    assert points[0]["argv"] == ["/k/bin", "workload", "--name", "gz", "--samples", "1", "--timeout-s", "600",
+                                 "--experiment", "workloads", "--output", "/b/results/workloads.jsonl", "--",
+                                 "gzip", "-9", "a b.txt"]
+    assert points[1]["argv"][4:9] == ["--samples", "3", "--timeout-s", "60", "--chdir"]
+    assert points[1]["argv"][-3:] == ["make", "-j", "4"]
+    assert points[1]["record_argv"][-6:] == ["--output", "/dev/null", "--", "make", "-j", "4"]
+
+
+def test_the_record_fails_on_a_failed_command_and_keeps_the_others():
+    raw = {"path": "raw/perf/workloads/000.csv", "tool": "perf", "params": {"point": "ok1", "point_index": 0}}
+    runs = [{"item": {"label": "ok1", "raw": raw}, "rc": 0, "stderr": "workload: ok1 run 1/1: 1 s wall"},
+            {"item": {"label": "bad", "raw": dict(raw, path="raw/perf/workloads/001.csv")}, "rc": 5,
+             "stderr": "oops\nfleetscope-kernels workload: workload 'bad' failed: 'sh' exited with status 3 (run 1 of 1)"}]
+    report = {"rc": 0, "stdout": "    60.70%  gzip   [.] deflate_slow   -   -\n     9.10%  libc.so.6  [.] memcpy\n",
+              "item": {"item": {"item": {"label": "ok1"}}}}
+    record = workload_record(runs, [{"rc": 0, "item": {"item": {"label": "ok1"}}}], [report],
+                             {"capability": "software", "reason": "no PMU"}, True, 5, 0)
+    assert record["status"] == "failed" and record["file"] == "results/workloads.jsonl"
+    assert record["error"].startswith("bad: exit 5: oops | fleetscope-kernels workload: workload 'bad' failed")
+    assert [entry["params"]["status"] for entry in record["raw"]] == ["ok", "failed"]
+    assert record["raw"][1]["params"]["failure"] == "workload 'bad' failed: 'sh' exited with status 3 (run 1 of 1)"
+    assert record["notes"][0].startswith("counter tier: software (no PMU)")
+    assert record["notes"][1] == "ok1: top functions (perf record, cpu-clock): 60.7% deflate_slow (gzip); 9.1% memcpy (libc.so.6)"
+
+
+def test_top_functions_reads_perf_report_lines():
+    report = "    15.79%  libc.so.6         [.] __strcmp_avx2                 -      -\n" \
+             "     4.17%  dash              [.] 0x0000000000009fa2            -      -\n\n# comment\n"
+    assert top_functions(report, 1) == [(15.79, "libc.so.6", "__strcmp_avx2")]
+
+
+@pytest.mark.parametrize("workloads, says", [
+    ("gzip -9 file", "must be a list"),
+    ([{"name": "gz", "command": "gzip -9 file"}], "fleet_workloads[0] (gz).command is one string"),
+    ([{"name": "gz"}], "fleet_workloads[0] (gz).command is missing"),
+    ([{"name": "gz", "command": []}], "is missing or empty"),
+    ([{"name": "has space", "command": ["true"]}], "fleet_workloads[0].name='has space'"),
+    ([{"command": ["true"]}], "fleet_workloads[0].name=None"),
+    ([{"name": "a", "command": ["true"]}, {"name": "a", "command": ["false"]}], "fleet_workloads[1] (a): the name a is used twice"),
+    ([{"name": "a", "command": ["true"], "repeats": 0}], "fleet_workloads[0] (a).repeats=0"),
+    ([{"name": "a", "command": ["true"], "timeout_s": "soon"}], "timeout_s='soon'"),
+    ([{"name": "a", "command": ["true"], "shell": True}], "takes only name, command"),
+    (["gzip"], "fleet_workloads[0] is 'gzip'"),
+])
+def test_preflight_names_the_workload_entry_and_what_to_write(workloads, says):
+    problems = preflight_workload_problems(workloads)
+    assert any(says in problem for problem in problems), problems
+
+
+def test_preflight_accepts_good_workloads():
+    assert preflight_workload_problems([]) == []
+    assert preflight_workload_problems([{"name": "gzip-9.v2", "command": ["gzip", "-9", 3], "repeats": 3,
+                                         "timeout_s": "60", "chdir": "/tmp"}]) == []
