@@ -162,3 +162,10 @@ def run_cli(*arguments, cwd: Path | None = None, env: dict | None = None) -> sub
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture(scope="session")
+def bundle_tools():
+    """(BundleBuilder, run_cli) for fixtures wider than one test: a `from conftest import` would find
+    whichever conftest.py came first on sys.path (tests/lab has its own)."""
+    return BundleBuilder, run_cli

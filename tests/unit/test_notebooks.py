@@ -20,10 +20,9 @@ LATER_RUN = "20261129T034500Z-d4e5f6"
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory):
+def warehouse(tmp_path_factory, bundle_tools):
     """node1 twice (the later run's L2 30% slower), node2 once with another CPU model."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from conftest import BundleBuilder, run_cli
+    BundleBuilder, run_cli = bundle_tools  # noqa: N806 (a class)
 
     root = tmp_path_factory.mktemp("notebooks")
     bundles = BundleBuilder(root / "results")
@@ -59,22 +58,18 @@ def test_hosts_group_by_cpu_model_and_levels_sit_side_by_side(warehouse):
     assert compare.latency_overlay_chart(compare.latency_curves(connection, runs), levels).to_dict()
 
 
-def test_drift_reports_the_level_that_moved_by_threshold_and_test(warehouse):
+def test_drift_reports_the_level_that_moved_by_threshold_and_test(warehouse, bundle_tools):
     connection = compare.connect(warehouse)
-    drift = compare.level_drift(connection, "node1", bundles_run_id(), LATER_RUN)
+    drift = compare.level_drift(connection, "node1", bundle_tools[0].run_id, LATER_RUN)
     rows = {row["level"]: row for row in drift.iter_rows(named=True)}
     assert rows["L2"]["moved"] and rows["L2"]["change"] == pytest.approx(0.3, abs=0.05)
     assert rows["L2"]["p_value"] < 0.001
     assert not rows["L1"]["moved"] and abs(rows["L1"]["change"]) < 0.05
     assert compare.describe_drift(drift)[0].startswith("L2: 4.2")
     # the same change judged against a higher threshold is not reported
-    assert not compare.level_drift(connection, "node1", bundles_run_id(), LATER_RUN, threshold=0.5)["moved"].any()
+    assert not compare.level_drift(connection, "node1", bundle_tools[0].run_id, LATER_RUN, threshold=0.5)["moved"].any()
 
 
-def bundles_run_id() -> str:
-    from conftest import RUN_ID
-
-    return RUN_ID
 
 
 def test_mann_whitney_exact_and_approximate():
