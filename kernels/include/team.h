@@ -20,6 +20,8 @@
 #include <stdint.h>
 
 #include "json.h"
+#include "kopts.h"
+#include "record.h"
 
 enum work_kind { WORK_COMPUTE, WORK_MEMORY };
 
@@ -71,5 +73,13 @@ int team_run(const struct team_request *request, struct team_member *members, ch
  * voluntary_context_switches, involuntary_context_switches) into an open
  * JSON object. */
 void team_member_context(struct json *json, const struct team_member *member);
+
+/* Finishes one thread's record after the kernel's own params: window_ms,
+ * buffer_bytes (memory body only), operation, seed, the samples, the member's
+ * context, huge_bytes_granted (memory body), wall_s and order_index; then
+ * ends the record with label. One writer for affinity and smt. */
+void team_member_record(struct record *record, const struct team_member *member, enum work_kind kind,
+			const struct kopts *common, uint64_t buffer_bytes, double wall_s,
+			uint64_t order_index, const char *label);
 
 #endif

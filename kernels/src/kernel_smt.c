@@ -328,30 +328,9 @@ static void write_thread(struct record *record, const struct smt_options *option
 		json_int(json, plan->other_core_cpu);
 	json_key(json, "repeat");
 	json_uint(json, repeat);
-	json_key(json, "window_ms");
-	json_double(json, options->common.min_sample_ms);
-	json_key(json, "buffer_bytes");
-	if (kind == WORK_MEMORY)
-		json_uint(json, options->buffer_bytes);
-	else
-		json_null(json);
-	json_key(json, "operation");
-	json_string(json, work_kind_operation(kind));
-	json_key(json, "seed");
-	json_uint(json, options->common.seed);
-	record_samples(record, member->samples, options->common.samples);
-	team_member_context(json, member);
-	if (kind == WORK_MEMORY) {
-		json_key(json, "huge_bytes_granted");
-		json_uint(json, member->huge_bytes_granted);
-	}
-	json_key(json, "wall_s");
-	json_double(json, wall_s);
-	json_key(json, "order_index");
-	json_uint(json, order_index);
 	snprintf(label, sizeof(label), "%s %s repeat %" PRIu64 " thread %zu cpu %d", placement_names[placement],
 		 work_kind_name(kind), repeat, thread, cpus[thread]);
-	record_end(record, label);
+	team_member_record(record, member, kind, &options->common, options->buffer_bytes, wall_s, order_index, label);
 }
 
 static int smt_run(int argc, char **argv)

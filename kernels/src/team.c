@@ -409,3 +409,33 @@ void team_member_context(struct json *json, const struct team_member *member)
 	json_key(json, "involuntary_context_switches");
 	json_int(json, member->involuntary_switches);
 }
+
+void team_member_record(struct record *record, const struct team_member *member, enum work_kind kind,
+			const struct kopts *common, uint64_t buffer_bytes, double wall_s,
+			uint64_t order_index, const char *label)
+{
+	struct json *json = &record->json;
+
+	json_key(json, "window_ms");
+	json_double(json, common->min_sample_ms);
+	json_key(json, "buffer_bytes");
+	if (kind == WORK_MEMORY)
+		json_uint(json, buffer_bytes);
+	else
+		json_null(json);
+	json_key(json, "operation");
+	json_string(json, work_kind_operation(kind));
+	json_key(json, "seed");
+	json_uint(json, common->seed);
+	record_samples(record, member->samples, common->samples);
+	team_member_context(json, member);
+	if (kind == WORK_MEMORY) {
+		json_key(json, "huge_bytes_granted");
+		json_uint(json, member->huge_bytes_granted);
+	}
+	json_key(json, "wall_s");
+	json_double(json, wall_s);
+	json_key(json, "order_index");
+	json_uint(json, order_index);
+	record_end(record, label);
+}
