@@ -44,6 +44,12 @@ struct latency_point {
 	uint64_t accesses_per_sample;
 	double canary_before_ns, canary_after_ns;
 	double wall_s;
+	/* Optional (NULL: none): called right before (after = 0) and right
+	 * after (after = 1) the timed run of each kept sample, not around the
+	 * calibration runs; loaded_latency reads its load threads' counters
+	 * there to get the bandwidth during each sample. */
+	void (*around_sample)(void *context, size_t index, int after);
+	void *around_context;
 };
 
 const char *chain_order_name(enum chain_order order);

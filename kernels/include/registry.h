@@ -29,6 +29,9 @@ extern const struct kernel_spec affinity_kernel;
 extern const struct kernel_spec smt_kernel;
 extern const struct kernel_spec aio_kernel;
 extern const struct kernel_spec workload_kernel;
+extern const struct kernel_spec bandwidth_kernel;
+extern const struct kernel_spec saxpy_kernel;
+extern const struct kernel_spec loaded_latency_kernel;
 
 extern const struct kernel_spec *const kernel_registry[];
 extern const size_t kernel_registry_count;

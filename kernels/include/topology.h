@@ -47,4 +47,13 @@ int topology_same_package(const struct topology_cpu *a, const struct topology_cp
 const char *topology_cpulist_parse(const char *text, int max_cpu, int **cpus, size_t *count,
 				   char **bad_item);
 
+/* The CPUs this process may run on, one per physical core first (the first
+ * allowed CPU of each (package, core_id), ascending), then the remaining SMT
+ * siblings, ascending; a CPU whose core sysfs does not give counts as a core
+ * of its own. Returns the count of CPUs in the malloc'd *cpus (caller frees)
+ * and in *cores how many of them lead, one per core; *rule (may be NULL)
+ * says how cores were told apart. Exits 1 (naming kernel) if the affinity
+ * cannot be read or memory runs out. */
+size_t topology_cpu_order(const char *kernel, int **cpus, size_t *cores, const char **rule);
+
 #endif

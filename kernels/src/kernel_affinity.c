@@ -159,45 +159,13 @@ static void affinity_option(void *context, int option, const char *arg)
 	}
 }
 
-/* The first allowed CPU of every (package, core_id); where sysfs does not
- * say, each CPU counts as its own core and the rule says so. */
+/* The first allowed CPU of every (package, core_id): the head of the
+ * physical-core-first CPU order; where sysfs does not say, each CPU counts
+ * as its own core and the rule says so. */
 static void plan_cores(struct core_plan *plan)
 {
-	cpu_set_t allowed;
-	int *core_ids, *packages;
-
 	memset(plan, 0, sizeof(*plan));
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
-		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "cannot read this process's CPU affinity: %s", strerror(errno));
-	plan->cpus = malloc(CPU_SETSIZE * sizeof(*plan->cpus));
-	core_ids = malloc(CPU_SETSIZE * sizeof(*core_ids));
-	packages = malloc(CPU_SETSIZE * sizeof(*packages));
-	if (!plan->cpus || !core_ids || !packages)
-		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory planning the run");
-	plan->rule = "one CPU per (physical_package_id, core_id) in sysfs";
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		struct topology_cpu topology;
-		int known, seen = 0;
-
-		if (!CPU_ISSET(cpu, &allowed))
-			continue;
-		plan->allowed++;
-		if (topology_read(cpu, &topology) != 0)
-			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory reading the CPU topology");
-		known = topology.core_id != TOPOLOGY_UNKNOWN && topology.package_id != TOPOLOGY_UNKNOWN;
-		if (!known)
-			plan->rule = "sysfs does not give every CPU's core: CPUs without one count as cores of their own";
-		for (size_t i = 0; known && i < plan->count; i++)
-			seen |= core_ids[i] == topology.core_id && packages[i] == topology.package_id;
-		if (!seen) {
-			core_ids[plan->count] = known ? topology.core_id : TOPOLOGY_UNKNOWN - cpu - 1;
-			packages[plan->count] = known ? topology.package_id : TOPOLOGY_UNKNOWN;
-			plan->cpus[plan->count++] = cpu;
-		}
-		topology_free(&topology);
-	}
-	free(core_ids);
-	free(packages);
+	plan->allowed = topology_cpu_order(KERNEL, &plan->cpus, &plan->count, &plan->rule);
 }
 
 static void write_thread(struct record *record, const struct affinity_options *options, int placement,

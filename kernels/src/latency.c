@@ -237,8 +237,19 @@ void latency_sample(const struct kopts *opts, const struct latency_request *requ
 	point->canary_before_ns = canary_read_ns(canary);
 	rounds = sampler_calibrate(body, &walk, opts->min_sample_ms * 1e6);
 	point->accesses_per_sample = rounds * CHAIN_LOADS_PER_ROUND * request->chains;
-	sampler_collect(body, &walk, rounds, (double)point->accesses_per_sample, point->samples,
-			opts->samples);
+	if (!point->around_sample) {
+		sampler_collect(body, &walk, rounds, (double)point->accesses_per_sample,
+				point->samples, opts->samples);
+	} else {
+		for (size_t i = 0; i < opts->samples; i++) {
+			uint64_t elapsed;
+
+			point->around_sample(point->around_context, i, 0);
+			elapsed = body(&walk, rounds);
+			point->around_sample(point->around_context, i, 1);
+			point->samples[i] = (double)elapsed / (double)point->accesses_per_sample;
+		}
+	}
 	point->canary_after_ns = canary_read_ns(canary);
 	point->wall_s = (double)(timer_now_ns() - started) / 1e9;
 }

@@ -15,6 +15,9 @@ const struct kernel_spec *const kernel_registry[] = {
 	&smt_kernel,
 	&aio_kernel,
 	&workload_kernel,
+	&bandwidth_kernel,
+	&saxpy_kernel,
+	&loaded_latency_kernel,
 };
 
 const size_t kernel_registry_count = sizeof(kernel_registry) / sizeof(kernel_registry[0]);

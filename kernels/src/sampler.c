@@ -12,7 +12,13 @@
  * well under the target once the noise is gone. The runs also warm up. */
 uint64_t sampler_calibrate(sampler_body body, void *context, double min_sample_ns)
 {
-	uint64_t rounds = 64;
+	return sampler_calibrate_from(body, context, min_sample_ns, 64);
+}
+
+uint64_t sampler_calibrate_from(sampler_body body, void *context, double min_sample_ns,
+				uint64_t first_rounds)
+{
+	uint64_t rounds = first_rounds ? first_rounds : 1;
 	int confirmed = 0;
 
 	for (int tries = 0; tries < MAX_TRIES; tries++) {

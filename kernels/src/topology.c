@@ -2,12 +2,15 @@
 #include "topology.h"
 
 #include <ctype.h>
+#include <sched.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cli.h"
 
 #define DEFAULT_CPU_ROOT "/sys/devices/system/cpu"
 #define DEFAULT_NODE_ROOT "/sys/devices/system/node"
@@ -324,4 +327,51 @@ int topology_same_core(const struct topology_cpu *a, const struct topology_cpu *
 	    b->core_id == TOPOLOGY_UNKNOWN)
 		return TOPOLOGY_UNKNOWN;
 	return a->core_id == b->core_id;
+}
+
+size_t topology_cpu_order(const char *kernel, int **cpus, size_t *cores, const char **rule)
+{
+	const char *how = "one CPU per (physical_package_id, core_id) in sysfs";
+	cpu_set_t allowed;
+	int *keys_core, *keys_package, *later;
+	size_t count = 0, later_count = 0;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+		cli_fail(CLI_EXIT_RUNTIME, kernel, "cannot read this process's CPU affinity: %s", strerror(errno));
+	*cpus = malloc(CPU_SETSIZE * sizeof(**cpus));
+	later = malloc(CPU_SETSIZE * sizeof(*later));
+	keys_core = malloc(CPU_SETSIZE * sizeof(*keys_core));
+	keys_package = malloc(CPU_SETSIZE * sizeof(*keys_package));
+	if (!*cpus || !later || !keys_core || !keys_package)
+		cli_fail(CLI_EXIT_RUNTIME, kernel, "out of memory planning CPUs");
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		struct topology_cpu topology;
+		int known, seen = 0;
+
+		if (!CPU_ISSET(cpu, &allowed))
+			continue;
+		if (topology_read(cpu, &topology) != 0)
+			cli_fail(CLI_EXIT_RUNTIME, kernel, "out of memory reading the CPU topology");
+		known = topology.core_id != TOPOLOGY_UNKNOWN && topology.package_id != TOPOLOGY_UNKNOWN;
+		if (!known)
+			how = "sysfs does not give every CPU's core: CPUs without one count as cores of their own";
+		for (size_t i = 0; known && i < count; i++)
+			seen |= keys_core[i] == topology.core_id && keys_package[i] == topology.package_id;
+		if (seen) {
+			later[later_count++] = cpu;
+		} else {
+			keys_core[count] = known ? topology.core_id : TOPOLOGY_UNKNOWN - cpu - 1;
+			keys_package[count] = known ? topology.package_id : TOPOLOGY_UNKNOWN;
+			(*cpus)[count++] = cpu;
+		}
+		topology_free(&topology);
+	}
+	memcpy(*cpus + count, later, later_count * sizeof(*later));
+	free(later);
+	free(keys_core);
+	free(keys_package);
+	*cores = count;
+	if (rule)
+		*rule = how;
+	return count + later_count;
 }

@@ -1,0 +1,178 @@
+"""Tests for the bandwidth kernel (issue 4): the record contract, byte accounting checked against an
+independent count, the vector widths this CPU runs, sanity of the numbers on this machine (L1 faster
+than DRAM, read-only at least as fast as a 50/50 mix at DRAM size) and the argument checks.
+
+Timing assertions compare medians with wide margins: the 2-vCPU CI guest is noisy."""
+
+from math import gcd
+from pathlib import Path
+
+import pytest
+
+from kernelrun import QUICK, parse_lines
+
+PARAMS = {"op", "store", "pattern", "stride_bytes", "read_lines", "write_lines", "read_percent", "isa",
+          "vector_bytes", "prefetch", "prefetch_distance_blocks", "hw_prefetchers", "threads", "cpus",
+          "smt_siblings_used", "working_set_bytes", "lines_per_pass", "bytes_per_pass", "page_policy",
+          "huge_bytes_granted", "cpu", "accesses_per_sample", "seed"}
+CONTEXT = {"passes_per_sample", "write_allocate_bytes_per_pass", "canary_before_ns", "canary_after_ns",
+           "core_clock_ghz", "wall_s", "order_index"}
+CPU_FLAGS = Path("/proc/cpuinfo").read_text()
+DRAM = str(256 << 20)
+
+
+def host_isas():
+    return ["sse2"] + [isa for isa, flag in (("avx2", " avx2"), ("avx512", " avx512f")) if flag in CPU_FLAGS]
+
+
+def expected_lines(params):
+    """Lines read and written in one pass, counted here from the params alone."""
+    op, stride, span = params["op"], params["stride_bytes"], params["working_set_bytes"]
+    if op in ("copy", "triad"):
+        arrays = 2 if op == "copy" else 3
+        blocks = span // arrays // 64
+        return blocks * (arrays - 1), blocks
+    blocks = span // stride
+    reads = writes = 0
+    ratio = {"read": (1, 0), "write": (0, 1)}.get(op, (params["read_lines"], params["write_lines"]))
+    for block in range(blocks):  # the mix groups, one block at a time
+        if block % sum(ratio) < ratio[0]:
+            reads += 1
+        else:
+            writes += 1
+    return reads, writes
+
+
+def test_listed_and_documented(run):
+    listing = run("--list").stdout.splitlines()
+    assert any(line.split()[:2] == ["bandwidth", "bandwidth"] for line in listing)
+    result = run("bandwidth", "--help")
+    assert result.returncode == 0 and result.stderr == ""
+    for text in ["--ops", "--mixes", "--stores", "--sizes", "--patterns", "--strides", "--threads", "--cpus",
+                 "--isa", "--prefetch", "--hw-prefetchers", "--verify", "--plan", "1e9", "Example"]:
+        assert text in result.stdout
+
+
+def test_records_carry_the_contract(records):
+    out = records("bandwidth", "--sizes", "64k", *QUICK)
+    assert sorted((r["params"]["op"], r["params"]["store"]) for r in out) == [
+        ("copy", "nt"), ("copy", "regular"), ("read", "none"), ("triad", "nt"), ("triad", "regular"),
+        ("write", "nt"), ("write", "regular")]
+    for record in out:
+        assert record["metric"] == "bandwidth" and record["unit"] == "GB/s"
+        assert PARAMS <= set(record["params"]) and CONTEXT <= set(record["context"])
+        params = record["params"]
+        assert params["bytes_per_pass"] == 64 * params["lines_per_pass"]
+        assert params["threads"] == 1 and len(params["cpus"]) == 1
+        assert params["hw_prefetchers"] == "default"
+        writes = expected_lines(params)[1]
+        regular = params["store"] == "regular"
+        assert record["context"]["write_allocate_bytes_per_pass"] == (64 * writes if regular else 0)
+        assert all(sample > 0 for sample in record["samples"])
+
+
+@pytest.mark.parametrize("args", [
+    ["--ops", "read,write,copy,triad", "--sizes", "96k"],
+    ["--ops", "read,write", "--patterns", "sequential,random", "--strides", "64,256,1024,4096", "--sizes", "1m"],
+    ["--ops", "none", "--mixes", "100/0,0/100,70/30,50/50", "--patterns", "sequential,random",
+     "--strides", "64,192", "--sizes", "300k"],
+    ["--ops", "read", "--prefetch", "none,software", "--strides", "64,4096", "--sizes", "2m"],
+])
+def test_byte_accounting_matches_an_independent_count(records, args):
+    """--verify runs one pass on a patterned buffer: the checksum counts the lines read, the changed
+    lines the lines written. Both, and the kernel's accounting, must equal a count made here."""
+    for record in records("bandwidth", *args, "--verify", *QUICK):
+        params, context = record["params"], record["context"]
+        reads, writes = expected_lines(params)
+        assert params["lines_per_pass"] == reads + writes, params
+        assert context["verified_lines_written"] == writes, params
+        assert context["verified_lines_read"] == reads, params
+        # a strided pass moves one line per block, never the stride's bytes
+        if params["op"] not in ("copy", "triad"):
+            assert params["bytes_per_pass"] == 64 * (params["working_set_bytes"] // params["stride_bytes"])
+        if params["pattern"] == "random":  # a power of two of blocks, so the hashed order is a permutation
+            blocks = params["working_set_bytes"] // params["stride_bytes"]
+            assert blocks & (blocks - 1) == 0
+
+
+def test_mix_ratios_are_exact_and_reduced(records):
+    out = records("bandwidth", "--mixes", "70/30,50/50,100/0,0/100", "--sizes", "640k", "--stores", "regular",
+                  *QUICK)
+    seen = {}
+    for record in out:
+        params = record["params"]
+        assert params["op"] == "mix"
+        divisor = gcd(params["read_lines"], params["write_lines"])
+        assert divisor == 1 or 0 in (params["read_lines"], params["write_lines"])
+        seen[params["read_percent"]] = (params["read_lines"], params["write_lines"], params["store"])
+    assert seen == {70.0: (7, 3, "regular"), 50.0: (1, 1, "regular"), 100.0: (1, 0, "none"),
+                    0.0: (0, 1, "regular")}
+
+
+@pytest.mark.parametrize("isa", host_isas())
+def test_every_vector_width_this_cpu_runs(records, isa):
+    out = records("bandwidth", "--ops", "read,copy,triad", "--isa", isa, "--sizes", "64k", "--verify", *QUICK)
+    width = {"sse2": 16, "avx2": 32, "avx512": 64}[isa]
+    assert {(r["params"]["isa"], r["params"]["vector_bytes"]) for r in out} == {(isa, width)}
+
+
+def test_auto_picks_the_widest(records):
+    record = records("bandwidth", "--ops", "read", "--sizes", "64k", *QUICK)[0]
+    assert record["params"]["isa"] == host_isas()[-1]
+
+
+def test_l1_bandwidth_above_dram(records):
+    out = records("bandwidth", "--ops", "read", "--sizes", f"16k,{DRAM}", "--samples", "5", "--min-sample-ms", "10",
+                  "--cpu", "0")
+    by_size = {r["params"]["working_set_bytes"]: r["summary"]["median"] for r in out}
+    assert by_size[16 << 10] > 1.5 * by_size[256 << 20], by_size
+
+
+def test_read_only_at_least_a_50_50_mix_at_dram(records):
+    out = records("bandwidth", "--mixes", "100/0,50/50", "--stores", "regular", "--sizes", DRAM,
+                  "--samples", "5", "--min-sample-ms", "10", "--cpu", "0")
+    by_mix = {r["params"]["read_percent"]: max(r["samples"]) for r in out}
+    assert by_mix[100.0] >= 0.9 * by_mix[50.0], by_mix
+
+
+def test_threads_follow_the_cpu_order(run, records):
+    plan = __import__("json").loads(run("bandwidth", "--plan").stdout)
+    assert plan["cpus"] and plan["physical_cores"] >= 1
+    threads = len(plan["cpus"])
+    out = records("bandwidth", "--ops", "read", "--sizes", "64k", "--threads", f"1,{threads}", *QUICK)
+    for record in out:
+        params = record["params"]
+        assert params["cpus"] == plan["cpus"][:params["threads"]]
+        assert params["accesses_per_sample"] == (record["context"]["passes_per_sample"] * params["lines_per_pass"]
+                                                 * params["threads"])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--ops", "load"], "--ops item 'load'"),
+    (["--mixes", "70/20"], "--mixes item '70/20'"),
+    (["--strides", "100"], "multiple of the 64-byte line"),
+    (["--stores", "wc"], "--stores item 'wc'"),
+    (["--patterns", "zigzag"], "--patterns item 'zigzag'"),
+    (["--isa", "neon"], "--isa 'neon'"),
+    (["--threads", "0"], "--threads"),
+    (["--threads", "4096"], "--threads"),
+    (["--cpus", "0-"], "--cpus"),
+    (["--sizes", "64"], "--sizes"),
+    (["--ops", "read", "--sizes", "128", "--strides", "128"], "fewer than 2 blocks"),
+    (["--ops", "read", "--sizes", "1g", "--max-bytes", "512m"], "above --max-bytes"),
+    (["--ops", "none"], "no point to measure"),
+    (["--hw-prefetchers", "off"], "--hw-prefetchers"),
+    (["--page-policy", "hugetlb"], "--page-policy"),
+    (["--bogus"], ""),
+])
+def test_bad_arguments_exit_2(run, args, message):
+    result = run("bandwidth", *args)
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    assert message in result.stderr and result.stderr.count("\n") == 1, result.stderr
+
+
+@pytest.mark.skipif(" avx512f" in CPU_FLAGS, reason="this CPU runs AVX-512")
+def test_a_width_the_cpu_lacks_is_refused(run):
+    result = run("bandwidth", "--isa", "avx512")
+    assert result.returncode == 2 and "this CPU runs only" in result.stderr
