@@ -25,9 +25,12 @@ FAMILY = {"latency_sweep", "zero_queue", "pattern_stride", "tlb", "mlp", "write_
 HAS_SMT_SIBLINGS = any("," in path.read_text() or "-" in path.read_text()
                        for path in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/topology/thread_siblings_list"))
 CPU_OS_IO = {"affinity": "ok", "aio": "ok", "smt": "ok" if HAS_SMT_SIBLINGS else "skipped"}
+# The bandwidth family: every experiment measures on any host (loaded_latency keeps its idle point alone
+# where the host has one CPU).
+BANDWIDTH = {"bandwidth", "stride_bandwidth", "rw_mix", "thread_sweep", "loaded_latency", "saxpy", "prefetch"}
 # Every experiment a default run records: the kernels, fio, and MLC (a recorded skip: nobody
 # supplied it, and it cannot be downloaded).
-DEFAULT_RUN = {**{name: "ok" for name in FAMILY}, **CPU_OS_IO, "fio": "ok", "mlc": "skipped"}
+DEFAULT_RUN = {**{name: "ok" for name in FAMILY | BANDWIDTH}, **CPU_OS_IO, "fio": "ok", "mlc": "skipped"}
 
 
 def test_site_run_succeeds_and_restores(site_run):
