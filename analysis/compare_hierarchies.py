@@ -73,7 +73,7 @@ def _(levels, mo):
 def _(compare, connection, mo, runs):
     loaded = compare.loaded_latency_curves(connection, runs)
     mo.vstack([mo.md("## Loaded latency"), compare.loaded_latency_chart(loaded)]) if loaded.height else mo.md(
-        "## Loaded latency\n\nNo loaded-latency curve for the chosen hosts (MLC --loaded_latency not run).")
+        "## Loaded latency\n\nNo loaded-latency curve for the chosen hosts (neither the loaded_latency kernel nor MLC ran).")
     return
 
 

@@ -22,7 +22,8 @@ from fleetscope.sections import format_bytes
 DRIFT_THRESHOLD = 0.05   # a level's latency must move by at least 5% ...
 DRIFT_ALPHA = 0.05       # ... and the Mann-Whitney p-value be below this, to count as moved
 EXACT_LIMIT = 20         # exact U distribution up to this many samples per side (no ties), else normal
-BANDWIDTH_NOTE = "no bandwidth kernel yet (issue 4): bandwidth per level is not measured"
+BANDWIDTH_NOTE = ("single-thread read bandwidth on each level's plateau (inferred_level_bandwidth); empty where the "
+                  "run has no bandwidth sweep")
 
 
 def connect(db: str | Path | None = None) -> duckdb.DuckDBPyConnection:
@@ -76,14 +77,17 @@ def latency_curves(connection: duckdb.DuckDBPyConnection, runs: Sequence[tuple[s
 
 def level_table(connection: duckdb.DuckDBPyConnection, runs: Sequence[tuple[str, str]],
                 page_policy: str = "thp") -> pl.DataFrame:
-    """Per host and inferred level: latency, cycles, effective and sysfs size; bandwidth stays empty until a
-    bandwidth kernel exists (the column says so rather than showing a number)."""
-    clause, parameters = _runs_clause(runs)
-    table = frame(connection, "SELECT host, run_id, level_index, level, latency_ns, latency_cycles, capacity_bytes, "
-                  "onset_bytes, completion_bytes, sysfs_size_bytes, note FROM inferred_levels "
-                  f"WHERE {clause} AND page_policy = ? ORDER BY host, level_index", [*parameters, page_policy])
-    return table.with_columns(pl.lit(None, dtype=pl.Float64).alias("bandwidth_gb_s"),
-                              pl.lit(BANDWIDTH_NOTE).alias("bandwidth_note"))
+    """Per host and inferred level: latency, cycles, effective and sysfs size, and the single-thread read
+    bandwidth on the level's plateau (NULL where the run has no bandwidth sweep: the note says so)."""
+    clause, parameters = _runs_clause(runs, "l")
+    table = frame(connection, "SELECT l.host, l.run_id, l.level_index, l.level, l.latency_ns, l.latency_cycles, "
+                  "l.capacity_bytes, l.onset_bytes, l.completion_bytes, l.sysfs_size_bytes, l.note, "
+                  "CAST(b.bandwidth_gb_s AS DOUBLE) AS bandwidth_gb_s FROM inferred_levels AS l "
+                  "LEFT JOIN inferred_level_bandwidth AS b ON b.run_id = l.run_id AND b.host = l.host "
+                  "AND b.level = l.level AND b.op = 'read' AND b.store = 'none' "
+                  f"WHERE {clause} AND l.page_policy = ? "
+                  "ORDER BY l.host, l.level_index", [*parameters, page_policy])
+    return table.with_columns(pl.lit(BANDWIDTH_NOTE).alias("bandwidth_note"))
 
 
 def tlb_table(connection: duckdb.DuckDBPyConnection, runs: Sequence[tuple[str, str]]) -> pl.DataFrame:
@@ -99,10 +103,15 @@ def tlb_curves(connection: duckdb.DuckDBPyConnection, runs: Sequence[tuple[str, 
 
 def loaded_latency_curves(connection: duckdb.DuckDBPyConnection, runs: Sequence[tuple[str, str]]) -> pl.DataFrame:
     clause, parameters = _runs_clause(runs)
-    return frame(connection, "SELECT host, run_id, path, run_index, traffic, delay_cycles, "
-                 "bandwidth_mb_s / 1000 AS bandwidth_gb_s, latency_ns FROM mlc_loaded_latency "
-                 f"WHERE {clause} AND latency_ns IS NOT NULL ORDER BY host, path, run_index, delay_cycles DESC",
-                 parameters)
+    # MLC's ladders (one line per output file and run) and the loaded_latency kernel's (one per traffic);
+    # the delays are in different units (MLC: cycles; the kernel: spin iterations), so only order by them
+    return frame(connection, "SELECT * FROM ("
+                 "SELECT host, run_id, 'mlc' AS source, path || ' run ' || run_index AS curve, traffic, "
+                 "delay_cycles AS delay, bandwidth_mb_s / 1000 AS bandwidth_gb_s, latency_ns FROM mlc_loaded_latency "
+                 f"WHERE {clause} AND latency_ns IS NOT NULL UNION ALL "
+                 "SELECT host, run_id, 'loaded_latency', 'kernel ' || traffic, traffic, delay, bandwidth_gb_s, "
+                 f"latency_ns FROM loaded_latency_curve WHERE {clause} AND load_threads > 0"
+                 ") ORDER BY host, source, curve, delay DESC", [*parameters, *parameters])
 
 
 def flag_table(connection: duckdb.DuckDBPyConnection, runs: Sequence[tuple[str, str]]) -> pl.DataFrame:
@@ -150,10 +159,10 @@ def loaded_latency_chart(curves: pl.DataFrame) -> alt.Chart:
     return alt.Chart(curves).mark_line(point=True).encode(
         x=alt.X("bandwidth_gb_s:Q", title="bandwidth (GB/s)"),
         y=alt.Y("latency_ns:Q", title="loaded latency (ns)", scale=alt.Scale(zero=False)),
-        color="host:N", detail="path:N", order=alt.Order("delay_cycles:Q", sort="descending"),
-        tooltip=["host:N", "traffic:N", "delay_cycles:Q", alt.Tooltip("bandwidth_gb_s:Q", format=".2f"),
+        color="host:N", detail="curve:N", strokeDash="source:N", order=alt.Order("delay:Q", sort="descending"),
+        tooltip=["host:N", "source:N", "traffic:N", "delay:Q", alt.Tooltip("bandwidth_gb_s:Q", format=".2f"),
                  alt.Tooltip("latency_ns:Q", format=".1f")],
-    ).properties(width="container", height=300, title="Loaded latency (MLC)")
+    ).properties(width="container", height=300, title="Loaded latency (MLC and the loaded_latency kernel)")
 
 
 # ---- one host across runs ------------------------------------------------------------------------

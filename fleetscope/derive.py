@@ -12,13 +12,17 @@ from datetime import UTC, datetime
 
 import duckdb
 
-from fleetscope.inference import (INFERENCE_VERSION, InferenceError, infer_cache_levels, infer_loaded_latency,
-                                  infer_mlp, infer_tlb)
+from types import SimpleNamespace
+
+from fleetscope.inference import (INFERENCE_VERSION, InferenceError, amat_fit, bandwidth_per_level,
+                                  infer_cache_levels, infer_loaded_latency, infer_mlp, infer_tlb)
 from fleetscope.plausibility import check_run
 from fleetscope.warehouse import insert_rows
 
-DERIVED_TABLES = ("inferred_levels", "inferred_tlb", "inferred_mlp", "inferred_loaded_latency", "flags",
-                  "inference_runs")
+DERIVED_TABLES = ("inferred_levels", "inferred_tlb", "inferred_mlp", "inferred_loaded_latency",
+                  "inferred_level_bandwidth", "inferred_saxpy", "flags", "inference_runs")
+# Miss counters a SAXPY fit can use, best first: each stride process's count per update is its miss rate.
+_SAXPY_MISS_EVENTS = ("cache-misses", "LLC-load-misses", "L1-dcache-load-misses")
 # A paired TLB difference below minus half the L1 latency is noise; it is clipped there so its log exists.
 _TLB_FLOOR_SHARE = 0.5
 
@@ -98,7 +102,57 @@ def _loaded_latency_rows(connection: duckdb.DuckDBPyConnection, key: list) -> li
         inferred = infer_loaded_latency([bandwidth / 1000 if bandwidth is not None else None for bandwidth, _ in pairs],
                                         [latency for _, latency in pairs])
         rows.append({"source": "mlc", "path": path, "run_index": run_index, "traffic": traffic, **asdict(inferred)})
+    curve = _rows(connection, "SELECT traffic, bandwidth_gb_s, latency_ns FROM loaded_latency_curve "
+                  "WHERE run_id = ? AND host = ? AND load_threads > 0", key)
+    for traffic in sorted({row[0] for row in curve}):
+        pairs = [row[1:] for row in curve if row[0] == traffic]
+        inferred = infer_loaded_latency([bandwidth for bandwidth, _ in pairs], [latency for _, latency in pairs])
+        rows.append({"source": "loaded_latency", "traffic": traffic, **asdict(inferred)})
     return rows
+
+
+def _level_bandwidth_rows(connection: duckdb.DuckDBPyConnection, key: list, levels: list[dict]) -> list[dict]:
+    """Bandwidth of each inferred level (THP curve) per op and store of the single-thread bandwidth sweep."""
+    sweep = _rows(connection, "SELECT op, store, working_set_bytes, median_gb_s FROM bandwidth_points "
+                  "WHERE run_id = ? AND host = ? AND experiment = 'bandwidth' AND threads = 1", key)
+    if not sweep:
+        return []
+    inferred = [SimpleNamespace(**level) for level in levels
+                if level.get("page_policy") == "thp" and level.get("plateau_first_bytes") is not None]
+    if not inferred:
+        return [{"note": "no cache levels inferred from a THP latency sweep in this run: bandwidth is not "
+                         "assigned to levels (see the bandwidth section for the raw curve)"}]
+    rows = []
+    for op, store in sorted({row[:2] for row in sweep}):
+        points = [row[2:] for row in sweep if row[:2] == (op, store)]
+        for level in bandwidth_per_level(inferred, [size for size, _ in points], [gb_s for _, gb_s in points]):
+            rows.append({"level": level.level, "op": op, "store": store, "bandwidth_gb_s": level.bandwidth_gb_s,
+                         "sizes": level.sizes,
+                         "note": None if level.sizes else "no sweep point on this level's plateau"})
+    return rows
+
+
+def _saxpy_rows(connection: duckdb.DuckDBPyConnection, key: list) -> list[dict]:
+    """Slowdown over the strides, and the AMAT fit where a miss counter was counted for three strides or more."""
+    strides = _rows(connection, "SELECT stride_elements, ns_per_update, slowdown_vs_stride1 FROM saxpy_stride "
+                    "WHERE run_id = ? AND host = ? ORDER BY stride_elements", key)
+    if not strides:
+        return []
+    counters = _rows(connection, "SELECT stride_elements, event, state, per_update FROM saxpy_counters "
+                     "WHERE run_id = ? AND host = ?", key)
+    worst = max((row for row in strides if row[2] is not None), key=lambda row: row[2], default=None)
+    row = {"strides": len(strides), "max_slowdown": worst[2] if worst else None,
+           "max_slowdown_stride": worst[0] if worst else None}
+    for event in _SAXPY_MISS_EVENTS:
+        rates = {stride: rate for stride, name, state, rate in counters
+                 if name == event and state == "counted" and rate is not None}
+        if len(rates) >= 3:
+            fit = amat_fit([rates.get(stride) for stride, _, _ in strides], [ns for _, ns, _ in strides])
+            return [{**row, "miss_event": event, "hit_ns": fit.hit_ns, "miss_penalty_ns": fit.miss_penalty_ns,
+                     "r_squared": fit.r_squared, "note": fit.note}]
+    states = sorted({f"{name} {state}" for _, name, state, _ in counters if name in _SAXPY_MISS_EVENTS})
+    why = ("the PMU here reports " + ", ".join(states)) if states else "no perf counters were taken for saxpy"
+    return [{**row, "note": f"no AMAT fit: {why}; runtime per stride is still measured"}]
 
 
 def derive_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> None:
@@ -107,8 +161,11 @@ def derive_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) ->
     for table in DERIVED_TABLES:
         connection.execute(f"DELETE FROM {table} WHERE run_id = ? AND host = ?", key)
     identity = {"run_id": run_id, "host": host}
+    levels = _level_rows(connection, key)
     for table, rows in (
-        ("inferred_levels", _level_rows(connection, key)),
+        ("inferred_levels", levels),
+        ("inferred_level_bandwidth", _level_bandwidth_rows(connection, key, levels)),
+        ("inferred_saxpy", _saxpy_rows(connection, key)),
         ("inferred_tlb", _tlb_rows(connection, key)),
         ("inferred_mlp", _mlp_rows(connection, key)),
         ("inferred_loaded_latency", _loaded_latency_rows(connection, key)),

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 # Version of the method below; stored with every inferred row so a change can be recomputed.
-INFERENCE_VERSION = 1
+INFERENCE_VERSION = 2  # 2: bandwidth per level, SAXPY fit, the loaded_latency kernel's curves
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave
@@ -491,7 +491,7 @@ def infer_loaded_latency(bandwidth_gb_s: Sequence[float], latency_ns: Sequence[f
                          "; ".join(notes) or None)
 
 
-# ---- bandwidth kernels (issue 4: not measured yet, so not wired to the warehouse) --------------------
+# ---- bandwidth kernels ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class LevelBandwidth:

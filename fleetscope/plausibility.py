@@ -21,7 +21,7 @@ DRAM_CHASE_MIN_NS = 25.0        # a dependent random chase in DRAM cannot be fas
 DRAM_SIZED_FACTOR = 2           # a working set at least this many times the largest cache is DRAM-sized
 LOADED_IDLE_FACTOR = 1.5        # the lightest-load point of a loaded-latency curve vs the measured idle latency
 HUGE_PAGE_BYTES = 2 * 1024 * 1024
-NO_BANDWIDTH_KERNEL = "fleetscope has no bandwidth kernel yet (issue 4)"
+NT_OVER_READ_FACTOR = 1.5     # single-thread non-temporal write GB/s vs read GB/s at DRAM size
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,14 @@ def bandwidth_above_dram_peak(run: Run) -> list[Flag]:
                                           for delay, path, index, mb_s in run.rows(
             "SELECT delay_cycles, path, run_index, bandwidth_mb_s FROM mlc_loaded_latency "
             f"WHERE run_id = ? AND host = ? AND buffer_bytes >= {dram_sized} AND bandwidth_mb_s IS NOT NULL")]
+        measured["bandwidth_points"] = [
+            (f"{experiment}: {op} {store} {pattern} {stride} B x{threads} ({format_bytes(size)})", gb_s)
+            for experiment, op, store, pattern, stride, threads, size, gb_s in run.rows(
+                "SELECT experiment, op, store, pattern, stride_bytes, threads, working_set_bytes, median_gb_s "
+                f"FROM bandwidth_points WHERE run_id = ? AND host = ? AND working_set_bytes >= {dram_sized}")]
+        measured["loaded_latency_curve"] = [(f"{traffic} delay {delay}", gb_s) for traffic, delay, gb_s in run.rows(
+            "SELECT traffic, delay, bandwidth_gb_s FROM loaded_latency_curve WHERE run_id = ? AND host = ? "
+            f"AND working_set_bytes >= {dram_sized} AND load_threads > 0")]
     measured = {subject: values for subject, values in measured.items() if values}
     missing = []
     if peak is None:
@@ -145,8 +153,8 @@ def bandwidth_above_dram_peak(run: Run) -> list[Flag]:
     if dram_sized is None:
         missing.append("sysfs reported no cache sizes, so no buffer is known to be far beyond the LLC")
     elif not measured:
-        missing.append(f"no DRAM-sized bandwidth measured in this run: {NO_BANDWIDTH_KERNEL} and no MLC bandwidth "
-                       f"with a buffer of at least {format_bytes(dram_sized)}")
+        missing.append("no DRAM-sized bandwidth measured in this run (bandwidth kernels or MLC with a buffer of at "
+                       f"least {format_bytes(dram_sized)})")
     if missing:
         return [Flag(rule, "not_run", subject, reason="; ".join(missing)) for subject in (measured or ["run"])]
     comparison = f"DRAM-sized bandwidth > theoretical peak {peak:.4g} GB/s ({how})"
@@ -177,6 +185,9 @@ def huge_pages_not_granted(run: Run) -> list[Flag]:
         "zero_queue_levels": _grant_shortfalls(run.rows(
             "SELECT level || ' ' || page_policy, working_set_bytes, huge_bytes_granted FROM zero_queue_levels "
             "WHERE run_id = ? AND host = ? AND page_policy IN ('thp', 'hugetlb')")),
+        "bandwidth_points": _grant_shortfalls(run.rows(
+            "SELECT experiment || ': ' || op || ' x' || threads, working_set_bytes, huge_bytes_granted / threads "
+            "FROM bandwidth_points WHERE run_id = ? AND host = ? AND page_policy = 'thp'")),
         "tlb_reach": [(f"{size} {pages} pages", 1.0 if granted else 0.0) for size, pages, granted in run.rows(
             "SELECT page_size, pages, huge_granted FROM tlb_reach WHERE run_id = ? AND host = ? "
             "AND page_size IN ('thp', 'hugetlb')")],
@@ -190,12 +201,20 @@ def loaded_idle_far_above_idle(run: Run) -> list[Flag]:
     """A loaded-latency curve whose idle point is far above the measured idle latency (wrong units or a
     misconfigured tool)."""
     rule = "loaded_idle_far_above_idle"
-    curves = run.rows(
-        "SELECT path, run_index, traffic, arg_min(latency_ns, bandwidth_mb_s) FROM mlc_loaded_latency "
-        "WHERE run_id = ? AND host = ? AND latency_ns IS NOT NULL AND bandwidth_mb_s IS NOT NULL GROUP BY ALL")
+    curves = {
+        "mlc_loaded_latency": [(f"{traffic or 'unspecified'} ({path} run {index})", latency)
+                               for path, index, traffic, latency in run.rows(
+            "SELECT path, run_index, traffic, arg_min(latency_ns, bandwidth_mb_s) FROM mlc_loaded_latency "
+            "WHERE run_id = ? AND host = ? AND latency_ns IS NOT NULL AND bandwidth_mb_s IS NOT NULL GROUP BY ALL")],
+        # the kernel's lightest loaded point per traffic (its idle point is itself a chase, not a reference)
+        "loaded_latency_curve": [(f"{traffic} (delay {delay})", latency) for traffic, delay, latency in run.rows(
+            "SELECT traffic, arg_min(delay, bandwidth_gb_s), arg_min(latency_ns, bandwidth_gb_s) "
+            "FROM loaded_latency_curve WHERE run_id = ? AND host = ? AND load_threads > 0 GROUP BY traffic")],
+    }
+    curves = {subject: values for subject, values in curves.items() if values}
     if not curves:
-        return [Flag(rule, "not_run", "run", reason="no loaded-latency curve in this run (MLC --loaded_latency not "
-                     "run; fleetscope has no loaded-latency kernel yet)")]
+        return [Flag(rule, "not_run", "run", reason="no loaded-latency curve in this run (neither the loaded_latency "
+                     "kernel nor MLC --loaded_latency ran)")]
     reference = None
     for source, sql in (
         ("MLC idle latency (DRAM)", "SELECT min(latency_ns) FROM mlc_idle_latency WHERE run_id = ? AND host = ? "
@@ -203,21 +222,23 @@ def loaded_idle_far_above_idle(run: Run) -> list[Flag]:
         ("zero_queue DRAM median", "SELECT min(median_ns) FROM zero_queue_levels WHERE run_id = ? AND host = ? "
                                    "AND level = 'DRAM'"),
         ("mlp k = 1 chase", "SELECT min(ns_per_access) FROM mlp_curve WHERE run_id = ? AND host = ? AND chains = 1"),
+        ("loaded_latency idle point", "SELECT min(latency_ns) FROM loaded_latency_curve WHERE run_id = ? "
+                                      "AND host = ? AND traffic = 'idle'"),
     ):
         value = run.rows(sql)[0][0]
         if value is not None:
             reference = (source, value)
             break
     if reference is None:
-        return [Flag(rule, "not_run", "mlc_loaded_latency", reason="no idle DRAM latency measured in this run "
-                     "(MLC --idle_latency for DRAM, zero_queue or mlp) to compare the curve's idle point with")]
+        return [Flag(rule, "not_run", subject, reason="no idle DRAM latency measured in this run "
+                     "(MLC --idle_latency for DRAM, zero_queue, mlp or the loaded_latency idle point) to compare "
+                     "the curve's idle point with") for subject in curves]
     source, idle = reference
     threshold = LOADED_IDLE_FACTOR * idle
-    values = [(f"{traffic or 'unspecified'} ({path} run {index})", latency) for path, index, traffic, latency in curves]
     comparison = (f"latency at the lightest load > {LOADED_IDLE_FACTOR:g} x idle latency "
                   f"({source}: {idle:.4g} ns)")
-    return [_against(rule, "mlc_loaded_latency", values, threshold, "ns", comparison,
-                     lambda latency: latency > threshold, max)]
+    return [_against(rule, subject, values, threshold, "ns", comparison, lambda latency: latency > threshold, max)
+            for subject, values in curves.items()]
 
 
 def stride_bytes_counted(run: Run) -> list[Flag]:
@@ -230,8 +251,26 @@ def stride_bytes_counted(run: Run) -> list[Flag]:
         "WHERE run_id = ? AND host = ? AND experiment = 'pattern_stride'")
     checked = [(f"{pattern}, stride {stride} B", footprint / (lines * line))
                for pattern, stride, lines, line, footprint in rows if lines and line and footprint is not None]
-    flags = [Flag(rule, "not_run", "bandwidth", reason=f"{NO_BANDWIDTH_KERNEL}: no GB/s figure whose bytes could be "
-                  "checked against the lines moved")]
+    # bandwidth kernel: bytes_per_pass must be 64 B x the lines moved, and a pass moves exactly one line per
+    # block of its span (copy and triad: one per line of each array); counting stride bytes breaks both
+    moved = []
+    for experiment, op, pattern, stride, span, lines, bytes_per_pass in run.rows(
+            "SELECT experiment, op, pattern, stride_bytes, working_set_bytes, lines_per_pass, bytes_per_pass "
+            "FROM bandwidth_points WHERE run_id = ? AND host = ?"):
+        if not (lines and bytes_per_pass and span and stride):
+            continue
+        blocks = span // (64 if op in ("copy", "triad") else stride)
+        ratios = (bytes_per_pass / (64 * lines), lines / blocks)
+        moved.append((f"{experiment}: {op} {pattern} {stride} B ({format_bytes(span)})",
+                      max(ratios, key=lambda ratio: abs(ratio - 1))))
+    flags = []
+    if moved:
+        flags.append(_against(rule, "bandwidth_points", moved, 1.0, "ratio",
+                              "bytes_per_pass / (64 B x lines moved) != 1, or more lines than the span's blocks",
+                              lambda ratio: abs(ratio - 1) > 1e-9,
+                              lambda values, key: max(values, key=lambda pair: abs(pair[1] - 1))))
+    else:
+        flags.append(Flag(rule, "not_run", "bandwidth_points", reason="no bandwidth kernel point in this run"))
     if checked:
         flags.insert(0, _against(rule, "pattern_stride_latency", checked, 1.0, "ratio",
                                  "footprint_bytes / (lines touched x line bytes) != 1",
@@ -240,9 +279,33 @@ def stride_bytes_counted(run: Run) -> list[Flag]:
     return flags
 
 
+def nt_write_far_above_read(run: Run) -> list[Flag]:
+    """A single-thread non-temporal store figure far above single-thread read bandwidth at DRAM size is suspect
+    (METHODS.md): streaming stores that never reached memory, or a buffer the kernel did not cover."""
+    rule = "nt_write_far_above_read"
+    dram_sized = _dram_sized(run)
+    if dram_sized is None:
+        return [Flag(rule, "not_run", "bandwidth_points", reason="sysfs reported no cache sizes, so no working set "
+                     "is known to be DRAM-sized")]
+    rows = run.rows(
+        "SELECT experiment, op, store, max(median_gb_s) FROM bandwidth_points WHERE run_id = ? AND host = ? "
+        f"AND threads = 1 AND pattern = 'sequential' AND stride_bytes = 64 AND working_set_bytes >= {dram_sized} "
+        "AND ((op IN ('read', 'mix') AND write_lines = 0) OR (store = 'nt' AND (op = 'write' OR read_lines = 0))) "
+        "GROUP BY ALL")
+    read = max((gb_s for _, _, store, gb_s in rows if store == "none"), default=None)
+    writes = [(f"{experiment}: {op} nt", gb_s) for experiment, op, store, gb_s in rows if store == "nt"]
+    if read is None or not writes:
+        return [Flag(rule, "not_run", "bandwidth_points", reason="no single-thread DRAM-sized read and non-temporal "
+                     "write pair in this run")]
+    threshold = NT_OVER_READ_FACTOR * read
+    return [_against(rule, "bandwidth_points", writes, threshold, "GB/s",
+                     f"single-thread non-temporal write > {NT_OVER_READ_FACTOR:g} x read ({read:.4g} GB/s) at DRAM size",
+                     lambda gb_s: gb_s > threshold, max)]
+
+
 RULES: tuple[Callable[[Run], list[Flag]], ...] = (
     dram_chase_too_fast, bandwidth_above_dram_peak, huge_pages_not_granted, loaded_idle_far_above_idle,
-    stride_bytes_counted,
+    stride_bytes_counted, nt_write_far_above_read,
 )
 
 

@@ -105,7 +105,8 @@ def _sections(connection: duckdb.DuckDBPyConnection, key: list, caches: list[dic
     for section in SECTIONS:
         if section.experiment not in ran and section.id != "latency":
             continue
-        query = f"SELECT * FROM {section.view} WHERE run_id = ? AND host = ? ORDER BY {section.order_by}"
+        where = f" AND ({section.where})" if section.where else ""
+        query = f"SELECT * FROM {section.view} WHERE run_id = ? AND host = ?{where} ORDER BY {section.order_by}"
         rows = _records(connection, query, key)
         extra_rows = _records(connection, f"SELECT * FROM {section.extra_view} WHERE run_id = ? AND host = ?",
                               key) if section.extra_view else []

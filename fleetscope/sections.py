@@ -218,6 +218,7 @@ class Section:
     note: str = ""
     extra_view: str | None = None  # a second table (e.g. write_cost's flush round trip)
     extra_columns: tuple[Column, ...] = field(default_factory=tuple)
+    where: str = ""   # a filter on the view's rows, for views several sections share (bandwidth_points)
 
 
 _NS = ("median_ns", "median ns", "number")
@@ -530,4 +531,174 @@ SECTIONS = (*SECTIONS, Section(
      Column("classification", "classification"), Column("evidence", "evidence")),
     "Your fleet_workloads, each timed and counted under perf stat. The classification says which counter tier "
     "it rests on; where the host's perf counts only software events it is 'unclassified: counters unavailable'.",
+))
+
+
+# ---- the bandwidth family (issue 4) -------------------------------------------------------------------
+
+def _variant(row: dict) -> str:
+    """read / copy (nt) / mix 7:3 (regular): one legend entry per op and store."""
+    name = f"mix {row['read_lines']}:{row['write_lines']}" if row["op"] == "mix" else row["op"]
+    return name if row["store"] in (None, "none") else f"{name} ({row['store']})"
+
+
+def bandwidth_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    """GB/s vs working set per op and store, with a rule at each sysfs cache size."""
+    if not rows:
+        return None
+    marks = cache_marks(caches)
+    records = [{"working_set_bytes": row["working_set_bytes"], "variant": _variant(row), "isa": row["isa"],
+                "median_gb_s": row["median_gb_s"], "working_set": format_bytes(row["working_set_bytes"])}
+               for row in rows]
+    x = _log2_axis([row["working_set_bytes"] for row in rows] + [mark["size_bytes"] for mark in marks],
+                   "working_set_bytes", "working set per thread", as_bytes=True)
+    lines = alt.Chart(alt.Data(values=records)).mark_line(point=True).encode(
+        x=x, y=alt.Y("median_gb_s:Q", title="GB/s (1e9 B/s, lines moved)"),
+        color=alt.Color("variant:N", title="op (stores)"),
+        tooltip=["variant:N", "working_set:N", "isa:N", alt.Tooltip("median_gb_s:Q", format=".2f")])
+    layers = [lines]
+    if marks:
+        rules = alt.Chart(alt.Data(values=marks)).encode(x=alt.X("size_bytes:Q"))
+        layers.append(rules.mark_rule(color="#777", strokeDash=[2, 2]))
+        layers.append(rules.mark_text(align="left", dx=3, baseline="top", y=2, color="#444").encode(text="label:N"))
+    return _spec(alt.layer(*layers), "Bandwidth vs working set",
+                 "median GB/s per op and store kind; grey rules: cache sizes from sysfs", height=380)
+
+
+def _bar_chart(rows: list[dict], x: str, x_title: str, group: str, group_title: str, title: str,
+               subtitle: str) -> dict | None:
+    if not rows:
+        return None
+    data = alt.Data(values=[{x: row[x], group: row[group], "median_gb_s": row["median_gb_s"]} for row in rows])
+    chart = alt.Chart(data).mark_bar().encode(
+        x=alt.X(f"{x}:O", title=x_title), xOffset=f"{group}:N",
+        y=alt.Y("median_gb_s:Q", title="GB/s"), color=alt.Color(f"{group}:N", title=group_title),
+        tooltip=[f"{x}:O", f"{group}:N", alt.Tooltip("median_gb_s:Q", format=".2f")])
+    return _spec(chart, title, subtitle)
+
+
+def stride_bandwidth_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    return _bar_chart(rows, "stride_bytes", "stride (bytes)", "pattern", "order",
+                      "Read bandwidth by order and stride (DRAM-sized)",
+                      "each block moves one 64 B line: GB/s counts lines, not stride bytes")
+
+
+def rw_mix_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    return _bar_chart(rows, "read_percent", "read % of lines", "store", "stores",
+                      "Bandwidth by read/write mix (DRAM-sized)",
+                      "exact ratios by construction; write-allocate reads of regular stores not counted")
+
+
+def thread_sweep_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    if not rows:
+        return None
+    data = alt.Data(values=[{"threads": row["threads"], "variant": _variant(row), "median_gb_s": row["median_gb_s"],
+                             "smt": "SMT siblings in use" if row["smt_siblings_used"] else "one per core"}
+                            for row in rows])
+    chart = alt.Chart(data).mark_line(point=True).encode(
+        x=alt.X("threads:Q", title="threads", axis=alt.Axis(tickMinStep=1)),
+        y=alt.Y("median_gb_s:Q", title="GB/s, all threads"), color=alt.Color("variant:N", title="op"),
+        shape=alt.Shape("smt:N", title="placement"),
+        tooltip=["threads:Q", "variant:N", "smt:N", alt.Tooltip("median_gb_s:Q", format=".2f")])
+    return _spec(chart, "Bandwidth vs threads (DRAM-sized, one buffer per thread)",
+                 "threads go one per physical core first, then onto SMT siblings")
+
+
+def loaded_latency_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    if not rows:
+        return None
+    data = alt.Data(values=[{key: row[key] for key in ("traffic", "delay", "bandwidth_gb_s", "latency_ns",
+                                                        "outstanding_lines")} for row in rows])
+    chart = alt.Chart(data).mark_line(point=True).encode(
+        x=alt.X("bandwidth_gb_s:Q", title="load bandwidth (GB/s)"),
+        y=alt.Y("latency_ns:Q", title="chase latency (ns)"), color=alt.Color("traffic:N", title="traffic (r:w)"),
+        order="bandwidth_gb_s:Q",
+        tooltip=["traffic:N", "delay:Q", alt.Tooltip("bandwidth_gb_s:Q", format=".2f"),
+                 alt.Tooltip("latency_ns:Q", format=".1f"), alt.Tooltip("outstanding_lines:Q", format=".1f")])
+    return _spec(chart, "Loaded latency: throughput vs latency",
+                 "one chase thread while load threads run with an injected delay; the idle point has no load")
+
+
+def saxpy_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    if not rows:
+        return None
+    data = alt.Data(values=[{key: row[key] for key in ("stride_elements", "ns_per_update", "slowdown_vs_stride1",
+                                                        "effective_gb_s")} for row in rows])
+    chart = alt.Chart(data).mark_line(point=True).encode(
+        x=alt.X("stride_elements:Q", title="stride (8-byte elements)", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("ns_per_update:Q", title="ns per update"),
+        tooltip=["stride_elements:Q", alt.Tooltip("ns_per_update:Q", format=".2f"),
+                 alt.Tooltip("slowdown_vs_stride1:Q", format=".2f"), alt.Tooltip("effective_gb_s:Q", format=".2f")])
+    return _spec(chart, "SAXPY: the cost of a cache miss at constant work",
+                 "every element updated once per pass at every stride; past 8 elements each update fetches new lines")
+
+
+def prefetch_chart(rows: list[dict], caches: list[dict]) -> dict | None:
+    if not rows:
+        return None
+    data = alt.Data(values=[{"stride_bytes": row["stride_bytes"], "median_gb_s": row["median_gb_s"],
+                             "variant": f"{row['prefetch']} / hw {row['hw_prefetchers']}"} for row in rows])
+    chart = alt.Chart(data).mark_bar().encode(
+        x=alt.X("stride_bytes:O", title="stride (bytes)"), xOffset="variant:N",
+        y=alt.Y("median_gb_s:Q", title="GB/s (lines moved)"),
+        color=alt.Color("variant:N", title="software prefetch / hardware"),
+        tooltip=["stride_bytes:O", "variant:N", alt.Tooltip("median_gb_s:Q", format=".2f")])
+    return _spec(chart, "Prefetcher effect (DRAM-sized reads)",
+                 "stride 64: the stream prefetchers can follow; 4096: every block is a new page")
+
+
+_BW = (Column("op", "op"), Column("store", "stores"), Column("pattern", "order"),
+       Column("stride_bytes", "stride", "bytes"), Column("working_set_bytes", "working set", "bytes"),
+       Column("threads", "threads", "number"), Column("isa", "ISA"), Column("median_gb_s", "median GB/s", "number"),
+       Column("ci95_low_gb_s", "CI95 low", "number"), Column("ci95_high_gb_s", "CI95 high", "number"),
+       Column("bytes_per_pass", "bytes / pass", "bytes"),
+       Column("write_allocate_bytes_per_pass", "write-allocate / pass", "bytes"))
+_BW_NOTE = ("GB/s = 1e9 bytes/s counted in 64-byte lines moved (a strided block moves one line, never the "
+            "stride); reads for ownership of regular stores are not counted, as in STREAM.")
+
+SECTIONS = (*SECTIONS, Section(
+    "bandwidth", "bandwidth", "Bandwidth vs working set", "bandwidth_points", "op, store, working_set_bytes",
+    bandwidth_chart, _BW, _BW_NOTE, where="experiment = 'bandwidth'",
+), Section(
+    "stride-bandwidth", "stride_bandwidth", "Pattern × stride bandwidth", "bandwidth_points",
+    "pattern, stride_bytes", stride_bandwidth_chart, _BW, _BW_NOTE, where="experiment = 'stride_bandwidth'",
+), Section(
+    "rw-mix", "rw_mix", "Read/write mix", "bandwidth_points", "read_percent DESC, store", rw_mix_chart,
+    (Column("read_percent", "read %", "number"), Column("read_lines", "reads / group", "number"),
+     Column("write_lines", "writes / group", "number"), *_BW[1:]), _BW_NOTE, where="experiment = 'rw_mix'",
+), Section(
+    "thread-sweep", "thread_sweep", "Thread-intensity sweep", "bandwidth_points", "op, threads",
+    thread_sweep_chart, (Column("cpus", "CPUs"), Column("smt_siblings_used", "SMT siblings used", "bool"), *_BW),
+    "Each thread streams through a DRAM-sized buffer of its own. The saturation point is the fewest threads "
+    "reaching 95% of the peak.", where="experiment = 'thread_sweep'", extra_view="thread_saturation",
+    extra_columns=(Column("op", "op"), Column("store", "stores"),
+                   Column("single_thread_gb_s", "1 thread GB/s", "number"), Column("peak_gb_s", "peak GB/s", "number"),
+                   Column("peak_threads", "at threads", "number"),
+                   Column("saturation_threads", "saturation (95% of peak)", "number"),
+                   Column("smt_from_threads", "SMT siblings from", "number")),
+), Section(
+    "loaded-latency", "loaded_latency", "Loaded latency", "loaded_latency_curve", "traffic, delay DESC NULLS FIRST",
+    loaded_latency_chart,
+    (Column("traffic", "traffic"), Column("delay", "delay", "number"), Column("load_threads", "load threads", "number"),
+     Column("bandwidth_gb_s", "GB/s", "number"), Column("latency_ns", "latency ns", "number"),
+     Column("latency_min_ns", "min ns", "number"), Column("outstanding_lines", "lines in flight", "number")),
+    "Delays are spin iterations after each group of lines, so they are not comparable across hosts; the "
+    "(bandwidth, latency) pairs are. Lines in flight by Little's law: bandwidth / 64 B × latency.",
+), Section(
+    "saxpy", "saxpy", "SAXPY cache-miss impact", "saxpy_stride", "stride_elements", saxpy_chart,
+    (Column("stride_elements", "stride (elements)", "number"), Column("ns_per_update", "ns / update", "number"),
+     Column("slowdown_vs_stride1", "vs stride 1", "number"), Column("effective_gb_s", "GB/s of line visits", "number"),
+     Column("line_visits_per_pass", "line visits / pass", "number"), Column("array_bytes", "each array", "bytes")),
+    "Constant work: every element is updated once per pass at every stride. Counters are per stride process; "
+    "where the PMU cannot count an event its state says so and no value is shown.",
+    extra_view="saxpy_counters",
+    extra_columns=(Column("stride_elements", "stride", "number"), Column("event", "event"), Column("state", "state"),
+                   Column("value", "count", "number"), Column("per_update", "per update", "number")),
+), Section(
+    "prefetch", "prefetch", "Prefetcher effect", "bandwidth_points", "hw_prefetchers, stride_bytes, prefetch",
+    prefetch_chart,
+    (Column("stride_bytes", "stride", "bytes"), Column("prefetch", "software prefetch"),
+     Column("prefetch_distance_blocks", "distance (blocks)", "number"), Column("hw_prefetchers", "hardware"),
+     Column("median_gb_s", "median GB/s", "number"), Column("working_set_bytes", "span", "bytes")),
+    _BW_NOTE, where="experiment IN ('prefetch', 'prefetch_hw_off')",
 ))

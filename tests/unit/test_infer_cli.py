@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from fleetscope.inference import INFERENCE_VERSION
+
 CACHE_CSV = """\
 # lat_mem_rd from an old lab machine: bytes, ns and the spread of each point
 bytes,ns,std
@@ -40,7 +42,7 @@ def test_a_cache_curve_prints_its_levels_beside_the_reported_sizes(cli, tmp_path
     assert "noisy (std >= 10% of ns): 16384 bytes" in table.stdout
 
     document = json.loads(cli("infer", "--csv", path, "--format", "json").stdout)
-    assert document["kind"] == "cache_levels" and document["inference_version"] == 1
+    assert document["kind"] == "cache_levels" and document["inference_version"] == INFERENCE_VERSION
     assert [level["capacity_bytes"] for level in document["levels"]] == [46341, 524288, 8388608, None]
     assert document["levels"][0]["latency_cycles"] is None
 

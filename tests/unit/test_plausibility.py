@@ -11,7 +11,7 @@ import pytest
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "mlc_samples"
 RULES = {"dram_chase_too_fast", "bandwidth_above_dram_peak", "huge_pages_not_granted", "loaded_idle_far_above_idle",
-         "stride_bytes_counted"}
+         "stride_bytes_counted", "nt_write_far_above_read"}
 
 
 def point(experiment: str, kernel: str, params: dict, ns: float, context: dict | None = None) -> dict:
@@ -73,11 +73,12 @@ def test_a_clean_run_has_every_rule_and_no_flag(bundles, cli, tmp_path):
     assert by[("dram_chase_too_fast", "zero_queue_levels")]["value"] == 150.0
     assert by[("huge_pages_not_granted", "latency_curve")]["status"] == "clear"
     assert by[("stride_bytes_counted", "pattern_stride_latency")]["status"] == "clear"
-    # rules that could not run say why: no DIMMs (a VM), no bandwidth kernel, no loaded-latency curve
+    # rules that could not run say why: no DIMMs (a VM), no bandwidth measured, no loaded-latency curve
     assert "no DIMMs in the facts (dmidecode: no SMBIOS memory devices)" in by[("bandwidth_above_dram_peak", "run")]["reason"]
-    assert "no bandwidth kernel yet" in by[("bandwidth_above_dram_peak", "run")]["reason"]
+    assert "no DRAM-sized bandwidth measured" in by[("bandwidth_above_dram_peak", "run")]["reason"]
     assert "no loaded-latency curve" in by[("loaded_idle_far_above_idle", "run")]["reason"]
-    assert by[("stride_bytes_counted", "bandwidth")]["status"] == "not_run"
+    assert by[("stride_bytes_counted", "bandwidth_points")]["status"] == "not_run"
+    assert by[("nt_write_far_above_read", "bandwidth_points")]["status"] == "not_run"
     assert all(row["reason"] for row in rows if row["status"] == "not_run")
 
 
@@ -141,7 +142,59 @@ def test_stride_bytes_counted_instead_of_lines_is_flagged(bundles, cli, tmp_path
                "results/pattern_stride.jsonl": pattern_stride(1024, 1024)}
     rows = {row["subject"]: row for row in flags(load(bundles, cli, tmp_path, results=results), "stride_bytes_counted")}
     assert rows["pattern_stride_latency"]["status"] == "flagged" and rows["pattern_stride_latency"]["value"] == 16.0
-    assert rows["bandwidth"]["status"] == "not_run"
+    assert rows["bandwidth_points"]["status"] == "not_run"
+
+
+def bandwidth(experiment: str, op: str, store: str, gb_s: float, *, stride: int = 64, size: int = 256 << 20,
+              lines: int | None = None, bytes_per_pass: int | None = None, threads: int = 1) -> dict:
+    """A bandwidth kernel record as kernel_bandwidth.c writes it (the fields the views read)."""
+    ratio = {"read": (1, 0), "write": (0, 1), "copy": (1, 1), "triad": (2, 1)}[op]
+    lines = lines if lines is not None else (size // 64 if op in ("copy", "triad") else size // stride)
+    record = point(experiment, "bandwidth", {
+        "op": op, "store": store, "pattern": "sequential", "stride_bytes": stride, "read_lines": ratio[0],
+        "write_lines": ratio[1], "read_percent": 100.0 * ratio[0] / sum(ratio), "isa": "avx2", "vector_bytes": 32,
+        "prefetch": "none", "prefetch_distance_blocks": None, "hw_prefetchers": "default", "threads": threads,
+        "cpus": list(range(threads)), "smt_siblings_used": False, "working_set_bytes": size,
+        "lines_per_pass": lines, "bytes_per_pass": bytes_per_pass if bytes_per_pass is not None else 64 * lines,
+        "page_policy": "thp", "huge_bytes_granted": size * threads, "cpu": None, "accesses_per_sample": lines,
+        "seed": 1}, gb_s, {"passes_per_sample": 1, "write_allocate_bytes_per_pass": 0})
+    record.update(metric="bandwidth", unit="GB/s")
+    return record
+
+
+def test_the_bandwidth_kernels_feed_the_bandwidth_rules(bundles, cli, tmp_path):
+    manifest = bundles.manifest()
+    manifest["facts"]["memory"]["dimms"] = [{"size": "16 GB", "speed": "2666 MT/s", "configured_memory_speed":
+                                             "2400 MT/s", "data_width": "64 bits", "locator": "DIMM_A1"}]
+    results = {"results/latency_sweep.jsonl": bundles.latency_points(),
+               "results/bandwidth.jsonl": [bandwidth("bandwidth", "read", "none", 12.0),
+                                           bandwidth("bandwidth", "write", "nt", 40.0)],
+               # a strided pass that counted stride bytes: 1024 B per block instead of one 64 B line
+               "results/stride_bandwidth.jsonl": [bandwidth("stride_bandwidth", "read", "none", 2.0, stride=1024,
+                                                            bytes_per_pass=(256 << 20))]}
+    by = {row["rule"]: row for row in flags(load(bundles, cli, tmp_path, manifest=manifest, results=results))
+          if row["subject"] == "bandwidth_points"}
+    assert by["bandwidth_above_dram_peak"]["status"] == "flagged"
+    assert by["bandwidth_above_dram_peak"]["item"].startswith("bandwidth: write nt")
+    assert by["bandwidth_above_dram_peak"]["threshold"] == pytest.approx(19.2)
+    assert by["stride_bytes_counted"]["status"] == "flagged" and by["stride_bytes_counted"]["value"] == 16.0
+    assert by["stride_bytes_counted"]["item"].startswith("stride_bandwidth: read sequential 1024 B")
+    assert by["nt_write_far_above_read"]["status"] == "flagged"
+    assert by["nt_write_far_above_read"]["threshold"] == pytest.approx(1.5 * 12.0 * 1.01)  # 1.5 x the read median
+    assert by["huge_pages_not_granted"]["status"] == "clear"
+
+
+def test_honest_bandwidth_records_pass_the_rules(bundles, cli, tmp_path):
+    results = {"results/latency_sweep.jsonl": bundles.latency_points(),
+               "results/bandwidth.jsonl": [bandwidth("bandwidth", op, store, 15.0)
+                                           for op, store in (("read", "none"), ("write", "nt"), ("copy", "regular"),
+                                                             ("triad", "nt"))],
+               "results/stride_bandwidth.jsonl": [bandwidth("stride_bandwidth", "read", "none", 3.0, stride=stride)
+                                                  for stride in (64, 256, 1024)]}
+    by = {row["rule"]: row for row in flags(load(bundles, cli, tmp_path, results=results))
+          if row["subject"] == "bandwidth_points"}
+    assert by["stride_bytes_counted"]["status"] == "clear" and "0 of 7 checked" in by["stride_bytes_counted"]["evidence"]
+    assert by["nt_write_far_above_read"]["status"] == "clear"
 
 
 def test_a_flag_is_shown_beside_its_section_on_the_host_page(bundles, cli, tmp_path):

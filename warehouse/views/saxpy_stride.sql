@@ -1,0 +1,23 @@
+-- saxpy_stride: SAXPY (y = a*x + y) at constant work, one row per stride: ns per update (median),
+-- the slowdown against stride 1 of the same run, the line visits of one pass (lines of x and y each
+-- offset sweep touches) and the effective bandwidth of those visits.
+CREATE OR REPLACE VIEW saxpy_stride AS
+WITH per_stride AS (
+    SELECT
+        run_id,
+        host,
+        TRY_CAST(params ->> '$.stride_elements' AS INTEGER)         AS stride_elements,
+        TRY_CAST(params ->> '$.array_bytes' AS BIGINT)              AS array_bytes,
+        summary_median                                              AS ns_per_update,
+        summary_min                                                 AS min_ns_per_update,
+        TRY_CAST(context ->> '$.line_visits_per_pass' AS BIGINT)    AS line_visits_per_pass,
+        TRY_CAST(context ->> '$.effective_gb_s' AS DOUBLE)          AS effective_gb_s
+    FROM points
+    WHERE kernel = 'saxpy' AND metric = 'saxpy' AND unit = 'ns'
+)
+SELECT
+    s.*,
+    s.ns_per_update / one.ns_per_update                             AS slowdown_vs_stride1
+FROM per_stride AS s
+LEFT JOIN per_stride AS one
+  ON one.run_id = s.run_id AND one.host = s.host AND one.stride_elements = 1;
