@@ -49,6 +49,7 @@
 #define FREE_SPACE_MARGIN ((uint64_t)64 << 20)
 #define BUFFER_ALIGN 4096
 #define WARMUP_WINDOWS 1
+#define MAX_WINDOW_MS 2000.0 /* widest window a stalled point is re-measured with */
 #define AIO_RNG_STREAM 0x61696fu
 #define HISTOGRAM_SUB_BUCKETS 8 /* per power of two: 9% wide at most */
 #define HISTOGRAM_BUCKETS (64 * HISTOGRAM_SUB_BUCKETS)
@@ -133,7 +134,9 @@ static void aio_help(FILE *out)
 		"Each point runs one warm-up window and --samples windows of --min-sample-ms;\n"
 		"a sample is the MB/s (1e6 B/s) completed in a window. Every read's latency,\n"
 		"submission to completion (fio's 'lat'), goes into percentiles and a\n"
-		"histogram. Points (engine x depth) run in a seeded random order.\n"
+		"histogram. Points (engine x depth) run in a seeded random order. A point\n"
+		"that completes no read in its measured windows is measured again with\n"
+		"windows twice as long (up to 2 s); window_ms records the one used.\n"
 		"\n"
 		"Target:\n"
 		"  -d, --directory DIR     write a scratch file of --size in DIR and read it.\n"
@@ -930,6 +933,7 @@ static void measure_point(struct record *record, const struct aio_options *optio
 	struct rusage before, after;
 	struct point_cache cache;
 	uint64_t started = timer_now_ns(), ios = 0;
+	unsigned widened = 0;
 	double p50_us = NAN, p99_us = NAN;
 	double *samples = calloc(opts->samples, sizeof(*samples));
 	char label[96];
@@ -942,28 +946,46 @@ static void measure_point(struct record *record, const struct aio_options *optio
 	atomic_init(&run.cursor, 0);
 	run.detail = engine == ENGINE_BLOCKING ? "pread, one per thread"
 		     : "aio_read + aio_suspend (glibc serves them on helper threads)";
-	cache = drop_cache(target, options->sequential);
-	getrusage(RUSAGE_SELF, &before);
-	if (engine == ENGINE_BLOCKING)
-		run_blocking(&run, &latencies);
-	else if (engine == ENGINE_POSIX_AIO)
-		run_posix_aio(&run, &latencies);
-	else
-		run_io_uring(&run, &latencies);
-	getrusage(RUSAGE_SELF, &after);
-	if (atomic_load(&run.failed))
-		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "%s at queue depth %u: %s", engine_names[engine], depth, run.error);
-	for (size_t w = 0; w < opts->samples; w++) {
-		uint64_t count = atomic_load(&run.window_ios[WARMUP_WINDOWS + w]);
-
-		ios += count;
-		/* bytes per ns = GB/s; x 1000 = MB/s */
-		samples[w] = (double)count * (double)options->block_size / run.window_ns * 1000.0;
+	/* A stall (a busy shared disk, a descheduled helper thread) can leave
+	 * every measured window empty. Rather than fail or report 0 MB/s, widen
+	 * the window and measure the point again, up to MAX_WINDOW_MS; the
+	 * record carries the window that was used. */
+	for (;;) {
+		cache = drop_cache(target, options->sequential);
+		getrusage(RUSAGE_SELF, &before);
+		if (engine == ENGINE_BLOCKING)
+			run_blocking(&run, &latencies);
+		else if (engine == ENGINE_POSIX_AIO)
+			run_posix_aio(&run, &latencies);
+		else
+			run_io_uring(&run, &latencies);
+		getrusage(RUSAGE_SELF, &after);
+		if (atomic_load(&run.failed))
+			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "%s at queue depth %u: %s", engine_names[engine], depth,
+				 run.error);
+		ios = 0;
+		for (size_t w = 0; w < opts->samples; w++)
+			ios += atomic_load(&run.window_ios[WARMUP_WINDOWS + w]);
+		if (ios > 0 || run.window_ns * 2 > MAX_WINDOW_MS * 1e6)
+			break;
+		fprintf(stderr, "%s: %s queue depth %u completed no read in %zu windows of %g ms; measuring again with %g ms windows\n",
+			KERNEL, engine_names[engine], depth, opts->samples, run.window_ns / 1e6, run.window_ns * 2 / 1e6);
+		run.window_ns *= 2;
+		widened++;
+		for (size_t w = 0; w < windows; w++)
+			atomic_store(&run.window_ios[w], 0);
+		latencies.count = 0;
 	}
 	if (ios == 0)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL,
-			 "%s at queue depth %u completed no read in %zu windows of %g ms: raise --min-sample-ms",
-			 engine_names[engine], depth, opts->samples, opts->min_sample_ms);
+			 "%s at queue depth %u completed no read in %zu windows of %g ms: is the device stalled?",
+			 engine_names[engine], depth, opts->samples, run.window_ns / 1e6);
+	for (size_t w = 0; w < opts->samples; w++) {
+		uint64_t count = atomic_load(&run.window_ios[WARMUP_WINDOWS + w]);
+
+		/* bytes per ns = GB/s; x 1000 = MB/s */
+		samples[w] = (double)count * (double)options->block_size / run.window_ns * 1000.0;
+	}
 
 	record_begin(record, "throughput", "MB/s");
 	json_key(json, "engine");
@@ -996,7 +1018,9 @@ static void measure_point(struct record *record, const struct aio_options *optio
 	put_resident(json, "cache_resident_bytes_before_drop", cache.before);
 	put_resident(json, "cache_resident_bytes_after_drop", cache.after);
 	json_key(json, "window_ms");
-	json_double(json, opts->min_sample_ms);
+	json_double(json, run.window_ns / 1e6);
+	json_key(json, "window_widened");
+	json_uint(json, widened);
 	json_key(json, "seed");
 	json_uint(json, opts->seed);
 	record_samples(record, samples, opts->samples);

@@ -306,6 +306,19 @@ def test_aio_leaves_nothing_in_its_directory(aio_run):
     assert list(aio_run["directory"].iterdir()) == []
 
 
+def test_aio_widens_a_window_that_completed_no_read(run, tmp_path):
+    # 0.1 us windows: no read can complete in the measured ones, so the point is measured again with
+    # doubled windows until reads land, and the record says which window it used
+    result = run("aio", "--directory", str(tmp_path), "--size", "32m", "--engines", "blocking",
+                 "--queue-depths", "1", "--samples", "2", "--min-sample-ms", "0.0001")
+    assert result.returncode == 0, result.stderr
+    (record,) = parse_lines(result.stdout)
+    widened = record["params"]["window_widened"]
+    assert widened >= 1 and "measuring again" in result.stderr
+    assert record["params"]["window_ms"] == pytest.approx(0.0001 * 2 ** widened)
+    assert record["context"]["ios"] > 0 and sum(record["context"]["latency_histogram_counts"]) == record["context"]["ios"]
+
+
 def test_aio_file_has_no_name_while_it_runs_and_nothing_is_left_when_killed(build, tmp_path):
     with subprocess.Popen([str(build["binary"]), "aio", "--directory", str(tmp_path), "--size", "32m",
                            "--engines", "blocking", "--queue-depths", "1,2,4", "--samples", "50",
