@@ -966,8 +966,12 @@ static void measure_point(struct record *record, const struct aio_options *optio
 		ios = 0;
 		for (size_t w = 0; w < opts->samples; w++)
 			ios += atomic_load(&run.window_ios[WARMUP_WINDOWS + w]);
-		if (ios > 0 || run.window_ns * 2 > MAX_WINDOW_MS * 1e6)
+		if (ios > 0)
 			break;
+		if (run.window_ns * 2 > MAX_WINDOW_MS * 1e6)
+			cli_fail(CLI_EXIT_RUNTIME, KERNEL,
+				 "%s at queue depth %u completed no read in %zu windows of %g ms: is the device stalled?",
+				 engine_names[engine], depth, opts->samples, run.window_ns / 1e6);
 		fprintf(stderr, "%s: %s queue depth %u completed no read in %zu windows of %g ms; measuring again with %g ms windows\n",
 			KERNEL, engine_names[engine], depth, opts->samples, run.window_ns / 1e6, run.window_ns * 2 / 1e6);
 		run.window_ns *= 2;
@@ -976,10 +980,6 @@ static void measure_point(struct record *record, const struct aio_options *optio
 			atomic_store(&run.window_ios[w], 0);
 		latencies.count = 0;
 	}
-	if (ios == 0)
-		cli_fail(CLI_EXIT_RUNTIME, KERNEL,
-			 "%s at queue depth %u completed no read in %zu windows of %g ms: is the device stalled?",
-			 engine_names[engine], depth, opts->samples, run.window_ns / 1e6);
 	for (size_t w = 0; w < opts->samples; w++) {
 		uint64_t count = atomic_load(&run.window_ios[WARMUP_WINDOWS + w]);
 
