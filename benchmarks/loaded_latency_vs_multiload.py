@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from chase_vs_peer import unpack  # the multichase checkout or bare mirror, as a working tree
 
 PROJECT = Path(__file__).resolve().parents[1]
 KERNELS = PROJECT / "kernels" / "build" / "fleetscope-kernels"
@@ -38,20 +38,13 @@ MIRROR = Path("/work/.mirror/google+multichase/repo")
 MIB = 1024 * 1024
 
 
-def human_bytes(text: str) -> int:
-    match = re.fullmatch(r"(\d+)([kmg]?)", text.lower())
-    return int(match.group(1)) * {"": 1, "k": 1024, "m": MIB, "g": 1024 * MIB}[match.group(2)]
-
-
 def build_multiload(source: Path, workdir: Path) -> Path:
     if not source.exists():
         raise SystemExit(f"multichase not found at {source}: fetch github:google/multichase or pass "
                          "--multichase-src")
-    archive = subprocess.run(["git", "--git-dir", str(source), "archive", "HEAD"], check=True,
-                             capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(workdir)], input=archive, check=True)
-    subprocess.run(["make", "-s", "multiload"], cwd=workdir, check=True, capture_output=True)
-    return workdir / "multiload"
+    tree = unpack(source, workdir / "multichase")
+    subprocess.run(["make", "-s", "-C", str(tree), "multiload"], check=True, capture_output=True)
+    return tree / "multiload"
 
 
 def multiload(binary: Path, size: str, samples: int, delay: int | None) -> tuple[float, float]:
