@@ -18,10 +18,11 @@ import jinja2
 import vl_convert
 
 from fleetscope import __version__
+from fleetscope.resources import TEMPLATES_DIR as RESOURCE_TEMPLATES
 from fleetscope.report_derived import derived_context
 from fleetscope.sections import SECTIONS, cache_marks, format_bytes  # noqa: F401 (re-exported)
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates" / "report"
+TEMPLATES_DIR = RESOURCE_TEMPLATES / "report"
 
 def host_file_stem(host: str) -> str:
     """A file name for a host that cannot traverse paths or collide with index.html.

@@ -15,8 +15,8 @@ from pathlib import Path
 import duckdb
 
 from fleetscope.errors import UserError
+from fleetscope.resources import WAREHOUSE_DIR
 
-WAREHOUSE_DIR = Path(__file__).resolve().parent.parent / "warehouse"
 MIGRATIONS_DIR = WAREHOUSE_DIR / "migrations"
 VIEWS_DIR = WAREHOUSE_DIR / "views"
 DEFAULT_DB = Path("warehouse/fleet.duckdb")
