@@ -1,41 +1,30 @@
 /* The table of kernels: drives dispatch, --list and --help.
  *
- * To add a kernel: define a `const struct kernel_spec` in its own
- * src/kernel_<name>.c, declare it below, and add it to kernel_registry in
- * src/registry.c. */
+ * To add a kernel: define a `const struct kernel_spec <name>_kernel` in its
+ * own src/kernel_<name>.c and add <name> to KERNELS in src/registry.c, the
+ * one list of kernels. */
 #ifndef FLEETSCOPE_REGISTRY_H
 #define FLEETSCOPE_REGISTRY_H
 
-#include <stddef.h>
 #include <stdio.h>
 
 struct kernel_spec {
 	const char *name;        /* the subcommand */
-	const char *experiment;  /* default experiment label it feeds */
+	const char *experiment;  /* default experiment label it feeds (--experiment) */
+	/* comma list of the other experiments the kernels role runs it for
+	 * (each with its own --experiment label), or NULL */
+	const char *also_feeds;
 	const char *description; /* one line for --list */
 	/* argv[0] is the kernel name; returns the process exit status. */
 	int (*run)(int argc, char **argv);
 	void (*print_help)(FILE *out);
 };
 
-extern const struct kernel_spec chase_kernel;
-extern const struct kernel_spec tlb_kernel;
-extern const struct kernel_spec zero_queue_kernel;
-extern const struct kernel_spec pattern_stride_kernel;
-extern const struct kernel_spec mlp_kernel;
-extern const struct kernel_spec write_cost_kernel;
-extern const struct kernel_spec c2c_kernel;
-extern const struct kernel_spec affinity_kernel;
-extern const struct kernel_spec smt_kernel;
-extern const struct kernel_spec aio_kernel;
-extern const struct kernel_spec workload_kernel;
-extern const struct kernel_spec bandwidth_kernel;
-extern const struct kernel_spec saxpy_kernel;
-extern const struct kernel_spec loaded_latency_kernel;
-
-extern const struct kernel_spec *const kernel_registry[];
-extern const size_t kernel_registry_count;
-
+/* The kernel named `name`, or NULL. */
 const struct kernel_spec *registry_find(const char *name);
+
+/* One line per kernel, each after `indent`: name, the experiments it feeds
+ * (comma-separated, the default first), description. */
+void registry_print(FILE *out, const char *indent);
 
 #endif

@@ -621,6 +621,7 @@ static int bandwidth_run(int argc, char **argv)
 const struct kernel_spec bandwidth_kernel = {
 	.name = "bandwidth",
 	.experiment = DEFAULT_EXPERIMENT,
+	.also_feeds = "stride_bandwidth,rw_mix,thread_sweep,prefetch",
 	.description = "GB/s of read/write/copy/triad and read:write mixes, regular and non-temporal stores, "
 		       "over working sets, strides, patterns and threads",
 	.run = bandwidth_run,

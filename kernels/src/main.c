@@ -8,16 +8,6 @@
 #include "cli.h"
 #include "registry.h"
 
-static void print_list(FILE *out)
-{
-	for (size_t i = 0; i < kernel_registry_count; i++) {
-		const struct kernel_spec *kernel = kernel_registry[i];
-
-		fprintf(out, "%-15s %-15s %s\n", kernel->name, kernel->experiment,
-			kernel->description);
-	}
-}
-
 static void print_help(FILE *out)
 {
 	fprintf(out,
@@ -30,15 +20,13 @@ static void print_help(FILE *out)
 		"point to stdout (or appends to --output FILE); progress and diagnostics go\n"
 		"to stderr.\n"
 		"\n"
-		"Kernels (name, experiment, description):\n",
+		"Kernels (name, experiments it feeds, description):\n",
 		CLI_PROGRAM, CLI_PROGRAM, CLI_PROGRAM);
-	for (size_t i = 0; i < kernel_registry_count; i++)
-		fprintf(out, "  %-15s %-15s %s\n", kernel_registry[i]->name,
-			kernel_registry[i]->experiment, kernel_registry[i]->description);
+	registry_print(out, "  ");
 	fprintf(out,
 		"\n"
 		"Options:\n"
-		"  -l, --list    list kernels, one per line: name, experiment, description\n"
+		"  -l, --list    list kernels, one per line: name, experiments, description\n"
 		"  -h, --help    show this help; 'KERNEL --help' shows a kernel's options\n"
 		"\n"
 		"Sizes take binary k/m/g suffixes: 4k = 4096 bytes, 1m = 1048576.\n"
@@ -62,7 +50,7 @@ int main(int argc, char **argv)
 			 "no kernel given; run '%s --list' to see kernels or '%s --help'",
 			 CLI_PROGRAM, CLI_PROGRAM);
 	if (strcmp(argv[1], "--list") == 0 || strcmp(argv[1], "-l") == 0) {
-		print_list(stdout);
+		registry_print(stdout, "");
 		return CLI_EXIT_OK;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
