@@ -169,7 +169,7 @@ def test_failed_and_skipped_experiments_may_have_no_or_a_partial_file(bundles):
     partial_points = [point for point in bundles.latency_points() if point["params"]["page_policy"] == "thp"][:3]
     experiments = [
         {"name": "latency_sweep", "status": "failed", "file": RESULTS_FILE, "error": "chase: killed by OOM", "wall_s": 4.0},
-        {"name": "tlb_sweep", "status": "failed", "file": "results/tlb_sweep.jsonl", "error": "timeout", "wall_s": None},
+        {"name": "tlb", "status": "failed", "file": "results/tlb.jsonl", "error": "timeout", "wall_s": None},
         {"name": "bandwidth", "status": "skipped", "file": None, "error": None, "wall_s": None},
     ]
     bundle = bundles.write(bundles.manifest(status="partial", experiments=experiments),
