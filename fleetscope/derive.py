@@ -2,42 +2,39 @@
 plausibility flags (fleetscope.plausibility), recomputed whole for one (run_id, host).
 
 Ingest calls `derive_run` inside the bundle's transaction, so a run's derived rows always match its
-points; `is_current` tells ingest when a run loaded by an older method needs recomputing.
+points; `is_current` tells ingest when a run loaded by an older method needs recomputing. `DERIVED` is
+the one list of derived tables, each with the function computing its rows.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import duckdb
-
-from types import SimpleNamespace
 
 from fleetscope.inference import (INFERENCE_VERSION, InferenceError, amat_fit, bandwidth_per_level,
                                   infer_cache_levels, infer_loaded_latency, infer_mlp, infer_tlb)
 from fleetscope.plausibility import check_run
+from fleetscope.resources import sql
 from fleetscope.warehouse import insert_rows
 
-DERIVED_TABLES = ("inferred_levels", "inferred_tlb", "inferred_mlp", "inferred_loaded_latency",
-                  "inferred_level_bandwidth", "inferred_saxpy", "flags", "inference_runs")
 # Miss counters a SAXPY fit can use, best first: each stride process's count per update is its miss rate.
 _SAXPY_MISS_EVENTS = ("cache-misses", "LLC-load-misses", "L1-dcache-load-misses")
 # A paired TLB difference below minus half the L1 latency is noise; it is clipped there so its log exists.
 _TLB_FLOOR_SHARE = 0.5
 
 
-def _rows(connection: duckdb.DuckDBPyConnection, sql: str, key: list) -> list[tuple]:
-    return connection.execute(sql, key).fetchall()
+def _rows(connection: duckdb.DuckDBPyConnection, query: str, key: list) -> list[tuple]:
+    """Rows of warehouse/queries/derive/<query>.sql for one run (key: [run_id, host])."""
+    return connection.execute(sql(f"derive/{query}"), key).fetchall()
 
 
-def _level_rows(connection: duckdb.DuckDBPyConnection, key: list) -> list[dict]:
-    sysfs = [size for (size,) in _rows(connection, "SELECT max(size_bytes) FROM cache_levels WHERE run_id = ? AND "
-                                       "host = ? AND type <> 'Instruction' GROUP BY level ORDER BY level", key)]
-    points = _rows(connection, "SELECT c.page_policy, c.working_set_bytes, c.min_ns, "
-                   "TRY_CAST(p.context ->> '$.core_clock_ghz' AS DOUBLE) FROM latency_curve c JOIN points p "
-                   "ON p.run_id = c.run_id AND p.host = c.host AND p.experiment = 'latency_sweep' "
-                   "AND p.point_index = c.point_index WHERE c.run_id = ? AND c.host = ? AND c.min_ns > 0", key)
+def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
+    sysfs = [size for (size,) in _rows(connection, "sysfs_cache_sizes", key)]
+    points = _rows(connection, "latency_minima", key)
     rows = []
     for policy in sorted({point[0] for point in points}, key=lambda name: (name != "thp", str(name))):
         curve = [point for point in points if point[0] == policy]
@@ -59,9 +56,8 @@ def _level_rows(connection: duckdb.DuckDBPyConnection, key: list) -> list[dict]:
     return rows
 
 
-def _tlb_rows(connection: duckdb.DuckDBPyConnection, key: list) -> list[dict]:
-    reach = _rows(connection, "SELECT page_size, page_bytes, pages, tlb_min_ns, control_min_ns, "
-                  "paired_difference_median_ns FROM tlb_reach WHERE run_id = ? AND host = ? ORDER BY pages", key)
+def _tlb_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
+    reach = _rows(connection, "tlb_reach", key)
     rows = []
     for page_size in sorted({row[0] for row in reach}):
         curve = [row for row in reach if row[0] == page_size]
@@ -83,8 +79,8 @@ def _tlb_rows(connection: duckdb.DuckDBPyConnection, key: list) -> list[dict]:
     return rows
 
 
-def _mlp_rows(connection: duckdb.DuckDBPyConnection, key: list) -> list[dict]:
-    curve = _rows(connection, "SELECT working_set_bytes, chains, mlp FROM mlp_curve WHERE run_id = ? AND host = ?", key)
+def _mlp_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
+    curve = _rows(connection, "mlp_curve", key)
     rows = []
     for working_set in sorted({row[0] for row in curve}, key=lambda size: size or 0):
         chains = [row for row in curve if row[0] == working_set]
@@ -93,17 +89,16 @@ def _mlp_rows(connection: duckdb.DuckDBPyConnection, key: list) -> list[dict]:
     return rows
 
 
-def _loaded_latency_rows(connection: duckdb.DuckDBPyConnection, key: list) -> list[dict]:
-    ladder = _rows(connection, "SELECT path, run_index, traffic, bandwidth_mb_s, latency_ns FROM mlc_loaded_latency "
-                   "WHERE run_id = ? AND host = ?", key)
+def _loaded_latency_rows(connection: duckdb.DuckDBPyConnection, key: list,
+                         derived: dict[str, list[dict]]) -> list[dict]:
+    ladder = _rows(connection, "mlc_loaded_latency", key)
     rows = []
     for path, run_index, traffic in sorted({row[:3] for row in ladder}, key=str):
         pairs = [row[3:] for row in ladder if row[:3] == (path, run_index, traffic)]
         inferred = infer_loaded_latency([bandwidth / 1000 if bandwidth is not None else None for bandwidth, _ in pairs],
                                         [latency for _, latency in pairs])
         rows.append({"source": "mlc", "path": path, "run_index": run_index, "traffic": traffic, **asdict(inferred)})
-    curve = _rows(connection, "SELECT traffic, bandwidth_gb_s, latency_ns FROM loaded_latency_curve "
-                  "WHERE run_id = ? AND host = ? AND load_threads > 0", key)
+    curve = _rows(connection, "loaded_latency_curve", key)
     for traffic in sorted({row[0] for row in curve}):
         pairs = [row[1:] for row in curve if row[0] == traffic]
         inferred = infer_loaded_latency([bandwidth for bandwidth, _ in pairs], [latency for _, latency in pairs])
@@ -111,13 +106,13 @@ def _loaded_latency_rows(connection: duckdb.DuckDBPyConnection, key: list) -> li
     return rows
 
 
-def _level_bandwidth_rows(connection: duckdb.DuckDBPyConnection, key: list, levels: list[dict]) -> list[dict]:
+def _level_bandwidth_rows(connection: duckdb.DuckDBPyConnection, key: list,
+                          derived: dict[str, list[dict]]) -> list[dict]:
     """Bandwidth of each inferred level (THP curve) per op and store of the single-thread bandwidth sweep."""
-    sweep = _rows(connection, "SELECT op, store, working_set_bytes, median_gb_s FROM bandwidth_points "
-                  "WHERE run_id = ? AND host = ? AND experiment = 'bandwidth' AND threads = 1", key)
+    sweep = _rows(connection, "bandwidth_sweep", key)
     if not sweep:
         return []
-    inferred = [SimpleNamespace(**level) for level in levels
+    inferred = [SimpleNamespace(**level) for level in derived["inferred_levels"]
                 if level.get("page_policy") == "thp" and level.get("plateau_first_bytes") is not None]
     if not inferred:
         return [{"note": "no cache levels inferred from a THP latency sweep in this run: bandwidth is not "
@@ -132,14 +127,12 @@ def _level_bandwidth_rows(connection: duckdb.DuckDBPyConnection, key: list, leve
     return rows
 
 
-def _saxpy_rows(connection: duckdb.DuckDBPyConnection, key: list) -> list[dict]:
+def _saxpy_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
     """Slowdown over the strides, and the AMAT fit where a miss counter was counted for three strides or more."""
-    strides = _rows(connection, "SELECT stride_elements, ns_per_update, slowdown_vs_stride1 FROM saxpy_stride "
-                    "WHERE run_id = ? AND host = ? ORDER BY stride_elements", key)
+    strides = _rows(connection, "saxpy_strides", key)
     if not strides:
         return []
-    counters = _rows(connection, "SELECT stride_elements, event, state, per_update FROM saxpy_counters "
-                     "WHERE run_id = ? AND host = ?", key)
+    counters = _rows(connection, "saxpy_counters", key)
     worst = max((row for row in strides if row[2] is not None), key=lambda row: row[2], default=None)
     row = {"strides": len(strides), "max_slowdown": worst[2] if worst else None,
            "max_slowdown_stride": worst[0] if worst else None}
@@ -155,29 +148,51 @@ def _saxpy_rows(connection: duckdb.DuckDBPyConnection, key: list) -> list[dict]:
     return [{**row, "note": f"no AMAT fit: {why}; runtime per stride is still measured"}]
 
 
+def _flag_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
+    return check_run(connection, *key)
+
+
+def _inference_run_rows(connection: duckdb.DuckDBPyConnection, key: list,
+                        derived: dict[str, list[dict]]) -> list[dict]:
+    return [{"inference_version": INFERENCE_VERSION,
+             "computed_at": datetime.now(UTC).replace(tzinfo=None).isoformat()}]
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A derived table and what computes one run's rows of it: rows(connection, [run_id, host], derived),
+    where `derived` holds the rows of the tables computed before it in DERIVED."""
+    table: str
+    rows: Callable[[duckdb.DuckDBPyConnection, list, dict[str, list[dict]]], list[dict]]
+
+
+# Every derived table, in the order they are computed: inferred_level_bandwidth reads inferred_levels' rows,
+# and inference_runs comes last, recording the method the others were computed with.
+DERIVED: tuple[Derived, ...] = (
+    Derived("inferred_levels", _level_rows),
+    Derived("inferred_level_bandwidth", _level_bandwidth_rows),
+    Derived("inferred_saxpy", _saxpy_rows),
+    Derived("inferred_tlb", _tlb_rows),
+    Derived("inferred_mlp", _mlp_rows),
+    Derived("inferred_loaded_latency", _loaded_latency_rows),
+    Derived("flags", _flag_rows),
+    Derived("inference_runs", _inference_run_rows),
+)
+DERIVED_TABLES = tuple(derived.table for derived in DERIVED)
+
+
 def derive_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> None:
     """Replace the derived rows of one run with freshly computed ones (call inside a transaction)."""
     key = [run_id, host]
-    for table in DERIVED_TABLES:
-        connection.execute(f"DELETE FROM {table} WHERE run_id = ? AND host = ?", key)
-    identity = {"run_id": run_id, "host": host}
-    levels = _level_rows(connection, key)
-    for table, rows in (
-        ("inferred_levels", levels),
-        ("inferred_level_bandwidth", _level_bandwidth_rows(connection, key, levels)),
-        ("inferred_saxpy", _saxpy_rows(connection, key)),
-        ("inferred_tlb", _tlb_rows(connection, key)),
-        ("inferred_mlp", _mlp_rows(connection, key)),
-        ("inferred_loaded_latency", _loaded_latency_rows(connection, key)),
-        ("flags", check_run(connection, run_id, host)),
-    ):
-        insert_rows(connection, table, [{**identity, **row} for row in rows])
-    insert_rows(connection, "inference_runs", [{**identity, "inference_version": INFERENCE_VERSION,
-                                                "computed_at": datetime.now(UTC).replace(tzinfo=None).isoformat()}])
+    computed: dict[str, list[dict]] = {}
+    for derived in DERIVED:
+        connection.execute(sql("derive/delete_run").format(table=derived.table), key)
+        computed[derived.table] = derived.rows(connection, key, computed)
+        insert_rows(connection, derived.table, [{"run_id": run_id, "host": host, **row}
+                                                for row in computed[derived.table]])
 
 
 def is_current(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> bool:
     """The run's derived rows were computed by this fleetscope's method."""
-    row = connection.execute("SELECT inference_version FROM inference_runs WHERE run_id = ? AND host = ?",
-                             [run_id, host]).fetchone()
+    row = connection.execute(sql("derive/inference_version"), [run_id, host]).fetchone()
     return row is not None and row[0] == INFERENCE_VERSION
