@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 
 import duckdb
 
+from fleetscope.resources import sql
 from fleetscope.sections import format_bytes
 
 DRAM_CHASE_MIN_NS = 25.0        # a dependent random chase in DRAM cannot be faster than this
@@ -46,9 +47,11 @@ class Run:
     facts: dict
     largest_cache_bytes: int | None
 
-    def rows(self, sql: str) -> list[tuple]:
-        """Rows of `sql`, whose first two parameters are this run's (run_id, host)."""
-        return self.connection.execute(sql, [self.run_id, self.host]).fetchall()
+    def rows(self, query: str, *parameters: object) -> list[tuple]:
+        """Rows of warehouse/queries/plausibility/<query>.sql: its first two parameters are this run's
+        (run_id, host), the rest `parameters`."""
+        return self.connection.execute(sql(f"plausibility/{query}"),
+                                       [self.run_id, self.host, *parameters]).fetchall()
 
 
 def _dram_sized(run: Run) -> int | None:
@@ -69,10 +72,9 @@ def dram_chase_too_fast(run: Run) -> list[Flag]:
     rule = "dram_chase_too_fast"
     comparison = f"fastest sample of a DRAM-sized dependent random chase < {DRAM_CHASE_MIN_NS:g} ns"
     sources = {
-        "zero_queue_levels": [(f"level DRAM, {format_bytes(size)}", ns) for size, ns in run.rows(
-            "SELECT working_set_bytes, min_ns FROM zero_queue_levels WHERE run_id = ? AND host = ? AND level = 'DRAM'")],
-        "mlp_curve": [(f"k = 1, {format_bytes(size)}", ns) for size, ns in run.rows(
-            "SELECT working_set_bytes, min_ns_per_access FROM mlp_curve WHERE run_id = ? AND host = ? AND chains = 1")],
+        "zero_queue_levels": [(f"level DRAM, {format_bytes(size)}", ns)
+                              for size, ns in run.rows("zero_queue_dram_minima")],
+        "mlp_curve": [(f"k = 1, {format_bytes(size)}", ns) for size, ns in run.rows("mlp_single_chain_minima")],
     }
     dram_sized = _dram_sized(run)
     flags = []
@@ -80,12 +82,10 @@ def dram_chase_too_fast(run: Run) -> list[Flag]:
         flags.append(Flag(rule, "not_run", "latency_curve", reason="sysfs reported no cache sizes, so no working set of "
                           "the latency sweep or pattern_stride is known to be DRAM-sized"))
     else:
-        sources["latency_curve"] = [(f"{policy} {format_bytes(size)}", ns) for policy, size, ns in run.rows(
-            "SELECT page_policy, working_set_bytes, min_ns FROM latency_curve WHERE run_id = ? AND host = ? "
-            f"AND coalesce(pattern, 'random_cycle') = 'random_cycle' AND working_set_bytes >= {dram_sized}")]
-        sources["pattern_stride_latency"] = [(f"random, stride {stride} B", ns) for stride, ns in run.rows(
-            "SELECT stride_bytes, min_ns FROM pattern_stride_latency WHERE run_id = ? AND host = ? "
-            f"AND pattern IN ('random', 'random_cycle') AND footprint_bytes >= {dram_sized}")]
+        sources["latency_curve"] = [(f"{policy} {format_bytes(size)}", ns) for policy, size, ns
+                                    in run.rows("latency_curve_dram_minima", dram_sized)]
+        sources["pattern_stride_latency"] = [(f"random, stride {stride} B", ns) for stride, ns
+                                             in run.rows("pattern_stride_dram_minima", dram_sized)]
     for subject, values in sources.items():
         if values:
             flags.append(_against(rule, subject, values, DRAM_CHASE_MIN_NS, "ns", comparison,
@@ -131,21 +131,17 @@ def bandwidth_above_dram_peak(run: Run) -> list[Flag]:
     dram_sized = _dram_sized(run)
     measured = {}
     if dram_sized is not None:
-        measured["mlc_bandwidth"] = [(f"{mode} {traffic}", mb_s / 1000) for mode, traffic, mb_s in run.rows(
-            "SELECT mode, coalesce(traffic_label, traffic), bandwidth_mb_s FROM mlc_bandwidth "
-            f"WHERE run_id = ? AND host = ? AND buffer_bytes >= {dram_sized}")]
+        measured["mlc_bandwidth"] = [(f"{mode} {traffic}", mb_s / 1000) for mode, traffic, mb_s
+                                     in run.rows("mlc_bandwidth_dram", dram_sized)]
         measured["mlc_loaded_latency"] = [(f"delay {delay} cycles ({path} run {index})", mb_s / 1000)
-                                          for delay, path, index, mb_s in run.rows(
-            "SELECT delay_cycles, path, run_index, bandwidth_mb_s FROM mlc_loaded_latency "
-            f"WHERE run_id = ? AND host = ? AND buffer_bytes >= {dram_sized} AND bandwidth_mb_s IS NOT NULL")]
+                                          for delay, path, index, mb_s
+                                          in run.rows("mlc_loaded_latency_dram", dram_sized)]
         measured["bandwidth_points"] = [
             (f"{experiment}: {op} {store} {pattern} {stride} B x{threads} ({format_bytes(size)})", gb_s)
-            for experiment, op, store, pattern, stride, threads, size, gb_s in run.rows(
-                "SELECT experiment, op, store, pattern, stride_bytes, threads, working_set_bytes, median_gb_s "
-                f"FROM bandwidth_points WHERE run_id = ? AND host = ? AND working_set_bytes >= {dram_sized}")]
-        measured["loaded_latency_curve"] = [(f"{traffic} delay {delay}", gb_s) for traffic, delay, gb_s in run.rows(
-            "SELECT traffic, delay, bandwidth_gb_s FROM loaded_latency_curve WHERE run_id = ? AND host = ? "
-            f"AND working_set_bytes >= {dram_sized} AND load_threads > 0")]
+            for experiment, op, store, pattern, stride, threads, size, gb_s
+            in run.rows("bandwidth_points_dram", dram_sized)]
+        measured["loaded_latency_curve"] = [(f"{traffic} delay {delay}", gb_s) for traffic, delay, gb_s
+                                            in run.rows("loaded_latency_curve_dram", dram_sized)]
     measured = {subject: values for subject, values in measured.items() if values}
     missing = []
     if peak is None:
@@ -179,18 +175,11 @@ def huge_pages_not_granted(run: Run) -> list[Flag]:
     guest = run.facts.get("virtualization") not in (None, "none")
     note = ("; in a guest the hypervisor may still back granted huge pages with 4 KiB pages" if guest else "")
     sources = {
-        "latency_curve": _grant_shortfalls(run.rows(
-            "SELECT page_policy, working_set_bytes, huge_bytes_granted FROM latency_curve "
-            "WHERE run_id = ? AND host = ? AND page_policy IN ('thp', 'hugetlb')")),
-        "zero_queue_levels": _grant_shortfalls(run.rows(
-            "SELECT level || ' ' || page_policy, working_set_bytes, huge_bytes_granted FROM zero_queue_levels "
-            "WHERE run_id = ? AND host = ? AND page_policy IN ('thp', 'hugetlb')")),
-        "bandwidth_points": _grant_shortfalls(run.rows(
-            "SELECT experiment || ': ' || op || ' x' || threads, working_set_bytes, huge_bytes_granted / threads "
-            "FROM bandwidth_points WHERE run_id = ? AND host = ? AND page_policy = 'thp'")),
-        "tlb_reach": [(f"{size} {pages} pages", 1.0 if granted else 0.0) for size, pages, granted in run.rows(
-            "SELECT page_size, pages, huge_granted FROM tlb_reach WHERE run_id = ? AND host = ? "
-            "AND page_size IN ('thp', 'hugetlb')")],
+        "latency_curve": _grant_shortfalls(run.rows("latency_curve_huge_grants")),
+        "zero_queue_levels": _grant_shortfalls(run.rows("zero_queue_huge_grants")),
+        "bandwidth_points": _grant_shortfalls(run.rows("bandwidth_points_huge_grants")),
+        "tlb_reach": [(f"{size} {pages} pages", 1.0 if granted else 0.0)
+                      for size, pages, granted in run.rows("tlb_reach_huge_grants")],
     }
     flags = [_against(rule, subject, values, 1.0, "fraction", comparison, lambda share: share < 1, min, note)
              for subject, values in sources.items() if values]
@@ -203,29 +192,23 @@ def loaded_idle_far_above_idle(run: Run) -> list[Flag]:
     rule = "loaded_idle_far_above_idle"
     curves = {
         "mlc_loaded_latency": [(f"{traffic or 'unspecified'} ({path} run {index})", latency)
-                               for path, index, traffic, latency in run.rows(
-            "SELECT path, run_index, traffic, arg_min(latency_ns, bandwidth_mb_s) FROM mlc_loaded_latency "
-            "WHERE run_id = ? AND host = ? AND latency_ns IS NOT NULL AND bandwidth_mb_s IS NOT NULL GROUP BY ALL")],
+                               for path, index, traffic, latency in run.rows("mlc_loaded_idle_points")],
         # the kernel's lightest loaded point per traffic (its idle point is itself a chase, not a reference)
-        "loaded_latency_curve": [(f"{traffic} (delay {delay})", latency) for traffic, delay, latency in run.rows(
-            "SELECT traffic, arg_min(delay, bandwidth_gb_s), arg_min(latency_ns, bandwidth_gb_s) "
-            "FROM loaded_latency_curve WHERE run_id = ? AND host = ? AND load_threads > 0 GROUP BY traffic")],
+        "loaded_latency_curve": [(f"{traffic} (delay {delay})", latency)
+                                 for traffic, delay, latency in run.rows("loaded_latency_lightest_points")],
     }
     curves = {subject: values for subject, values in curves.items() if values}
     if not curves:
         return [Flag(rule, "not_run", "run", reason="no loaded-latency curve in this run (neither the loaded_latency "
                      "kernel nor MLC --loaded_latency ran)")]
     reference = None
-    for source, sql in (
-        ("MLC idle latency (DRAM)", "SELECT min(latency_ns) FROM mlc_idle_latency WHERE run_id = ? AND host = ? "
-                                    "AND level = 'DRAM'"),
-        ("zero_queue DRAM median", "SELECT min(median_ns) FROM zero_queue_levels WHERE run_id = ? AND host = ? "
-                                   "AND level = 'DRAM'"),
-        ("mlp k = 1 chase", "SELECT min(ns_per_access) FROM mlp_curve WHERE run_id = ? AND host = ? AND chains = 1"),
-        ("loaded_latency idle point", "SELECT min(latency_ns) FROM loaded_latency_curve WHERE run_id = ? "
-                                      "AND host = ? AND traffic = 'idle'"),
+    for source, query in (
+        ("MLC idle latency (DRAM)", "idle_mlc_dram"),
+        ("zero_queue DRAM median", "idle_zero_queue_dram"),
+        ("mlp k = 1 chase", "idle_mlp_single_chain"),
+        ("loaded_latency idle point", "idle_loaded_latency"),
     ):
-        value = run.rows(sql)[0][0]
+        value = run.rows(query)[0][0]
         if value is not None:
             reference = (source, value)
             break
@@ -244,19 +227,13 @@ def loaded_idle_far_above_idle(run: Run) -> list[Flag]:
 def stride_bytes_counted(run: Run) -> list[Flag]:
     """Byte accounting that counts stride bytes instead of the lines moved."""
     rule = "stride_bytes_counted"
-    rows = run.rows(
-        "SELECT params->>'$.pattern', TRY_CAST(params->>'$.stride_bytes' AS BIGINT), "
-        "TRY_CAST(params->>'$.lines_touched' AS BIGINT), TRY_CAST(params->>'$.line_bytes' AS BIGINT), "
-        "TRY_CAST(params->>'$.footprint_bytes' AS BIGINT) FROM points "
-        "WHERE run_id = ? AND host = ? AND experiment = 'pattern_stride'")
+    rows = run.rows("pattern_stride_accounting")
     checked = [(f"{pattern}, stride {stride} B", footprint / (lines * line))
                for pattern, stride, lines, line, footprint in rows if lines and line and footprint is not None]
     # bandwidth kernel: bytes_per_pass must be 64 B x the lines moved, and a pass moves exactly one line per
     # block of its span (copy and triad: one per line of each array); counting stride bytes breaks both
     moved = []
-    for experiment, op, pattern, stride, span, lines, bytes_per_pass in run.rows(
-            "SELECT experiment, op, pattern, stride_bytes, working_set_bytes, lines_per_pass, bytes_per_pass "
-            "FROM bandwidth_points WHERE run_id = ? AND host = ?"):
+    for experiment, op, pattern, stride, span, lines, bytes_per_pass in run.rows("bandwidth_accounting"):
         if not (lines and bytes_per_pass and span and stride):
             continue
         blocks = span // (64 if op in ("copy", "triad") else stride)
@@ -287,11 +264,7 @@ def nt_write_far_above_read(run: Run) -> list[Flag]:
     if dram_sized is None:
         return [Flag(rule, "not_run", "bandwidth_points", reason="sysfs reported no cache sizes, so no working set "
                      "is known to be DRAM-sized")]
-    rows = run.rows(
-        "SELECT experiment, op, store, max(median_gb_s) FROM bandwidth_points WHERE run_id = ? AND host = ? "
-        f"AND threads = 1 AND pattern = 'sequential' AND stride_bytes = 64 AND working_set_bytes >= {dram_sized} "
-        "AND ((op IN ('read', 'mix') AND write_lines = 0) OR (store = 'nt' AND (op = 'write' OR read_lines = 0))) "
-        "GROUP BY ALL")
+    rows = run.rows("nt_write_and_read_dram", dram_sized)
     read = max((gb_s for _, _, store, gb_s in rows if store == "none"), default=None)
     writes = [(f"{experiment}: {op} nt", gb_s) for experiment, op, store, gb_s in rows if store == "nt"]
     if read is None or not writes:
@@ -311,10 +284,8 @@ RULES: tuple[Callable[[Run], list[Flag]], ...] = (
 
 def check_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> list[dict]:
     """Every rule's rows for one run, as dicts for the `flags` table."""
-    facts_row = connection.execute("SELECT facts FROM facts WHERE run_id = ? AND host = ?", [run_id, host]).fetchone()
+    facts_row = connection.execute(sql("plausibility/run_facts"), [run_id, host]).fetchone()
     facts = json.loads(facts_row[0]) if facts_row else {}
-    largest = connection.execute(
-        "SELECT max(size_bytes) FROM cache_levels WHERE run_id = ? AND host = ? AND type <> 'Instruction'",
-        [run_id, host]).fetchone()[0]
+    largest = connection.execute(sql("plausibility/largest_cache"), [run_id, host]).fetchone()[0]
     run = Run(connection, run_id, host, facts, largest)
     return [asdict(flag) for rule in RULES for flag in rule(run)]
