@@ -17,6 +17,7 @@ import altair as alt
 import duckdb
 import polars as pl
 
+from fleetscope.resources import sql
 from fleetscope.sections import format_bytes
 
 DRIFT_THRESHOLD = 0.05   # a level's latency must move by at least 5% ...
@@ -33,27 +34,23 @@ def connect(db: str | Path | None = None) -> duckdb.DuckDBPyConnection:
     return open_read_only(Path(db or os.environ.get("FLEETSCOPE_DB") or DEFAULT_DB))
 
 
-def frame(connection: duckdb.DuckDBPyConnection, sql: str, parameters: Sequence | None = None) -> pl.DataFrame:
-    cursor = connection.execute(sql, list(parameters or []))
+def frame(connection: duckdb.DuckDBPyConnection, query: str, parameters: Sequence | None = None) -> pl.DataFrame:
+    """The rows of warehouse/queries/compare/<query>.sql as a DataFrame."""
+    cursor = connection.execute(sql(f"compare/{query}"), list(parameters or []))
     columns = [description[0] for description in cursor.description]
     return pl.DataFrame(cursor.fetchall(), schema=columns, orient="row", infer_schema_length=None)
 
 
-def _runs_clause(runs: Sequence[tuple[str, str]], alias: str = "") -> tuple[str, list]:
-    prefix = f"{alias}." if alias else ""
-    if not runs:
-        return "FALSE", []
-    clause = " OR ".join(f"({prefix}host = ? AND {prefix}run_id = ?)" for _ in runs)
-    return f"({clause})", [value for host, run_id in runs for value in (host, run_id)]
+def _chosen(runs: Sequence[tuple[str, str]]) -> list[list[str]]:
+    """The (host, run_id) pairs as the two list parameters the compare queries start with."""
+    return [[host for host, _ in runs], [run_id for _, run_id in runs]]
 
 
 # ---- hosts and hierarchies side by side ----------------------------------------------------------
 
 def hosts(connection: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """One row per host: its latest run, CPU model and microarchitecture (vendor family/model), VM or not."""
-    return frame(connection, "SELECT l.host, l.run_id, l.started_at, f.cpu_model_name, "
-                 "f.cpu_vendor || ' family ' || f.cpu_family || ' model ' || f.cpu_model AS microarchitecture, "
-                 "f.virtualization FROM latest_runs l LEFT JOIN host_facts f USING (run_id, host) ORDER BY l.host")
+    return frame(connection, "hosts")
 
 
 def groups(host_table: pl.DataFrame, by: str) -> dict[str, list[str]]:
@@ -69,55 +66,31 @@ def latest_runs_of(host_table: pl.DataFrame, chosen: Sequence[str]) -> list[tupl
 
 
 def latency_curves(connection: duckdb.DuckDBPyConnection, runs: Sequence[tuple[str, str]]) -> pl.DataFrame:
-    clause, parameters = _runs_clause(runs)
-    return frame(connection, "SELECT host, run_id, page_policy, working_set_bytes, min(min_ns) AS min_ns, "
-                 f"median(median_ns) AS median_ns FROM latency_curve WHERE {clause} GROUP BY ALL "
-                 "ORDER BY host, page_policy, working_set_bytes", parameters)
+    return frame(connection, "latency_curves", _chosen(runs))
 
 
 def level_table(connection: duckdb.DuckDBPyConnection, runs: Sequence[tuple[str, str]],
                 page_policy: str = "thp") -> pl.DataFrame:
     """Per host and inferred level: latency, cycles, effective and sysfs size, and the single-thread read
     bandwidth on the level's plateau (NULL where the run has no bandwidth sweep: the note says so)."""
-    clause, parameters = _runs_clause(runs, "l")
-    table = frame(connection, "SELECT l.host, l.run_id, l.level_index, l.level, l.latency_ns, l.latency_cycles, "
-                  "l.capacity_bytes, l.onset_bytes, l.completion_bytes, l.sysfs_size_bytes, l.note, "
-                  "CAST(b.bandwidth_gb_s AS DOUBLE) AS bandwidth_gb_s FROM inferred_levels AS l "
-                  "LEFT JOIN inferred_level_bandwidth AS b ON b.run_id = l.run_id AND b.host = l.host "
-                  "AND b.level = l.level AND b.op = 'read' AND b.store = 'none' "
-                  f"WHERE {clause} AND l.page_policy = ? "
-                  "ORDER BY l.host, l.level_index", [*parameters, page_policy])
+    table = frame(connection, "level_table", [*_chosen(runs), page_policy])
     return table.with_columns(pl.lit(BANDWIDTH_NOTE).alias("bandwidth_note"))
 
 
 def tlb_table(connection: duckdb.DuckDBPyConnection, runs: Sequence[tuple[str, str]]) -> pl.DataFrame:
-    clause, parameters = _runs_clause(runs)
-    return frame(connection, f"SELECT * FROM inferred_tlb WHERE {clause} ORDER BY host, page_size", parameters)
+    return frame(connection, "tlb_table", _chosen(runs))
 
 
 def tlb_curves(connection: duckdb.DuckDBPyConnection, runs: Sequence[tuple[str, str]]) -> pl.DataFrame:
-    clause, parameters = _runs_clause(runs)
-    return frame(connection, "SELECT host, run_id, page_size, pages, translation_ns, paired_difference_median_ns "
-                 f"FROM tlb_reach WHERE {clause} ORDER BY host, page_size, pages", parameters)
+    return frame(connection, "tlb_curves", _chosen(runs))
 
 
 def loaded_latency_curves(connection: duckdb.DuckDBPyConnection, runs: Sequence[tuple[str, str]]) -> pl.DataFrame:
-    clause, parameters = _runs_clause(runs)
-    # MLC's ladders (one line per output file and run) and the loaded_latency kernel's (one per traffic);
-    # the delays are in different units (MLC: cycles; the kernel: spin iterations), so only order by them
-    return frame(connection, "SELECT * FROM ("
-                 "SELECT host, run_id, 'mlc' AS source, path || ' run ' || run_index AS curve, traffic, "
-                 "delay_cycles AS delay, bandwidth_mb_s / 1000 AS bandwidth_gb_s, latency_ns FROM mlc_loaded_latency "
-                 f"WHERE {clause} AND latency_ns IS NOT NULL UNION ALL "
-                 "SELECT host, run_id, 'loaded_latency', 'kernel ' || traffic, traffic, delay, bandwidth_gb_s, "
-                 f"latency_ns FROM loaded_latency_curve WHERE {clause} AND load_threads > 0"
-                 ") ORDER BY host, source, curve, delay DESC", [*parameters, *parameters])
+    return frame(connection, "loaded_latency_curves", _chosen(runs))
 
 
 def flag_table(connection: duckdb.DuckDBPyConnection, runs: Sequence[tuple[str, str]]) -> pl.DataFrame:
-    clause, parameters = _runs_clause(runs)
-    return frame(connection, "SELECT host, run_id, rule, status, subject, item, value, threshold, unit, evidence, "
-                 f"reason FROM flags WHERE {clause} ORDER BY status <> 'flagged', host, rule", parameters)
+    return frame(connection, "flag_table", _chosen(runs))
 
 
 def _log2_bytes_axis(title: str) -> alt.X:
@@ -168,8 +141,7 @@ def loaded_latency_chart(curves: pl.DataFrame) -> alt.Chart:
 # ---- one host across runs ------------------------------------------------------------------------
 
 def host_runs(connection: duckdb.DuckDBPyConnection, host: str) -> pl.DataFrame:
-    return frame(connection, "SELECT run_id, started_at, profile, status FROM runs_overview WHERE host = ? "
-                 "ORDER BY started_at, run_id", [host])
+    return frame(connection, "host_runs", [host])
 
 
 def _exact_u_cdf(first: int, second: int) -> list[float]:
@@ -229,12 +201,7 @@ def _plateau_samples(connection: duckdb.DuckDBPyConnection, host: str, run_id: s
                      sizes: Sequence[int]) -> list[float]:
     if not sizes:
         return []
-    marks = ", ".join("?" for _ in sizes)
-    rows = connection.execute(
-        "SELECT s.value FROM latency_curve c JOIN samples s ON s.run_id = c.run_id AND s.host = c.host "
-        "AND s.experiment = 'latency_sweep' AND s.point_index = c.point_index "
-        f"WHERE c.host = ? AND c.run_id = ? AND c.page_policy = ? AND c.working_set_bytes IN ({marks})",
-        [host, run_id, page_policy, *sizes]).fetchall()
+    rows = connection.execute(sql("compare/plateau_samples"), [host, run_id, page_policy, list(sizes)]).fetchall()
     return [value for (value,) in rows]
 
 
@@ -243,11 +210,8 @@ def level_drift(connection: duckdb.DuckDBPyConnection, host: str, baseline_run: 
     """Each inferred level of `baseline_run` against the same level of `run`: latency change, effective size
     change (octaves), and whether the latency moved: |change| >= threshold AND Mann-Whitney p < alpha, on the
     raw samples of the sizes on the baseline's plateau that both runs measured."""
-    levels = frame(connection, "SELECT run_id, level, level_index, latency_ns, capacity_bytes, plateau_first_bytes, "
-                   "plateau_last_bytes FROM inferred_levels WHERE host = ? AND run_id IN (?, ?) AND page_policy = ? "
-                   "AND level IS NOT NULL", [host, baseline_run, run, page_policy])
-    sizes = frame(connection, "SELECT run_id, working_set_bytes FROM latency_curve WHERE host = ? AND run_id IN (?, ?) "
-                  "AND page_policy = ?", [host, baseline_run, run, page_policy])
+    levels = frame(connection, "drift_levels", [host, baseline_run, run, page_policy])
+    sizes = frame(connection, "drift_sizes", [host, baseline_run, run, page_policy])
     common = (set(sizes.filter(pl.col("run_id") == baseline_run)["working_set_bytes"].to_list())
               & set(sizes.filter(pl.col("run_id") == run)["working_set_bytes"].to_list()))
     after = {row["level"]: row for row in levels.filter(pl.col("run_id") == run).iter_rows(named=True)}
