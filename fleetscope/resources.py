@@ -2,6 +2,8 @@
 migrations, views, named queries) and the report templates (templates/report/).
 
 Every module reads them through this one place, so a checkout and an installed package agree on it.
+In a checkout (or an editable install of one) they are the repository's own warehouse/ and templates/;
+an installed wheel carries the same files inside the package, as fleetscope/data/ (see pyproject.toml).
 Queries of the warehouse live one per file in warehouse/queries/<name>.sql, never as SQL strings in
 Python; `sql("name")` returns one.
 """
@@ -9,11 +11,22 @@ Python; `sql("name")` returns one.
 from __future__ import annotations
 
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 
-_ROOT = Path(__file__).resolve().parent.parent
-WAREHOUSE_DIR = _ROOT / "warehouse"
-TEMPLATES_DIR = _ROOT / "templates"
+_CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def _shipped(folder: str) -> Path:
+    """The repository's `folder` when fleetscope runs from a checkout, else the wheel's copy of it."""
+    if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / folder).is_dir():
+        return _CHECKOUT / folder
+    # An installed wheel lies unpacked on disk, so its resources are plain paths (templates and globs need them).
+    return Path(str(files("fleetscope") / "data" / folder))
+
+
+WAREHOUSE_DIR = _shipped("warehouse")
+TEMPLATES_DIR = _shipped("templates")
 QUERIES_DIR = WAREHOUSE_DIR / "queries"
 
 
