@@ -64,9 +64,9 @@ PATTERNS = ("random-lines", "line-per-page", "sequential")
 class Tuning:
     """The cache-level method's constants that were chosen on data: on synthetic hierarchies and on published
     curves (benchmarks/inference_accuracy.py re-chooses them with each real curve left out)."""
-    level_step_ratio: float = 1.6     # flat runs closer than this are one level (the step: a TLB miss's cost)
+    level_step_ratio: float = 1.8     # flat runs closer than this are one level (the step: a TLB miss's cost)
     split_concentration: float = 0.5  # one hand-over puts at least this share of its rise into one octave
-    hidden_step_ratio: float = 2.0    # a level found inside a rise is at least this far from both neighbours
+    hidden_step_ratio: float = 2.5    # a level found inside a rise is at least this far from both neighbours
     relative_l1_ns: float = 1.0       # the L1 latency a relative curve is read on top of
 
 
