@@ -429,14 +429,15 @@ def infer_cache_levels(sizes: Sequence[int], latency_ns: Sequence[float], *,
         notes.append(f"relative curve: latencies are ns over L1 as given; levels were found on them plus an assumed "
                      f"L1 latency of {offset:.3g} ns")
     x = [math.log2(size) for size in ordered]
-    fit, plateaus, ignored = _supported_fit(x, [math.log(value + offset) for value in minimum], tuning)
+    y = [math.log(value + offset) for value in minimum]
+    fit, plateaus, ignored = _supported_fit(x, y, tuning)
     if not plateaus:
         notes.append("no plateau: the fitted curve never stays within 16% per octave for half an octave "
                      "over two or more sizes")
     elif plateaus[0].first > 0 and fit[plateaus[0].first] - fit[0] >= math.log(tuning.level_step_ratio):
         notes.append(f"the curve rises before its first plateau (from {minimum[0]:.3g} ns at {ordered[0]} B): "
                      "that plateau may not be L1")
-    scatter = _scatter([math.log(value + offset) for value in minimum], fit, ignored)
+    scatter = _scatter(y, fit, ignored)
     smallest_step = max(math.log(SUPPORT_RATIO), NOISE_STEP_FACTOR * scatter)
     if smallest_step > math.log(SUPPORT_RATIO):
         notes.append(f"the points scatter by about {math.expm1(scatter):.0%} around the fit: steps smaller than "
@@ -531,7 +532,11 @@ def _cache_level(number: int, plateau: Plateau, sizes: list[int], fit: list[floa
     if plateau.first == plateau.last:
         notes.append(f"a level the sweep passes in one point ({sizes[plateau.first]} B) between two rises too "
                      "spread to be one: its latency and capacity are uncertain")
-    if plateau.onset is not None:
+    if is_memory:
+        notes.append("memory: no rise after it within the sweep" if plateau.onset is None else
+                     f"memory: the curve still rises after it, to {math.exp(fit[-1]) - offset:.3g} ns at {sizes[-1]} B "
+                     "(TLB misses or page walks past memory's plateau, not a capacity)")
+    elif plateau.onset is not None:
         onset, completion = sizes[plateau.onset], sizes[plateau.completion]
         capacity = round(log_midpoint(onset, completion))
         confidence = ("low" if plateau.first == plateau.last else
@@ -542,8 +547,6 @@ def _cache_level(number: int, plateau: Plateau, sizes: list[int], fit: list[floa
         if not plateau.rise_levels_off:
             notes.append(f"the curve still rises after this step, to {math.exp(fit[-1]) - offset:.3g} ns "
                          f"at {sizes[-1]} B")
-    elif is_memory:
-        notes.append("memory: no rise after it within the sweep")
     else:
         notes.append(f"the sweep ends on this plateau (largest size {sizes[-1]} B): its capacity lies beyond"
                      if plateau.last == len(sizes) - 1 else
