@@ -93,10 +93,14 @@ INFER_EXAMPLES = """\
 examples:
   fleetscope infer --csv sweep.csv                   columns bytes,ns: cache levels
   fleetscope infer --csv sweep.csv --caches 32k,1m,32m   the reported sizes beside the levels
+  fleetscope infer --csv ramlat.csv --pattern line-per-page --page-size 16k   one line per 16 KiB page
+  fleetscope infer --csv tinymembench.csv --relative  ns over L1 (the first plateau reads 0)
   fleetscope infer --csv tlb.csv --format json       columns pages,ns: L1/L2 TLB entries, walk cost
 
 The CSV has a header naming 'ns' and 'bytes' or 'pages' (optional 'std'); several rows of one size are
-its samples. The method is the one ingest applies to every run (fleetscope/inference.py). A file that
+its samples. The method is the one ingest applies to every run (fleetscope/inference.py). Say how the
+curve was measured where fleetscope cannot know it: steps smaller than a cache level's are reported as
+TLB steps with their entries (reach / page size) when the pattern touches every page. A file that
 cannot be read is an error naming the file and line; the exit status is then 2.
 """
 
@@ -110,15 +114,38 @@ DIR/export.json with the row counts; see warehouse/README.md for reading it from
 """
 
 
+def _size(text: str) -> int:
+    part = text.strip().lower()
+    factor = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(part[-1:], 1)
+    digits = part[:-1] if factor > 1 else part
+    if not digits.isdigit() or int(digits) == 0:
+        raise argparse.ArgumentTypeError(f"{part!r} is not a size (e.g. 32k, 1m, 33554432)")
+    return int(digits) * factor
+
+
 def _size_list(text: str) -> list[int]:
-    sizes = []
-    for part in filter(None, (item.strip().lower() for item in text.split(","))):
-        factor = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(part[-1], 1)
-        digits = part[:-1] if factor > 1 else part
-        if not digits.isdigit() or int(digits) == 0:
-            raise argparse.ArgumentTypeError(f"{part!r} is not a size (e.g. 32k, 1m, 33554432)")
-        sizes.append(int(digits) * factor)
-    return sizes
+    return [_size(part) for part in text.split(",") if part.strip()]
+
+
+def add_curve_reading_options(parser: argparse.ArgumentParser) -> None:
+    """How a curve from another tool was measured (verbs that read one: infer)."""
+    from fleetscope.inference import PATTERNS
+
+    parser.add_argument("--pattern", choices=PATTERNS, default=PATTERNS[0],
+                        help="how the chase walks its buffer: random-lines (fleetscope's chase, tinymembench), "
+                             "line-per-page (ramlat: one line per page, so a TLB's reach is a step) or sequential "
+                             f"(default: {PATTERNS[0]})")
+    parser.add_argument("--page-size", type=_size, default=4096, metavar="SIZE",
+                        help="page size the curve was measured with, for TLB entries = reach / page size "
+                             "(default: 4k; 16k on Apple silicon, 2m with huge pages)")
+    parser.add_argument("--relative", action="store_true",
+                        help="ns are over L1 (tinymembench); read so anyway when the first sizes read 0")
+
+
+def curve_reading(arguments: argparse.Namespace):
+    from fleetscope.inference import CurveReading
+
+    return CurveReading(arguments.pattern, arguments.page_size, arguments.relative)
 
 
 def _default_db() -> Path:
@@ -235,13 +262,14 @@ def _command_infer(arguments: argparse.Namespace) -> int:
     from fleetscope.curve_csv import CurveCsvError, infer_curve, read_curve, render
     from fleetscope.inference import InferenceError
 
+    reading = curve_reading(arguments)
     try:
-        curve = read_curve(arguments.csv)
-        result = infer_curve(curve, arguments.caches)
+        curve = read_curve(arguments.csv, reading.relative)
+        result = infer_curve(curve, reading, arguments.caches)
     except (CurveCsvError, InferenceError) as error:
         print(f"fleetscope infer: error: {error}", file=sys.stderr)
         return 2
-    sys.stdout.write(render(curve, result, arguments.format))
+    sys.stdout.write(render(curve, reading, result, arguments.format))
     return 0
 
 
@@ -344,6 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the curve: columns bytes,ns or pages,ns, optional std")
     infer.add_argument("--caches", type=_size_list, default=[], metavar="SIZES",
                        help="reported cache sizes to show beside the levels, smallest first, e.g. 32k,1m,32m")
+    add_curve_reading_options(infer)
     infer.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
     export = add_verb("export", "write the warehouse as Parquet partitioned by host and run", EXPORT_EXAMPLES,
                       _command_export)

@@ -4,6 +4,8 @@ A header names the columns, in any order and case: `bytes,ns` (latency vs workin
 `pages,ns` (ns per access vs pages touched: TLB levels), optionally `std` (the spread of `ns`, same unit).
 Other columns are ignored, lines starting with '#' are comments, and several rows of one size are that
 size's samples (the inference takes their minimum). Anything else is an error naming the file and line.
+A `bytes,ns` curve may be relative (ns over L1, as tinymembench prints): stated by the user, or read so
+when its smallest size measures 0 ns.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from fleetscope.inference import INFERENCE_VERSION, CacheCurve, TlbLevels, infer_cache_levels, infer_tlb
+from fleetscope.inference import (INFERENCE_VERSION, CacheCurve, CurveReading, TlbLevels, infer_cache_levels,
+                                  infer_tlb)
+from fleetscope.plausibility import check_inferred_levels
 
 NOISY_SHARE = 0.10  # std of 10% of the value: pyperf's warning level
 
@@ -31,20 +35,23 @@ class Curve:
     sizes: list[int]
     ns: list[float]
     std: list[float] | None
+    relative: bool = False   # ns over L1: stated, or read from a smallest size at 0 ns (see `note`)
+    note: str | None = None
 
 
-def _number(text: str, column: str, where: str) -> float:
+def _number(text: str, column: str, where: str, positive: bool = True) -> float:
     try:
         value = float(text)
     except ValueError:
         raise CurveCsvError(f"{where}: {column} {text!r} is not a number") from None
-    if not math.isfinite(value) or value <= 0:
+    if not math.isfinite(value) or (positive and value <= 0):
         raise CurveCsvError(f"{where}: {column} must be a positive number, not {text!r}")
     return value
 
 
-def read_curve(path: Path) -> Curve:
-    """Parse `path`; raise CurveCsvError naming the file and line of the first problem."""
+def read_curve(path: Path, relative: bool = False) -> Curve:
+    """Parse `path`; raise CurveCsvError naming the file and line of the first problem. `relative`: ns are over
+    L1, so zero and below are values, not errors (a bytes,ns curve whose smallest size reads 0 is read so too)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
@@ -62,7 +69,10 @@ def read_curve(path: Path) -> Curve:
     kind = kinds[0]
     size_column, ns_column = header.index(kind), header.index("ns")
     std_column = header.index("std") if "std" in header else None
-    sizes, ns, std = [], [], []
+    if relative and kind == "pages":
+        raise CurveCsvError(f"{path}:{header_line}: a relative curve must be a bytes,ns curve (a pages,ns curve's "
+                            "costs are read above its first plateau already)")
+    sizes, ns, std, not_positive = [], [], [], []
     rows = csv.reader(io.StringIO("\n".join(line for _, line in lines[1:])))
     for (number, _), row in zip(lines[1:], rows):
         where = f"{path}:{number}"
@@ -72,7 +82,9 @@ def read_curve(path: Path) -> Curve:
         if size != int(size):
             raise CurveCsvError(f"{where}: {kind} must be a whole number, not {row[size_column].strip()!r}")
         sizes.append(int(size))
-        ns.append(_number(row[ns_column].strip(), "ns", where))
+        ns.append(_number(row[ns_column].strip(), "ns", where, positive=kind == "pages"))
+        if ns[-1] <= 0:
+            not_positive.append((where, int(size), row[ns_column].strip()))
         if std_column is not None:
             spread = row[std_column].strip()
             try:
@@ -83,12 +95,25 @@ def read_curve(path: Path) -> Curve:
                 raise CurveCsvError(f"{where}: std must be zero or more, not {spread!r}")
     if len(set(sizes)) < 2:
         raise CurveCsvError(f"{path}:{lines[-1][0]}: {len(set(sizes))} distinct {kind} values: a curve needs two or more")
-    return Curve(str(path), kind, sizes, ns, std if std_column is not None else None)
+    note = None
+    if not_positive and not relative:
+        # a relative curve's first plateau reads 0: every non-positive row lies below every positive one
+        first_positive = min((size for size, value in zip(sizes, ns) if value > 0), default=math.inf)
+        where, _, text = next((row for row in not_positive if row[1] > first_positive), (None, None, None))
+        if where is not None:
+            raise CurveCsvError(f"{where}: ns must be a positive number, not {text!r} (a relative curve, ns over L1, "
+                                "reads 0 only on its first plateau; say --relative if the curve is relative)")
+        relative = True
+        note = (f"read as relative (ns over L1, as tinymembench prints): its sizes up to "
+                f"{max(row[1] for row in not_positive)} bytes read 0 or less")
+    return Curve(str(path), kind, sizes, ns, std if std_column is not None else None, relative, note)
 
 
-def infer_curve(curve: Curve, cache_sizes: list[int]) -> CacheCurve | TlbLevels:
+def infer_curve(curve: Curve, reading: CurveReading, cache_sizes: list[int]) -> CacheCurve | TlbLevels:
+    """What the ingest's method infers from `curve`, read as `reading` says (relative when the curve is)."""
     if curve.kind == "bytes":
-        return infer_cache_levels(curve.sizes, curve.ns, sysfs_sizes=cache_sizes)
+        reading = CurveReading(reading.pattern, reading.page_bytes, reading.relative or curve.relative)
+        return infer_cache_levels(curve.sizes, curve.ns, sysfs_sizes=cache_sizes, reading=reading)
     weights = None
     if curve.std is not None and all(spread > 0 for spread in curve.std):
         weights = [1 / spread**2 for spread in curve.std]
@@ -111,23 +136,31 @@ def _number_text(value: float | None, digits: int = 4) -> str:
     return "-" if value is None else f"{value:.{digits}g}"
 
 
-def render(curve: Curve, result: CacheCurve | TlbLevels, output_format: str) -> str:
+def render(curve: Curve, reading: CurveReading, result: CacheCurve | TlbLevels, output_format: str) -> str:
     noisy = noisy_sizes(curve)
+    flags = []
+    if isinstance(result, CacheCurve):
+        flags = check_inferred_levels(result.levels, result.sizes[-1], result.relative)
     if output_format == "json":
         document = {"source": curve.source, "kind": "cache_levels" if curve.kind == "bytes" else "tlb",
-                    "inference_version": INFERENCE_VERSION, **asdict(result), "noisy_sizes": noisy}
+                    "inference_version": INFERENCE_VERSION, **asdict(result), "noisy_sizes": noisy,
+                    "reading": {**asdict(reading), "relative": reading.relative or curve.relative,
+                                "relative_because": curve.note}, "flags": list(map(asdict, flags))}
         return json.dumps(document, indent=2) + "\n"
     lines = [f"{curve.source}: {len(set(curve.sizes))} {curve.kind} values, inference method {INFERENCE_VERSION}"]
+    notes = [curve.note] if curve.note else []
     if isinstance(result, CacheCurve):
-        table = [("level", "latency ns", "capacity", "rise [onset, completion]", "plateau", "reported", "note")]
+        lines[0] += f", pattern {reading.pattern}, {_size(reading.page_bytes)} pages"
+        latency = "latency ns over L1" if result.relative else "latency ns"
+        table = [("level", latency, "capacity", "rise [onset, completion]", "confidence", "plateau", "reported", "note")]
         for level in result.levels:
             table.append((level.level, _number_text(level.latency_ns), _size(level.capacity_bytes),
-                          f"[{_size(level.onset_bytes)}, {_size(level.completion_bytes)}]",
+                          f"[{_size(level.onset_bytes)}, {_size(level.completion_bytes)}]", level.confidence or "-",
                           f"{_size(level.plateau_first_bytes)} .. {_size(level.plateau_last_bytes)}",
                           _size(level.sysfs_size_bytes), level.note or ""))
         widths = [max(len(row[column]) for row in table) for column in range(len(table[0]))]
         lines += ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in table]
-        notes = list(result.notes)
+        notes += result.notes
         if result.set_aside_bytes:
             notes.append(f"set aside as dips: {', '.join(_size(size) for size in result.set_aside_bytes)}")
         notes.append("cycles: the CSV carries no core clock")
@@ -136,10 +169,11 @@ def render(curve: Curve, result: CacheCurve | TlbLevels, output_format: str) -> 
                   f"to {_number_text(result.l1_completion_pages)} pages), a miss costs {_number_text(result.l1_miss_ns)} ns",
                   f"L2 TLB: {_number_text(result.l2_entries)} entries (step from {_number_text(result.l2_onset_pages)} "
                   f"to {_number_text(result.l2_completion_pages)} pages), a page walk costs {_number_text(result.walk_ns)} ns"]
-        notes = [result.note] if result.note else []
+        notes += [result.note] if result.note else []
     if noisy:
         notes.append(f"noisy (std >= {NOISY_SHARE:.0%} of ns): {', '.join(map(str, noisy))} {curve.kind}")
     lines += [f"note: {note}" for note in notes]
+    lines += [f"flag {flag.status}: {flag.rule}: {flag.evidence or flag.reason}" for flag in flags]
     return "\n".join(lines) + "\n"
 
 

@@ -15,9 +15,9 @@ from types import SimpleNamespace
 
 import duckdb
 
-from fleetscope.inference import (INFERENCE_VERSION, InferenceError, amat_fit, bandwidth_per_level,
+from fleetscope.inference import (INFERENCE_VERSION, CurveReading, InferenceError, amat_fit, bandwidth_per_level,
                                   infer_cache_levels, infer_loaded_latency, infer_mlp, infer_tlb)
-from fleetscope.plausibility import check_run
+from fleetscope.plausibility import HUGE_PAGE_BYTES, check_run
 from fleetscope.resources import sql
 from fleetscope.warehouse import insert_rows
 
@@ -38,9 +38,12 @@ def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[
     rows = []
     for policy in sorted({point[0] for point in points}, key=lambda name: (name != "thp", str(name))):
         curve = [point for point in points if point[0] == policy]
+        # the chase walks random lines; a step smaller than a level's is read against the policy's page size
+        reading = CurveReading("random-lines", HUGE_PAGE_BYTES if policy in ("thp", "hugetlb") else 4096)
         try:
             inferred = infer_cache_levels([point[1] for point in curve], [point[2] for point in curve],
-                                          core_clock_ghz=[point[3] for point in curve], sysfs_sizes=sysfs)
+                                          core_clock_ghz=[point[3] for point in curve], sysfs_sizes=sysfs,
+                                          reading=reading)
         except InferenceError as error:
             rows.append({"page_policy": policy, "level_index": 0, "note": str(error)})
             continue

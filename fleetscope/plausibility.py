@@ -289,3 +289,28 @@ def check_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> 
     largest = connection.execute(sql("plausibility/largest_cache"), [run_id, host]).fetchone()[0]
     run = Run(connection, run_id, host, facts, largest)
     return [asdict(flag) for rule in RULES for flag in rule(run)]
+
+
+def check_inferred_levels(levels: list, largest_bytes: int, relative: bool) -> list[Flag]:
+    """The rules that can run on an inferred hierarchy alone (a curve given to `fleetscope infer --csv`, with no
+    run around it): a memory plateau under DRAM_CHASE_MIN_NS. `levels` are fleetscope.inference.CacheLevel rows
+    of a curve whose largest size is `largest_bytes`; the memory plateau is the level labelled DRAM or, without
+    reported cache sizes, the last plateau when the sweep ends on it."""
+    rule, subject = "dram_chase_too_fast", "inferred_levels"
+    memory = next((level for level in levels if level.level == "DRAM"), None)
+    last = levels[-1] if levels else None
+    guessed = (memory is None and len(levels) > 1 and last.capacity_bytes is None
+               and last.plateau_last_bytes == largest_bytes)
+    if guessed:
+        memory = last
+    if memory is None:
+        return [Flag(rule, "not_run", subject, reason="no memory plateau: no level is labelled DRAM and the curve "
+                     "does not end on a plateau after a first one")]
+    if relative:
+        return [Flag(rule, "not_run", subject, item=memory.level, reason="a relative curve (ns over L1) does not give "
+                     "the memory plateau's absolute latency")]
+    note = (f"; {memory.level} is the sweep's last plateau (up to {format_bytes(largest_bytes)}): memory, unless the "
+            "sweep stopped before it" if guessed else "")
+    return [_against(rule, subject, [(memory.level, memory.latency_ns)], DRAM_CHASE_MIN_NS, "ns",
+                     f"memory plateau of a dependent random chase < {DRAM_CHASE_MIN_NS:g} ns",
+                     lambda ns: ns < DRAM_CHASE_MIN_NS, min, note)]

@@ -1,13 +1,17 @@
-"""`fleetscope infer --csv`: the ingest's inference on any curve a user has, as a table or JSON; a CSV it
-cannot read is an error naming the file and line (exit 2)."""
+"""`fleetscope infer --csv`: the ingest's inference on any curve a user has, as a table or JSON, read as the
+user says it was measured (pattern, page size, relative), with the plausibility rules that can run on it; a CSV
+it cannot read is an error naming the file and line (exit 2)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from fleetscope.inference import INFERENCE_VERSION
+
+CURVES = Path(__file__).resolve().parents[1] / "fixtures" / "curves"
 
 CACHE_CSV = """\
 # lat_mem_rd from an old lab machine: bytes, ns and the spread of each point
@@ -70,6 +74,9 @@ def test_a_pages_curve_gives_tlb_entries(cli, tmp_path):
     ("bytes,ns\n4096.5,1.2\n8192,1.3\n", "curve.csv:2: bytes must be a whole number"),
     ("bytes,ns,std\n4096,1.2,x\n", "curve.csv:2: std 'x' is not a number"),
     ("bytes,ns\n4096,1.2\n4096,1.3\n", "curve.csv:3: 1 distinct bytes values: a curve needs two or more"),
+    # zero is a value only on a relative curve's first plateau
+    ("bytes,ns\n4096,1.2\n8192,0\n16384,4\n", "curve.csv:3: ns must be a positive number, not '0' (a relative curve"),
+    ("pages,ns\n8,0\n16,1.2\n", "curve.csv:2: ns must be a positive number, not '0'"),
 ])
 def test_a_bad_csv_names_the_file_and_line_and_exits_2(cli, tmp_path, content, message):
     path = tmp_path / "curve.csv"
@@ -96,3 +103,60 @@ def test_a_kernel_jsonl_becomes_a_csv_the_inference_reads(tmp_path):
     csv_path.write_text(kernel_jsonl_to_csv(sweep))
     curve = read_curve(csv_path)
     assert curve.kind == "bytes" and curve.sizes == [4096, 8192, 65536] and curve.ns == [1.25, 1.26, 4.0]
+
+
+def test_a_ramlat_curve_read_as_one_line_per_page_reports_its_tlb_step_apart_from_the_levels(cli):
+    # Sapphire Rapids: 48 KiB L1d, 2 MiB L2, 22.5 MB L3; the 256 -> 512 KiB step is 64 L1 DTLB entries x 4 KiB
+    path = CURVES / "intel_xeon_w3-2435_sapphirerapids_ramlat.csv"
+    document = json.loads(cli("infer", "--csv", path, "--pattern", "line-per-page", "--format", "json").stdout)
+    assert [level["level"] for level in document["levels"]] == ["L1", "L2", "L3", "L4"]
+    assert [(level["onset_bytes"], level["completion_bytes"]) for level in document["levels"][:3]] == [
+        (32768, 65536), (1 << 20, 4 << 20), (16 << 20, 64 << 20)]
+    assert [level["confidence"] for level in document["levels"]] == ["high", "interval", "interval", None]
+    (step,) = document["tlb_steps"]
+    assert (step["level"], step["onset_entries"], step["completion_entries"]) == ("L2", 64, 128)
+    assert step["added_ns"] == pytest.approx(1.5, abs=0.01)
+    assert document["reading"] == {"pattern": "line-per-page", "page_bytes": 4096, "relative": False,
+                                   "relative_because": None}
+    (flag,) = document["flags"]
+    assert (flag["rule"], flag["status"], flag["item"]) == ("dram_chase_too_fast", "clear", "L4")
+    assert flag["value"] == pytest.approx(100.4)
+    # the same step counted against 16 KiB pages is 16-32 entries
+    larger = json.loads(cli("infer", "--csv", path, "--pattern", "line-per-page", "--page-size", "16k",
+                            "--format", "json").stdout)
+    assert (larger["tlb_steps"][0]["onset_entries"], larger["tlb_steps"][0]["completion_entries"]) == (16, 32)
+    # a sequential walk shares a TLB miss among a page's lines: the step stays in the level's note, no entries
+    sequential = json.loads(cli("infer", "--csv", path, "--pattern", "sequential", "--format", "json").stdout)
+    assert sequential["tlb_steps"] == [] and "not a TLB reach" in sequential["levels"][1]["note"]
+
+
+def test_a_relative_curve_is_read_stated_or_not_and_keeps_its_own_terms(cli):
+    path = CURVES / "aws_graviton2_m6g_neoverse_n1_tinymembench_thp.csv"  # ns over L1: 0.0 up to 64 KiB
+    stated = json.loads(cli("infer", "--csv", path, "--relative", "--format", "json").stdout)
+    read = json.loads(cli("infer", "--csv", path, "--format", "json").stdout)
+    assert stated["levels"] == read["levels"] and stated["relative"] and read["relative"]
+    assert read["reading"]["relative"] and "up to 65536 bytes read 0" in read["reading"]["relative_because"]
+    assert [level["latency_ns"] for level in read["levels"]][0] == 0.0
+    assert any("assumed L1 latency" in note for note in read["notes"])
+    # no absolute latency: the DRAM rule says it cannot run, and why
+    assert [flag["status"] for flag in read["flags"]] == ["not_run"]
+    table = cli("infer", "--csv", path).stdout
+    assert "latency ns over L1" in table and "read as relative" in table
+
+
+def test_a_memory_plateau_under_25_ns_is_flagged_with_its_evidence(cli, tmp_path):
+    path = tmp_path / "fast.csv"
+    path.write_text("bytes,ns\n" + "".join(f"{2**exponent},{1.2 if exponent < 16 else 9.0}\n" for exponent in range(12, 26)))
+    table = cli("infer", "--csv", path)
+    assert table.returncode == 0
+    assert "flag flagged: dram_chase_too_fast: 1 of 1 checked break it; worst L2: 9 ns" in table.stdout
+    with_caches = json.loads(cli("infer", "--csv", path, "--caches", "32k", "--format", "json").stdout)
+    assert with_caches["flags"][0]["item"] == "DRAM" and with_caches["flags"][0]["status"] == "flagged"
+
+
+def test_a_relative_pages_curve_and_a_bad_page_size_are_refused(cli):
+    tlb = CURVES / "tegra_k1_t124_cortex-a15_tlb_test.csv"
+    result = cli("infer", "--csv", tlb, "--relative")
+    assert result.returncode == 2 and "a relative curve must be a bytes,ns curve" in result.stderr
+    result = cli("infer", "--csv", tlb, "--page-size", "4q")
+    assert result.returncode == 2 and "'4q' is not a size" in result.stderr

@@ -232,3 +232,13 @@ def test_bandwidth_per_level_and_amat_take_plain_arrays():
     assert fit.hit_ns == pytest.approx(1.0) and fit.miss_penalty_ns == pytest.approx(100.0)
     assert fit.r_squared == pytest.approx(1.0)
     assert amat_fit([0.1, 0.1, 0.1], [1.0, 2.0, 3.0]).note.startswith("every point has the same miss rate")
+
+
+def test_a_rise_after_memory_is_not_a_capacity():
+    # a 4 KiB-page sweep past the L2 TLB's reach: memory's plateau, then page walks climb to the sweep's end
+    sizes = sweep(1, 2 << 30)
+    latency = [smoothstep_latency(size, [(1.2, 32768), (4.0, 1 << 20), (15.0, 16 << 20), (120.0, None)], 0.1)
+               * (1.9 if size == sizes[-1] else 1) for size in sizes]
+    dram = infer_cache_levels(sizes, latency, sysfs_sizes=[32768, 1 << 20, 16 << 20]).levels[-1]
+    assert (dram.level, dram.capacity_bytes, dram.onset_bytes, dram.confidence) == ("DRAM", None, None, None)
+    assert "memory: the curve still rises after it" in dram.note

@@ -19,7 +19,10 @@ def test_ingest_infers_levels_beside_sysfs_for_each_page_policy(bundles, cli, tm
     bundles.write()
     assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
     thp = [row for row in levels(db) if row[0] == "thp"]
-    assert thp == [("thp", "L1", 32768, 32768), ("thp", "L2", 2097152, 1048576), ("thp", "DRAM", None, None)]
+    # the bundle's 3 MiB L3 (conftest.LEVELS) shows in one point, 2 MiB, between a rise and a rise: a level of its
+    # own beside the 32 MiB sysfs reports, found with the rise after it [2 MiB, 8 MiB]
+    assert thp == [("thp", "L1", 32768, 32768), ("thp", "L2", 1048576, 1048576), ("thp", "L3", 4194304, 33554432),
+                   ("thp", "DRAM", None, None)]
     assert {row[0] for row in levels(db)} == {"thp", "4k"}
     with duckdb.connect(str(db), read_only=True) as connection:
         assert connection.execute("SELECT inference_version FROM inference_runs").fetchall() == [(INFERENCE_VERSION,)]
