@@ -67,4 +67,5 @@ def test_a_wheel_installed_elsewhere_ingests_reports_and_queries(tmp_path, bundl
     assert builder.run_id in page and "node1" in page
     levels = run(fleetscope, "query", "--db", "fleet.duckdb", "--format", "csv",
                  "SELECT level FROM inferred_levels WHERE page_policy = 'thp' ORDER BY level_index", cwd=elsewhere)
-    assert levels.stdout.split() == ["level", "L1", "L2", "DRAM"]
+    # conftest's synthetic sweep holds L1, L2, L3 and memory (LEVELS)
+    assert levels.stdout.split() == ["level", "L1", "L2", "L3", "DRAM"]
