@@ -112,7 +112,16 @@ def test_the_loaded_latency_curve_and_its_inference(warehouse):
         assert row["outstanding_lines"] == pytest.approx(row["bandwidth_gb_s"] * row["latency_ns"] / 64)
     inferred = rows(warehouse, "SELECT * FROM inferred_loaded_latency WHERE source = 'loaded_latency' ORDER BY traffic")
     assert [row["traffic"] for row in inferred] == ["1:1", "read"]
-    assert all(row["points"] == 3 and row["peak_bandwidth_gb_s"] > 0 for row in inferred)
+    # On a busy 2-vCPU machine a load thread may not run during a short sample: the kernel then records
+    # 0 GB/s for that point, and the inference must count only the points that carried load.
+    for row in inferred:
+        loaded = [point["bandwidth_gb_s"] for point in curve
+                  if point["traffic"] == row["traffic"] and point["load_threads"] > 0 and point["bandwidth_gb_s"] > 0]
+        assert row["points"] == len(loaded)
+        if len(loaded) >= 3:
+            assert row["peak_bandwidth_gb_s"] == pytest.approx(max(loaded))
+        else:
+            assert row["peak_bandwidth_gb_s"] is None and "need three or more" in row["note"]
 
 
 def test_saxpy_views_keep_unsupported_counters_as_states(warehouse):
