@@ -120,8 +120,11 @@ class Chart:
         self.layers: list[dict] = []
 
     def data(self, records: list[dict]) -> dict:
+        """A named dataset of `records`, their measured values kept to four significant digits (a chart
+        shows three; more would only make the page heavier)."""
         name = f"data-{len(self.datasets)}"
-        self.datasets[name] = records
+        self.datasets[name] = [{key: float(f"{value:.4g}") if isinstance(value, float) and math.isfinite(value)
+                                else value for key, value in record.items()} for record in records]
         return {"name": name}
 
     def layer(self, data: dict | list[dict], mark: str | dict, **encoding) -> Chart:

@@ -174,7 +174,8 @@ def read_bandwidth_figure(rows: list[dict]) -> Figure:
     if row["all_threads_gb_s"] is not None and row["max_threads"] != 1:
         parts.append(f"{format_gb_s(row['all_threads_gb_s'])} with all {row['max_threads']} threads")
     if row["peak_threads"] not in (None, row["max_threads"]):
-        parts.append(f"peak {format_gb_s(row['peak_gb_s'])} at {row['peak_threads']}")
+        parts.append(f"peak {format_gb_s(row['peak_gb_s'])} at {row['peak_threads']} "
+                     f"thread{'' if row['peak_threads'] == 1 else 's'}")
     return Figure(" · ".join(parts) or None)
 
 

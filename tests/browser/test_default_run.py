@@ -43,6 +43,7 @@ def test_every_page_loads_without_a_console_message_and_every_chart_draws(defaul
             assert loaded.charts == []
             continue
         assert len(page.read_bytes()) <= PAGE_LIMIT_BYTES
+        assert browser.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # no sideways scroll
         assert loaded.charts_state == "drawn"
         assert len(loaded.charts) >= 15  # every experiment the default run measures has its chart
         for chart in loaded.charts:
