@@ -200,7 +200,7 @@ _BW = (Column("op", "op"), Column("store", "stores"), Column("pattern", "order")
 _BW_NOTE = ("Rates are 1e9 (GB/s) or 1e6 (MB/s) bytes per second counted in 64-byte lines moved (a strided block "
             "moves one line, never the stride); reads for ownership of regular stores are not counted, as in STREAM.")
 
-FAMILY = Family("bandwidth", "Bandwidth", sections=(
+FAMILY = Family("Bandwidth", sections=(
     Section("bandwidth", "bandwidth", "Bandwidth vs working set", "bandwidth_points", "bandwidth_points_bandwidth",
             bandwidth_chart, _BW, _BW_NOTE, flag_prefix="bandwidth:"),
     Section("stride-bandwidth", "stride_bandwidth", "Pattern × stride bandwidth", "bandwidth_points",

@@ -83,7 +83,7 @@ def aio_chart(section: SectionData) -> dict | None:
                       "blocking at depth k = k threads; band: 95% CI" + charts.left_out(dropped, "points"))
 
 
-FAMILY = Family("cpu-io", "CPU, OS and I/O", sections=(
+FAMILY = Family("CPU, OS and I/O", sections=(
     Section("affinity", "affinity", "CPU affinity", "affinity_threads", "affinity_threads", affinity_chart,
             note="N threads of one body side by side, left to the scheduler or pinned one per physical core. "
                  "Migrations are CPU changes the threads saw between their own sched_getcpu() checks (a lower "

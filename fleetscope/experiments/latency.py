@@ -208,7 +208,7 @@ def mlp_figure(rows: list[dict]) -> Figure:
 _NS = ("median_ns", "median", "ns")
 _CI = (Column("ci95_low_ns", "CI95 low", "ns"), Column("ci95_high_ns", "CI95 high", "ns"))
 
-FAMILY = Family("latency", "Latency", sections=(
+FAMILY = Family("Latency", sections=(
     Section("latency", "latency_sweep", "Latency curve", "latency_curve", "latency_curve", latency_chart,
             (Column("page_policy", "page policy"), Column("working_set_bytes", "working set", "bytes"), Column(*_NS),
              Column("min_ns", "min", "ns"), *_CI, Column("median_cycles", "cycles", "number"),

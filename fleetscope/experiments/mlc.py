@@ -53,7 +53,7 @@ def mlc_bandwidth_chart(section: SectionData) -> dict | None:
                       "(MLC reports no spread)")
 
 
-FAMILY = Family("mlc", "Intel MLC", sections=(
+FAMILY = Family("Intel MLC", sections=(
     Section("mlc", "mlc", "Intel MLC: idle and loaded latency", "mlc_loaded_latency", "mlc_loaded_latency",
             mlc_loaded_latency_chart,
             (Column("delay_cycles", "injected delay (cycles)", "count"), Column("bandwidth_mb_s", "bandwidth", "mb_s"),

@@ -22,7 +22,6 @@ class Column:
 class SectionData:
     """What a chart builder gets for one host run."""
     rows: list[dict]                  # the section's view, filtered and ordered
-    extra_rows: list[dict]            # its second table's rows, if it has one
     caches: list[dict]                # the run's sysfs caches (cache_levels)
     derived: dict[str, list[dict]]    # the run's derived rows, by table name (fleetscope.report_derived)
     units: dict[str, Unit]            # the unit of each quantity in this section, shared by chart and tables
@@ -68,7 +67,6 @@ class Headline:
 @dataclass(frozen=True)
 class Family:
     """A group of sections in the page's table of contents, and the headlines it adds to the summary."""
-    id: str
     title: str
     sections: tuple[Section, ...]
     headlines: tuple[Headline, ...] = field(default_factory=tuple)

@@ -66,7 +66,7 @@ def p99_figure(rows: list[dict]) -> Figure:
     return Figure(" · ".join(parts) + (f" ({', '.join(sorted(sizes))} random)" if sizes else ""))
 
 
-FAMILY = Family("storage", "Storage", sections=(
+FAMILY = Family("Storage", sections=(
     Section("storage", "fio", "Storage latency", "storage_percentiles", "storage_percentiles", storage_chart,
             note="fio on a scratch file (or an opted-in raw device), direct I/O where the filesystem accepts it; "
                  "DiskSpd on Windows hosts. On a virtual disk this measures the hypervisor's storage stack too.",

@@ -22,7 +22,7 @@ def workloads_chart(section: SectionData) -> dict | None:
                       "stalls, as far as this host's counters tell", height=max(90, 28 * len(records)))
 
 
-FAMILY = Family("workloads", "Workloads", sections=(
+FAMILY = Family("Workloads", sections=(
     Section("workloads", "workloads", "Workloads", "workload_profile", "workload_profile", workloads_chart,
             (Column("workload", "workload"), Column("status", "status"), Column("runs", "runs", "count"),
              Column("wall_median_s", "wall", "s"), Column("user_median_s", "user", "s"),
