@@ -106,7 +106,8 @@ def main() -> int:
             shutil.rmtree(work, ignore_errors=True)
     largest = rows[-1]
     print(f"targets: page <= {PAGE_LIMIT_BYTES // 1024} KB: {'met' if largest['page_kb_max'] * 1024 <= PAGE_LIMIT_BYTES else 'MISSED'}; "
-          f"<= {PER_PAGE_LIMIT_S} s per page: {'met' if all(row['per_page_s'] <= PER_PAGE_LIMIT_S for row in rows) else 'MISSED'}; "
+          f"<= {PER_PAGE_LIMIT_S} s per page (beyond a report's fixed cost): "
+          f"{'met' if all(row['marginal_page_s'] <= PER_PAGE_LIMIT_S for row in rows) else 'MISSED'}; "
           f"one host re-run of {largest['hosts']} <= {RERUN_LIMIT_S:g} s: "
           f"{'met' if largest['rerun_s'] <= RERUN_LIMIT_S else 'MISSED'}")
     return 0
