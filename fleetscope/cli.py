@@ -47,10 +47,14 @@ REPORT_EXAMPLES = """\
 examples:
   fleetscope report
   fleetscope report --out /srv/www/lab/ --db /data/lab.duckdb
+  fleetscope report --all          write every page again, changed or not
 
 Writes OUT/index.html (the fleet), OUT/<host>.html (the host's latest run, with the list of its
-runs) and OUT/<host>--<run_id>.html for its earlier runs. Pages are self-contained: open them from
-file:// with no network.
+runs), OUT/<host>/<run_id>.html for its earlier runs and the charts' script once under OUT/assets/.
+Pages open from file:// with no network (keep assets/ beside them). Only the pages whose data changed
+since the last report are written again (OUT/.fleetscope-report.json remembers what each shows).
+A section that cannot be drawn for a run shows an error box on that page; every other section and
+page is still written. Exit status 1 when any section or page could not be drawn.
 """
 
 QUERY_EXAMPLES = """\
@@ -196,11 +200,17 @@ def _command_ingest(arguments: argparse.Namespace) -> int:
 
 def _command_report(arguments: argparse.Namespace) -> int:
     from fleetscope.report import write_reports
-    from fleetscope.warehouse import open_warehouse
+    from fleetscope.warehouse import open_read_only
 
-    with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait, create=False) as connection:
-        written = write_reports(connection, arguments.out)
-    print(f"wrote {len(written)} pages; open {arguments.out / 'index.html'}")
+    with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+        result = write_reports(connection, arguments.out, rewrite_all=arguments.all)
+    for failure in result.failures:
+        print(f"FAILED     {failure}", flush=True)
+    print(f"wrote {len(result.written)} pages ({len(result.unchanged)} unchanged"
+          f"{f', {len(result.removed)} removed' if result.removed else ''}); open {arguments.out / 'index.html'}")
+    if result.failures:
+        print(f"{len(result.failures)} sections could not be drawn; their pages say why")
+        return 1
     return 0
 
 
@@ -340,6 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report = add_verb("report", "write an HTML page per host and a fleet index", REPORT_EXAMPLES, _command_report)
     report.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
+    report.add_argument("--all", action="store_true", help="write every page again, not only those whose data changed")
     query = add_verb("query", "run one SQL query against the warehouse (read-only)", QUERY_EXAMPLES, _command_query)
     query.add_argument("sql", metavar="SQL", help="the query, e.g. \"SELECT * FROM runs_overview\"")
     query.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format (default: table)")

@@ -18,7 +18,7 @@ import duckdb
 import polars as pl
 
 from fleetscope.resources import sql
-from fleetscope.sections import format_bytes
+from fleetscope.units import format_bytes
 
 DRIFT_THRESHOLD = 0.05   # a level's latency must move by at least 5% ...
 DRIFT_ALPHA = 0.05       # ... and the Mann-Whitney p-value be below this, to count as moved

@@ -127,7 +127,7 @@ def noisy_sizes(curve: Curve) -> list[int]:
 
 
 def _size(value: int | None) -> str:
-    from fleetscope.sections import format_bytes
+    from fleetscope.units import format_bytes
 
     return "-" if value is None else format_bytes(value)
 

@@ -487,7 +487,7 @@ def _step(level: str, onset: int, completion: int, sizes: list[int], fit: list[f
 
 
 def _steps_note(steps: list[TlbStep], reading: CurveReading) -> str:
-    from fleetscope.sections import format_bytes
+    from fleetscope.units import format_bytes
 
     def where(step: TlbStep) -> str:
         return f"+{step.added_ns:.3g} ns at [{format_bytes(step.onset_bytes)}, {format_bytes(step.completion_bytes)}]"

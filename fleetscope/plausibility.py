@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 import duckdb
 
 from fleetscope.resources import sql
-from fleetscope.sections import format_bytes
+from fleetscope.units import format_bytes
 
 DRAM_CHASE_MIN_NS = 25.0        # a dependent random chase in DRAM cannot be faster than this
 DRAM_SIZED_FACTOR = 2           # a working set at least this many times the largest cache is DRAM-sized

@@ -1,8 +1,17 @@
-"""`fleetscope report`: one self-contained HTML page per host run and a fleet index, from the warehouse.
+"""`fleetscope report`: an HTML page per host run and a fleet index, from the warehouse.
 
-Everything shown came from a measured host and is untrusted: templates autoescape, and chart specs
-reach the page as JSON inside <script type="application/json">, escaped by Jinja's `tojson`. The
-vega, vega-lite and vega-embed JavaScript is inlined so a page opens from file:// with no network.
+Everything shown came from a measured host and is untrusted: templates autoescape, and chart specs reach
+the page as JSON inside <script type="application/json">, escaped by Jinja's `tojson`. The Vega runtime
+is written once into OUT/assets/ under a versioned name and every page loads it relatively, so the pages
+open from file:// with no network and a fleet carries one copy of it.
+
+A page is rewritten only when what it shows may have changed: OUT/.fleetscope-report.json keeps, per page,
+a key over the run's bundle hash, its load and inference, the host's list of runs, the bundle folder's
+presence and the renderer itself (templates, queries, views and this package's code). A section that
+cannot be drawn for a run shows an error box on that page; the others and every other page are written.
+
+This module names no experiment: the sections, their queries and the summary's figures come from
+fleetscope.experiments, the derived tables from fleetscope.report_derived.
 """
 
 from __future__ import annotations
@@ -10,35 +19,59 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 import jinja2
 import vl_convert
 
-from fleetscope import __version__
-from fleetscope.resources import TEMPLATES_DIR as RESOURCE_TEMPLATES
-from fleetscope.report_derived import derived_context
-from fleetscope.sections import SECTIONS, cache_marks, format_bytes  # noqa: F401 (re-exported)
+from fleetscope import __version__, summary
+from fleetscope.experiments import FAMILIES, SECTIONS, Column, Section, SectionData
+from fleetscope.report_derived import DERIVED, derived_rows
+from fleetscope.resources import QUERIES_DIR, TEMPLATES_DIR, WAREHOUSE_DIR, sql
+from fleetscope.units import (KINDS, QUANTITIES, Unit, choose_unit, format_bytes, format_count, format_number,
+                              format_with_unit, readable_text, to_base)
 
-TEMPLATES_DIR = RESOURCE_TEMPLATES / "report"
+PAGE_TEMPLATES_DIR = TEMPLATES_DIR / "report"
+MANIFEST_NAME = ".fleetscope-report.json"
+ASSETS_DIR = "assets"
+# Names a host's page or folder may not take: the index, the assets folder.
+_RESERVED_STEMS = ("index", ASSETS_DIR)
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
+_MAX_STEM = 120
+# Pages built together: each report query runs once per batch (a view is scanned once for all of them,
+# not once per page), and a batch's rows stay small enough to hold.
+BATCH_RUNS = 64
 
-def host_file_stem(host: str) -> str:
-    """A file name for a host that cannot traverse paths or collide with index.html.
 
-    A host name that is not already plain gets a hash suffix so two odd names cannot share a file.
+def page_stem(name: str) -> str:
+    """A file name stem for a host or run id that is injective and cannot traverse paths.
+
+    Letters, digits, '.' and '-' stay; every other character (the escape character '_' included) becomes
+    '_' and the two hex digits of each of its UTF-8 bytes, so two names never share a stem. A leading '.'
+    and the reserved names (index, assets, in any case) get their first character escaped. A stem longer
+    than 120 characters is cut and ends with '~' and 16 hex digits of the name's SHA-256 ('~' is never
+    produced by the escape).
     """
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", host).strip(".")[:80]
-    if stem != host or not stem or stem.lower() == "index":
-        stem = f"{stem or 'host'}-{hashlib.sha256(host.encode('utf-8')).hexdigest()[:8]}"
+    stem = "".join(char if char in _SAFE else "".join(f"_{byte:02x}" for byte in char.encode("utf-8"))
+                   for char in name)
+    if not stem or stem.startswith(".") or stem.lower() in _RESERVED_STEMS:
+        stem = f"_{ord(name[0]):02x}{stem[1:]}" if name else "_"
+    if len(stem) > _MAX_STEM:
+        stem = f"{stem[:_MAX_STEM - 17]}~{hashlib.sha256(name.encode('utf-8')).hexdigest()[:16]}"
     return stem
 
 
-def _records(connection: duckdb.DuckDBPyConnection, sql: str, parameters: list | None = None) -> list[dict]:
-    cursor = connection.execute(sql, parameters or [])
-    columns = [description[0] for description in cursor.description]
-    return [dict(zip(columns, row)) for row in cursor.fetchall()]
+def page_path(host: str, run_id: str, latest_run_id: str) -> str:
+    """Where a run's page goes in the output folder: <host>.html for the host's latest run, and
+    <host>/<run_id>.html for each older run (a folder per host, so no name of one host can be the name of
+    another host's older run)."""
+    host_stem = page_stem(host)
+    return f"{host_stem}.html" if run_id == latest_run_id else f"{host_stem}/{page_stem(run_id)}.html"
 
 
 def flatten_facts(facts: object, prefix: str = "") -> list[tuple[str, str]]:
@@ -65,116 +98,383 @@ def flatten_facts(facts: object, prefix: str = "") -> list[tuple[str, str]]:
         return [(prefix, "true" if facts else "false")]
     text = str(facts)
     if isinstance(facts, int) and prefix.endswith("_bytes"):
-        text = f"{facts} ({format_bytes(facts)})"
+        text = f"{facts:,} ({format_bytes(facts)})"
     return [(prefix, text)]
 
 
-def _environment() -> jinja2.Environment:
-    environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    environment.filters["bytes"] = format_bytes
-    environment.filters["compact_json"] = lambda value: value if value is None else json.dumps(
-        json.loads(value), separators=(", ", ": ")
-    )
-    return environment
+def records(connection: duckdb.DuckDBPyConnection, query: str, parameters: list) -> list[dict]:
+    """The rows of `query` (its SQL text) as dicts keyed by column name."""
+    cursor = connection.execute(query, parameters)
+    columns = [description[0] for description in cursor.description]
+    return [dict(zip(columns, row)) for row in cursor.fetchall()]
 
 
-def _vega_javascript() -> str:
-    bundle = vl_convert.javascript_bundle()
-    # An HTML parser ends a <script> at the first "</script"; the bundle has none today, keep it so.
-    return bundle.replace("</script", "<\\/script")
+class Batch:
+    """The rows of the report's queries (warehouse/queries/report/) for a batch of runs: each query runs
+    once for the whole batch and its rows are handed out per run, in the query's order. A query that
+    fails, fails for every run of the batch that asks for it."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, keys: list[tuple[str, str]]):
+        self.connection = connection
+        self.parameters = [sorted({run_id for run_id, _ in keys}), sorted({host for _, host in keys})]
+        self.results: dict[str, dict[tuple[str, str], list[dict]] | Exception] = {}
+
+    def rows(self, query: str, key: tuple[str, str]) -> list[dict]:
+        if query not in self.results:
+            try:
+                grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
+                for row in records(self.connection, sql(f"report/{query}"), self.parameters):
+                    grouped[(row["run_id"], row["host"])].append(row)
+                self.results[query] = grouped
+            except duckdb.Error as error:
+                self.results[query] = error
+        result = self.results[query]
+        if isinstance(result, Exception):
+            raise result
+        return result.get(key, [])
 
 
-def _run_page_name(host: str, run_id: str, latest_run_id: str) -> str:
-    stem = host_file_stem(host)
-    return f"{stem}.html" if run_id == latest_run_id else f"{stem}--{run_id}.html"
+# ---- tables --------------------------------------------------------------------------------------------
+
+def choose_units(tables: list[tuple[tuple[Column, ...], list[dict]]]) -> dict[str, Unit]:
+    """One unit per quantity for everything these (columns, rows) show: a section's tables and chart, or a
+    derived table."""
+    values: dict[str, list[float]] = defaultdict(list)
+    for columns, rows in tables:
+        for column in columns:
+            if column.kind in KINDS:
+                values[KINDS[column.kind][0]].extend(
+                    to_base(row[column.key], column.kind) for row in rows
+                    if isinstance(row.get(column.key), (int, float)) and not isinstance(row[column.key], bool))
+    return {quantity: choose_unit(quantity, values[quantity]) for quantity in QUANTITIES}
 
 
-def _sections(connection: duckdb.DuckDBPyConnection, key: list, caches: list[dict], experiments: list[dict]) -> list:
-    """The experiment sections of one host run: the latency curve always, every other section when the run
-    has its experiment (with the experiment's status and notes when it drew nothing). An experiment with
-    several sections (MLC) shows its status and notes once, in its first; a further section of it
-    appears only when it has rows."""
+def cell_text(value: object, kind: str, units: dict[str, Unit]) -> str | None:
+    """A table cell for people; None for a missing value (the page shows a dash)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or kind == "bool":
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        if kind in KINDS:
+            return units[KINDS[kind][0]].text(to_base(value, kind))
+        if kind == "bytes":
+            return format_bytes(value)
+        if kind == "count":
+            return format_count(value)
+        return format_number(value)
+    return readable_text(str(value))
+
+
+def header_text(column: Column, units: dict[str, Unit]) -> str:
+    if column.kind not in KINDS:
+        return column.header
+    symbol = units[KINDS[column.kind][0]].symbol
+    return f"{column.header} ({symbol})" if column.header else symbol
+
+
+def table(html_id: str, columns: tuple[Column, ...], rows: list[dict], units: dict[str, Unit]) -> dict:
+    """A table ready for the page: headers, which columns are numeric, and every cell as text."""
+    numeric = [column.kind not in ("text", "bool") for column in columns]
+    return {"id": html_id, "headers": [header_text(column, units) for column in columns], "numeric": numeric,
+            "rows": [[cell_text(row.get(column.key), column.kind, units) for column in columns] for row in rows]}
+
+
+# ---- one host run --------------------------------------------------------------------------------------
+
+@dataclass
+class Failure:
+    """A part of a page that could not be built: where, what, and the exception."""
+    page: str
+    part: str
+    what: str
+    error: str
+
+    def __str__(self) -> str:
+        return f"{self.page}: {self.part}: {self.what}: {self.error}"
+
+
+def _error_text(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+def _flags_of(section: Section, flags: list[dict]) -> list[dict]:
+    return [flag for flag in flags if flag["status"] == "flagged" and flag["subject"] in (section.view, section.extra_view)
+            and (flag["item"] or "").startswith(section.flag_prefix)]
+
+
+def _section(fetch: Callable[[str], list[dict]], section: Section, caches: list[dict], derived: dict[str, list[dict]],
+             fail: Callable[[str, str, str], None]) -> dict:
+    """One section of a page: its rows, units, chart and tables; or the error that stopped it."""
+    item = {"section": section, "rows": [], "extra_rows": [], "chart_spec": None, "tables": [], "error": None}
+    stage = f"reading its rows from the view {section.view}"
+    try:
+        item["rows"] = fetch(section.query)
+        if section.extra_query:
+            stage = f"reading its second table from the view {section.extra_view}"
+            item["extra_rows"] = fetch(section.extra_query)
+        stage = "choosing its units"
+        units = choose_units([(section.columns, item["rows"]), (section.extra_columns, item["extra_rows"]),
+                              (section.drawn, item["rows"])])
+        stage = "building its tables"
+        if section.columns and item["rows"]:
+            item["tables"].append(table(f"{section.id}-table", section.columns, item["rows"], units))
+        if section.extra_columns and item["extra_rows"]:
+            item["tables"].append(table(f"{section.id}-extra-table", section.extra_columns, item["extra_rows"], units))
+        stage = "drawing its chart"
+        item["chart_spec"] = section.chart(SectionData(item["rows"], caches, derived, units))
+    except Exception as error:  # noqa: BLE001 - one section must not stop the page or the fleet
+        item["error"] = {"stage": stage, "text": _error_text(error)}
+        fail(f"section {section.id}", stage, item["error"]["text"])
+    return item
+
+
+def _sections(fetch: Callable[[str], list[dict]], caches: list[dict], experiments: list[dict],
+              derived: dict[str, list[dict]], fail: Callable[[str, str, str], None]) -> list[dict]:
+    """The run's sections: the latency curve always, every other section when the run has its experiment (with
+    the experiment's status and notes when it drew nothing). An experiment with several sections (MLC) shows
+    its status and notes once, in its first; a further section of it appears only when it has rows."""
     ran = {experiment["experiment"]: experiment for experiment in experiments}
-    sections = []
-    shown = set()
+    shown, items = set(), []
     for section in SECTIONS:
-        if section.experiment not in ran and section.id != "latency":
+        if section.experiment not in ran and section is not SECTIONS[0]:
             continue
-        where = f" AND ({section.where})" if section.where else ""
-        query = f"SELECT * FROM {section.view} WHERE run_id = ? AND host = ?{where} ORDER BY {section.order_by}"
-        rows = _records(connection, query, key)
-        extra_rows = _records(connection, f"SELECT * FROM {section.extra_view} WHERE run_id = ? AND host = ?",
-                              key) if section.extra_view else []
-        if section.experiment in shown and not rows and not extra_rows:
+        item = _section(fetch, section, caches, derived, fail)
+        if section.experiment in shown and not item["rows"] and not item["extra_rows"] and not item["error"]:
             continue
-        sections.append({"section": section, "rows": rows, "extra_rows": extra_rows,
-                         "chart_spec": section.chart(rows, caches), "experiment": ran.get(section.experiment),
-                         "first_of_experiment": section.experiment not in shown})
+        item.update(experiment=ran.get(section.experiment), first_of_experiment=section.experiment not in shown,
+                    flags=_flags_of(section, derived["flags"]))
+        items.append(item)
         shown.add(section.experiment)
-    return sections
+    return items
 
 
-def _host_page_context(connection: duckdb.DuckDBPyConnection, run: dict, runs: list[dict]) -> dict:
-    key = [run["run_id"], run["host"]]
-    facts_json = connection.execute("SELECT facts FROM facts WHERE run_id = ? AND host = ?", key).fetchone()[0]
-    caches = _records(connection, "SELECT * FROM cache_levels WHERE run_id = ? AND host = ? ORDER BY cache_index", key)
-    experiments = _records(
-        connection, "SELECT * FROM experiments WHERE run_id = ? AND host = ? ORDER BY run_order", key
-    )
+def _derived_tables(derived: dict[str, list[dict]], shown_sections: set[str]) -> list[dict]:
+    """The derived tables with rows, each with the section it was inferred from (when that is on the page)."""
+    items = []
+    for derived_table in DERIVED:
+        rows = derived[derived_table.name]
+        if not derived_table.columns or not rows:
+            continue
+        units = choose_units([(derived_table.columns, rows)])
+        items.append({"table": derived_table, "data": table(derived_table.html_id, derived_table.columns, rows, units),
+                      "section": derived_table.section if derived_table.section in shown_sections else None})
+    return items
+
+
+def _toc(sections: list[dict], derived_tables: list[dict]) -> list[dict]:
+    """The table of contents: each family with the sections this page has, then the fixed parts."""
+    on_page = {item["section"].id: item for item in sections}
+    toc = []
+    for family in FAMILIES:
+        entries = [{"id": section.id, "title": section.title, "error": bool(on_page[section.id]["error"]),
+                    "flagged": len(on_page[section.id]["flags"])}
+                   for section in family.sections if section.id in on_page]
+        if entries:
+            toc.append({"title": family.title, "entries": entries})
+    if derived_tables:
+        toc.append({"title": "Inferred", "entries": [{"id": item["table"].html_id, "title": item["table"].title,
+                                                      "error": False, "flagged": 0} for item in derived_tables]})
+    toc.append({"title": "Checks and environment", "entries": [
+        {"id": part_id, "title": title, "error": False, "flagged": 0}
+        for part_id, title in (("flags", "Plausibility flags"), ("experiments", "Experiments"),
+                               ("knobs", "Knobs"), ("environment", "Environment"), ("runs", "Runs of this host"),
+                               ("raw-data", "Raw data"))]})
+    return toc
+
+
+def host_page_context(fetch: Callable[[str], list[dict]], run: dict, runs: list[dict],
+                      fail: Callable[[str, str, str], None]) -> dict:
+    """The template variables of one run's page (`fetch(query)`: the run's rows of a report query); a part
+    that cannot be built is reported to `fail(part, what, error)` and shown as an error box in its place."""
+    facts_rows = fetch("run_facts")
+    facts = facts_rows[0] if facts_rows else {"facts": "{}"}
+    caches = fetch("cache_levels")
+    experiments = fetch("experiments")
+    derived = derived_rows(fetch)
+    sections = _sections(fetch, caches, experiments, derived, fail)
+    shown = {item["section"].id for item in sections}
+    derived_tables = _derived_tables(derived, shown)
     bundle_path = Path(run["bundle_path"])
     return {
         "run": run,
         "runs": runs,
-        "facts": flatten_facts(json.loads(facts_json)),
+        "summary": summary.build(fetch, run, facts, experiments, derived, sections, fail),
+        "toc": _toc(sections, derived_tables),
+        "facts": flatten_facts(json.loads(facts["facts"])),
         "caches": caches,
-        "knobs": _records(connection, "SELECT * FROM knob_values WHERE run_id = ? AND host = ? ORDER BY knob", key),
+        "knobs": fetch("knob_values"),
         "experiments": experiments,
-        "points": _records(
-            connection, "SELECT * FROM points WHERE run_id = ? AND host = ? ORDER BY experiment, point_index", key
-        ),
-        "sections": _sections(connection, key, caches, experiments),
-        **derived_context(connection, key),
+        "sections": sections,
+        "derived_tables": derived_tables,
+        "flags": derived["flags"],
+        "inference": run["inference_version"],
         "raw_path": bundle_path / "raw",
         "raw_present": (bundle_path / "raw").is_dir(),
         "bundle_present": bundle_path.is_dir(),
     }
 
 
-def write_reports(connection: duckdb.DuckDBPyConnection, out_dir: Path) -> list[Path]:
-    """Write index.html and a page per host run into `out_dir`; return the files written."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    environment = _environment()
-    common = {
-        "generated_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "fleetscope_version": __version__,
+# ---- the output folder ---------------------------------------------------------------------------------
+
+def _environment() -> jinja2.Environment:
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(PAGE_TEMPLATES_DIR),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters.update(bytes=format_bytes, count=format_count, with_unit=format_with_unit,
+                               readable=readable_text)
+    return environment
+
+
+def _renderer_hash() -> str:
+    """A hash of everything that shapes a page besides its data: this package's code, the templates, the
+    report's queries and the views they read."""
+    digest = hashlib.sha256(__version__.encode())
+    package = Path(__file__).resolve().parent
+    for folder, pattern in ((package, "**/*.py"), (PAGE_TEMPLATES_DIR, "*.j2"), (QUERIES_DIR / "report", "*.sql"),
+                            (WAREHOUSE_DIR / "views", "*.sql")):
+        for path in sorted(folder.glob(pattern)):
+            digest.update(path.relative_to(folder).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _write_vega_asset(out_dir: Path) -> str:
+    """Write the vega, vega-lite and vega-embed bundle once, named by the vl-convert release that ships it
+    (building it takes vl-convert about a second, so an existing file is kept); return its path relative
+    to the output folder."""
+    name = f"{ASSETS_DIR}/vega-embed-vl-convert-{vl_convert.__version__}.js"
+    path = out_dir / name
+    if not path.is_file():
+        _write_atomically(path, vl_convert.javascript_bundle().encode("utf-8"))
+    return name
+
+
+def _write_atomically(path: Path, content: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_bytes(content)
+    partial.replace(path)
+
+
+def _read_manifest(out_dir: Path) -> tuple[str | None, dict[str, str]]:
+    """What the last report wrote here: its script asset and each page's key (nothing if unreadable)."""
+    try:
+        manifest = json.loads((out_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, {}
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("pages"), dict):
+        return None, {}
+    asset = manifest.get("asset")
+    asset = asset if isinstance(asset, str) and re.fullmatch(rf"{ASSETS_DIR}/vega-[\w.-]+\.js", asset) else None
+    return asset, {page: key for page, key in manifest["pages"].items() if isinstance(page, str) and isinstance(key, str)}
+
+
+def _page_key(renderer: str, asset: str, run: dict, runs: list[dict]) -> str:
+    bundle_path = Path(run["bundle_path"])
+    identity = {
+        "renderer": renderer, "asset": asset, "run": [run["run_id"], run["host"], run["content_sha256"],
+                                                      str(run["loaded_at"]), run["inference_version"],
+                                                      str(run["inferred_at"])],
+        "runs": [[other["run_id"], other["status"], str(other["started_at"]), other["profile"], other["page"],
+                  other["experiments_ok"], other["experiments_failed"], other["experiments_skipped"],
+                  other["point_count"]] for other in runs],
+        "bundle": [bundle_path.is_dir(), (bundle_path / "raw").is_dir()],
     }
-    vega_javascript = _vega_javascript()
-    hosts = _records(connection, "SELECT * FROM fleet_overview ORDER BY host")
-    written = []
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _refused_bundles(connection: duckdb.DuckDBPyConnection) -> list[dict]:
+    """The bundles ingest refused, where the warehouse records them (a view a later schema adds)."""
+    if not connection.execute(sql("report/relation_exists"), ["refused_bundles"]).fetchone()[0]:
+        return []
+    return records(connection, sql("report/refused_bundles"), [])
+
+
+def _write_host_page(out_dir: Path, environment: jinja2.Environment, template: jinja2.Template, common: dict,
+                     asset: str, batch: Batch, run: dict, runs: list[dict], is_latest: bool) -> list[Failure]:
+    """Render and write one run's page; return what could not be drawn on it."""
+    name = run["page"]
+    depth = "../" * name.count("/")
+    key = (run["run_id"], run["host"])
+    failures: list[Failure] = []
+
+    def fail(part: str, what: str, error: str) -> None:
+        failures.append(Failure(name, part, what, error))
+
+    try:
+        html = template.render(**common, **host_page_context(lambda query: batch.rows(query, key), run, runs, fail),
+                               is_latest=is_latest, root=depth, vega_script=depth + asset)
+    except Exception as error:  # noqa: BLE001 - one host's page must not stop the fleet's
+        fail("page", "rendering the page", _error_text(error))
+        html = environment.get_template("failed.html.j2").render(**common, run=run, failure=failures[-1], root=depth)
+    _write_atomically(out_dir / name, html.encode("utf-8"))
+    return failures
+
+
+@dataclass
+class ReportResult:
+    written: list[Path] = field(default_factory=list)     # pages written now (index.html last)
+    unchanged: list[Path] = field(default_factory=list)   # pages whose data had not changed
+    removed: list[Path] = field(default_factory=list)     # pages of runs no longer in the warehouse
+    failures: list[Failure] = field(default_factory=list)
+
+
+def write_reports(connection: duckdb.DuckDBPyConnection, out_dir: Path, *, rewrite_all: bool = False) -> ReportResult:
+    """Write index.html and every host run's page whose data changed since the last report into `out_dir`."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result = ReportResult()
+    environment = _environment()
+    asset = _write_vega_asset(out_dir)
+    renderer = _renderer_hash()
+    common = {"generated_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "fleetscope_version": __version__}
+    previous_asset, previous = _read_manifest(out_dir)
+    if previous_asset not in (None, asset) and (out_dir / previous_asset).is_file():
+        (out_dir / previous_asset).unlink()  # the script of an earlier fleetscope: no page loads it any more
+    if rewrite_all:
+        previous = {}
+    pages: dict[str, str] = {}
+    runs_by_host: dict[str, list[dict]] = defaultdict(list)
+    for run in records(connection, sql("report/runs"), []):
+        runs_by_host[run["host"]].append(run)
+    hosts = records(connection, sql("report/fleet_overview"), [])
+    host_template = environment.get_template("host.html.j2")
+    stale = []
     for host in hosts:
-        runs = _records(
-            connection, "SELECT * FROM runs_overview WHERE host = ? ORDER BY started_at DESC, run_id DESC", [host["host"]]
-        )
+        runs = runs_by_host[host["host"]]
         for run in runs:
-            run["page"] = _run_page_name(run["host"], run["run_id"], host["last_run_id"])
+            run["page"] = page_path(run["host"], run["run_id"], host["last_run_id"])
         host["page"] = runs[0]["page"]
         for run in runs:
-            page = environment.get_template("host.html.j2").render(
-                **common,
-                **_host_page_context(connection, run, runs),
-                is_latest=run["run_id"] == host["last_run_id"],
-                vega_javascript=vega_javascript,
-            )
-            path = out_dir / run["page"]
-            path.write_text(page, encoding="utf-8")
-            written.append(path)
+            pages[run["page"]] = _page_key(renderer, asset, run, runs)
+            if previous.get(run["page"]) == pages[run["page"]] and (out_dir / run["page"]).is_file():
+                result.unchanged.append(out_dir / run["page"])
+            else:
+                stale.append((run, runs, run["run_id"] == host["last_run_id"]))
+    for start in range(0, len(stale), BATCH_RUNS):
+        chunk = stale[start:start + BATCH_RUNS]
+        batch = Batch(connection, [(run["run_id"], run["host"]) for run, _, _ in chunk])
+        for run, runs, is_latest in chunk:
+            failures = _write_host_page(out_dir, environment, host_template, common, asset, batch, run, runs, is_latest)
+            result.written.append(out_dir / run["page"])
+            result.failures.extend(failures)
+            if failures:
+                pages[run["page"]] = ""  # drawn again by the next report
+    for name in sorted(set(previous) - set(pages)):  # runs no longer in the warehouse
+        gone = out_dir / name
+        if gone.is_file():
+            gone.unlink()
+            result.removed.append(gone)
+            if gone.parent != out_dir and not any(gone.parent.iterdir()):
+                gone.parent.rmdir()
     index = out_dir / "index.html"
-    index.write_text(environment.get_template("index.html.j2").render(**common, hosts=hosts), encoding="utf-8")
-    written.append(index)
-    return written
+    _write_atomically(index, environment.get_template("index.html.j2").render(
+        **common, hosts=hosts, refused=_refused_bundles(connection), root="").encode("utf-8"))
+    result.written.append(index)
+    _write_atomically(out_dir / MANIFEST_NAME, json.dumps(
+        {"fleetscope_version": __version__, "asset": asset, "pages": pages}, indent=1, sort_keys=True).encode("utf-8"))
+    return result

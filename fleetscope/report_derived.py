@@ -1,72 +1,70 @@
-"""What the host page shows of a run's derived rows: the inferred hierarchy beside sysfs, TLB reach, MLP
-saturation, loaded-latency figures, bandwidth per level, the SAXPY fit, and every plausibility check
-(templates/report/inferred.html.j2)."""
+"""The derived tables a host page shows (what fleetscope.derive wrote for the run: the inferred hierarchy
+beside sysfs, TLB reach, MLP saturation, loaded-latency figures, bandwidth per level, the SAXPY fit and
+every plausibility check), from one list keyed by table name.
+
+Each table's rows for a run come from warehouse/queries/report/derived_<table>.sql; charts and the summary
+read them from the same dict (`derived_rows`), and the page shows each table under its title.
+"""
 
 from __future__ import annotations
 
-import duckdb
+from dataclasses import dataclass
 
-from fleetscope.sections import Column
+from typing import Callable
 
-LEVEL_COLUMNS = (
-    Column("page_policy", "pages"), Column("level", "level"), Column("latency_ns", "latency ns", "number"),
-    Column("latency_cycles", "cycles", "number"), Column("capacity_bytes", "effective size", "bytes"),
-    Column("onset_bytes", "rise from", "bytes"), Column("completion_bytes", "rise to", "bytes"),
-    Column("sysfs_size_bytes", "sysfs size", "bytes"), Column("note", "note"),
+from fleetscope.experiments import Column
+
+
+@dataclass(frozen=True)
+class DerivedTable:
+    name: str                    # the warehouse table (one of fleetscope.derive's)
+    title: str
+    columns: tuple[Column, ...]
+    section: str | None = None   # the id of the section whose curve it is inferred from (the page links it)
+
+    @property
+    def html_id(self) -> str:
+        return self.name.replace("_", "-")
+
+
+DERIVED: tuple[DerivedTable, ...] = (
+    DerivedTable("inferred_levels", "Cache levels: effective vs sysfs", (
+        Column("page_policy", "pages"), Column("level", "level"), Column("latency_ns", "latency", "ns"),
+        Column("latency_cycles", "cycles", "number"), Column("capacity_bytes", "effective size", "bytes"),
+        Column("onset_bytes", "rise from", "bytes"), Column("completion_bytes", "rise to", "bytes"),
+        Column("sysfs_size_bytes", "sysfs size", "bytes"), Column("note", "note")), "latency"),
+    DerivedTable("inferred_tlb", "TLB entries and page-walk cost", (
+        Column("page_size", "page size"), Column("l1_entries", "L1 entries", "count"),
+        Column("l1_onset_pages", "L1 step from", "count"), Column("l1_completion_pages", "to", "count"),
+        Column("l1_miss_ns", "L1 miss", "ns"), Column("l2_entries", "L2 entries", "count"),
+        Column("l2_onset_pages", "L2 step from", "count"), Column("l2_completion_pages", "to", "count"),
+        Column("walk_ns", "walk", "ns"), Column("note", "note")), "tlb"),
+    DerivedTable("inferred_mlp", "Memory-level parallelism", (
+        Column("working_set_bytes", "working set", "bytes"), Column("saturation_chains", "saturates at k", "count"),
+        Column("max_mlp", "largest MLP", "number"), Column("max_mlp_chains", "at k", "count"),
+        Column("note", "note")), "mlp"),
+    DerivedTable("inferred_loaded_latency", "Loaded latency: idle, peak, knee", (
+        Column("source", "source"), Column("path", "output"), Column("traffic", "traffic"),
+        Column("idle_latency_ns", "idle", "ns"), Column("peak_bandwidth_gb_s", "peak", "gb_s"),
+        Column("knee_bandwidth_gb_s", "knee", "gb_s"), Column("knee_latency_ns", "knee latency", "ns"),
+        Column("doubling_bandwidth_gb_s", "2× idle at", "gb_s"),
+        Column("knee_outstanding_lines", "lines in flight at knee", "number"), Column("note", "note")),
+        "loaded-latency"),
+    DerivedTable("inferred_level_bandwidth", "Bandwidth per inferred level", (
+        Column("level", "level"), Column("op", "op"), Column("store", "stores"),
+        Column("bandwidth_gb_s", "bandwidth", "gb_s"), Column("sizes", "sweep points", "count"),
+        Column("note", "note")), "bandwidth"),
+    DerivedTable("inferred_saxpy", "SAXPY: slowdown and miss-cost fit", (
+        Column("strides", "strides", "count"), Column("max_slowdown", "largest slowdown", "number"),
+        Column("max_slowdown_stride", "at stride", "count"), Column("miss_event", "miss counter"),
+        Column("hit_ns", "hit", "ns"), Column("miss_penalty_ns", "miss penalty", "ns"),
+        Column("r_squared", "R²", "number"), Column("note", "note")), "saxpy"),
+    DerivedTable("flags", "Plausibility checks", ()),
 )
-TLB_COLUMNS = (
-    Column("page_size", "page size"), Column("l1_entries", "L1 entries", "number"),
-    Column("l1_onset_pages", "L1 step from", "number"), Column("l1_completion_pages", "to", "number"),
-    Column("l1_miss_ns", "L1 miss ns", "number"), Column("l2_entries", "L2 entries", "number"),
-    Column("l2_onset_pages", "L2 step from", "number"), Column("l2_completion_pages", "to", "number"),
-    Column("walk_ns", "walk ns", "number"), Column("note", "note"),
-)
-MLP_COLUMNS = (
-    Column("working_set_bytes", "working set", "bytes"), Column("saturation_chains", "saturates at k", "number"),
-    Column("max_mlp", "largest MLP", "number"), Column("max_mlp_chains", "at k", "number"), Column("note", "note"),
-)
-LOADED_COLUMNS = (
-    Column("source", "source"), Column("path", "output"), Column("traffic", "traffic"), Column("idle_latency_ns", "idle ns", "number"),
-    Column("peak_bandwidth_gb_s", "peak GB/s", "number"), Column("knee_bandwidth_gb_s", "knee GB/s", "number"),
-    Column("knee_latency_ns", "knee ns", "number"), Column("doubling_bandwidth_gb_s", "2x idle at GB/s", "number"),
-    Column("knee_outstanding_lines", "lines in flight at knee", "number"), Column("note", "note"),
-)
-
-LEVEL_BANDWIDTH_COLUMNS = (
-    Column("level", "level"), Column("op", "op"), Column("store", "stores"),
-    Column("bandwidth_gb_s", "GB/s", "number"), Column("sizes", "sweep points", "number"), Column("note", "note"),
-)
-SAXPY_COLUMNS = (
-    Column("strides", "strides", "number"), Column("max_slowdown", "largest slowdown", "number"),
-    Column("max_slowdown_stride", "at stride", "number"), Column("miss_event", "miss counter"),
-    Column("hit_ns", "hit ns", "number"), Column("miss_penalty_ns", "miss penalty ns", "number"),
-    Column("r_squared", "R²", "number"), Column("note", "note"),
-)
+DERIVED_NAMES: tuple[str, ...] = tuple(table.name for table in DERIVED)
 
 
-def _records(connection: duckdb.DuckDBPyConnection, sql: str, key: list) -> list[dict]:
-    cursor = connection.execute(sql, key)
-    columns = [description[0] for description in cursor.description]
-    return [dict(zip(columns, row)) for row in cursor.fetchall()]
-
-
-def derived_context(connection: duckdb.DuckDBPyConnection, key: list) -> dict:
-    """Template variables for one run: rows of each derived table and their columns."""
-    where = "WHERE run_id = ? AND host = ?"
-    return {
-        "inferred_levels": _records(connection, f"SELECT * FROM inferred_levels {where} "
-                                    "ORDER BY page_policy <> 'thp', page_policy, level_index", key),
-        "inferred_tlb": _records(connection, f"SELECT * FROM inferred_tlb {where} ORDER BY page_size", key),
-        "inferred_mlp": _records(connection, f"SELECT * FROM inferred_mlp {where}", key),
-        "inferred_loaded_latency": _records(connection, f"SELECT * FROM inferred_loaded_latency {where} "
-                                            "ORDER BY source, path, run_index, traffic", key),
-        "inferred_level_bandwidth": _records(connection, f"SELECT * FROM inferred_level_bandwidth {where} "
-                                             "ORDER BY op, store, level", key),
-        "inferred_saxpy": _records(connection, f"SELECT * FROM inferred_saxpy {where}", key),
-        "flags": _records(connection, f"SELECT * FROM flags {where} "
-                          "ORDER BY status <> 'flagged', status <> 'not_run', rule, subject", key),
-        "inference": (connection.execute(f"SELECT inference_version FROM inference_runs {where}", key).fetchone()
-                      or (None,))[0],
-        "derived_columns": {"levels": LEVEL_COLUMNS, "tlb": TLB_COLUMNS, "mlp": MLP_COLUMNS, "loaded": LOADED_COLUMNS,
-                            "level_bandwidth": LEVEL_BANDWIDTH_COLUMNS, "saxpy": SAXPY_COLUMNS},
-    }
+def derived_rows(fetch: Callable[[str], list[dict]]) -> dict[str, list[dict]]:
+    """Every derived table's rows of one run, by table name; `fetch(query)` returns the run's rows of
+    warehouse/queries/report/<query>.sql."""
+    return {table.name: fetch(f"derived_{table.name}") for table in DERIVED}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fleetscope.sections import SECTIONS
+from fleetscope.experiments import SECTIONS
 from fleetscope.warehouse import open_warehouse
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -116,7 +116,7 @@ def test_every_place_names_the_same_experiments(kernel_list, warehouse_views):
 
     # The report: every experiment, kernel or not, has a section on the host page, and the views a section
     # reads exist in a freshly migrated warehouse.
-    problems += differences("report sections (fleetscope.sections.SECTIONS)",
+    problems += differences("report sections (fleetscope.experiments.SECTIONS)",
                             {section.experiment for section in SECTIONS}, every)
     for section in SECTIONS:
         for view in filter(None, (section.view, section.extra_view)):

@@ -1,0 +1,216 @@
+"""Pieces every experiment's chart is built from: Vega-Lite specs written as plain dicts (building them
+through Altair cost more than the rest of a page), log-2 size axes labelled in KiB/MiB/GiB, cache-size
+rules from sysfs, inferred-level bands, bars with their 95% CI as error bars and lines with their CI as a
+band.
+
+Charts never put a value that is missing or not positive on a log scale (Vega then draws NaN or warns
+"Log scale domain includes zero"): `drawable` keeps the records whose measured values can be drawn and
+the chart says how many it left out; a coordinate from the kernel's parameters (working set, queue
+depth) that is missing or not positive makes the bundle malformed, and `require_positive` raises
+ChartError saying so (the page shows it in the section's error box).
+"""
+
+from __future__ import annotations
+
+import math
+
+from fleetscope.units import format_bytes
+
+SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
+# Vega expression turning a byte count on an axis into a KiB/MiB/GiB label.
+BYTES_LABEL_EXPR = (
+    "datum.value >= 1073741824 ? format(datum.value / 1073741824, '~g') + ' GiB'"
+    " : datum.value >= 1048576 ? format(datum.value / 1048576, '~g') + ' MiB'"
+    " : datum.value >= 1024 ? format(datum.value / 1024, '~g') + ' KiB'"
+    " : datum.value + ' B'"
+)
+# d3 formats: plain decimals with about three significant digits, never scientific notation.
+NUMBER = ",.3~r"
+WHOLE = ",d"
+RULE_GREY, LEVEL_COLOR = "#777", "#c2410c"
+# A legend for lines drawn over their CI band: solid strokes, not the band's faint fill.
+LINE_LEGEND = {"symbolType": "stroke", "symbolOpacity": 1}
+
+
+class ChartError(ValueError):
+    """The rows hold values a chart cannot place: the message says which and why."""
+
+
+# ---- encodings -----------------------------------------------------------------------------------------
+
+def q(field: str, title: str | None = None, **properties) -> dict:
+    """A quantitative field."""
+    return {"field": field, "type": "quantitative", **({"title": title} if title is not None else {}), **properties}
+
+
+def n(field: str, title: str | None = None, **properties) -> dict:
+    """A nominal field."""
+    return {"field": field, "type": "nominal", **({"title": title} if title is not None else {}), **properties}
+
+
+def o(field: str, title: str | None = None, **properties) -> dict:
+    """An ordinal field."""
+    return {"field": field, "type": "ordinal", **({"title": title} if title is not None else {}), **properties}
+
+
+def tip(field: str, title: str | None = None, *, number: bool = True, whole: bool = False) -> dict:
+    """A tooltip entry: numbers in the page's format, other values as they are."""
+    if not number:
+        return n(field, title)
+    return q(field, title, format=WHOLE if whole else NUMBER)
+
+
+def log2_axis(values: list[float], field_name: str, title: str, *, as_bytes: bool) -> dict:
+    """A log-2 x encoding over `values` (all > 0) with a tick per octave (every other one past 16)."""
+    low = math.floor(math.log2(min(values)))
+    high = max(math.ceil(math.log2(max(values))), low + 1)
+    step = 1 if high - low <= 16 else 2
+    axis = {"values": [2**exponent for exponent in range(low, high + 1, step)], "grid": False,
+            **({"labelExpr": BYTES_LABEL_EXPR} if as_bytes else {"format": WHOLE})}
+    return q(field_name, title, scale={"type": "log", "base": 2, "domain": [2**low, 2**high]}, axis=axis)
+
+
+def log_scale(values: list[float]) -> dict:
+    """A log-10 scale padded to whole decades around `values` (all > 0)."""
+    low, high = min(values), max(values)
+    domain = [10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(high))]
+    if domain[0] == domain[1]:
+        domain[1] *= 10
+    return {"type": "log", "domain": domain, "nice": False}
+
+
+def whole_axis(values: list[int]) -> dict:
+    """An axis labelled at exactly these whole numbers (thread counts, chains): no 1.5 between 1 and 2."""
+    return {"values": sorted(set(values)), "format": WHOLE, "grid": False}
+
+
+# ---- records -------------------------------------------------------------------------------------------
+
+def require_positive(records: list[dict], key: str, what: str) -> None:
+    """Raise ChartError unless every record's `key` (a coordinate taken from the kernel's parameters, e.g. a
+    working set or a queue depth) is a number above zero: such a point is malformed, not noisy."""
+    bad = [record.get(key) for record in records
+           if not (isinstance(record.get(key), (int, float)) and math.isfinite(record[key]) and record[key] > 0)]
+    if bad:
+        shown = ", ".join(sorted({repr(value) for value in bad})[:3])
+        raise ChartError(f"{len(bad)} of {len(records)} points have no {what} above zero ({shown}): "
+                         f"the {what} axis cannot place them")
+
+
+def drawable(records: list[dict], *keys: str, log: bool) -> tuple[list[dict], int]:
+    """The records whose measured `keys` are all finite numbers (and above zero on a `log` scale), and how
+    many were not: a noisy difference can be negative; the chart leaves such a point out and says so."""
+    kept = [record for record in records
+            if all(isinstance(record.get(key), (int, float)) and math.isfinite(record[key])
+                   and (record[key] > 0 or not log) for key in keys)]
+    return kept, len(records) - len(kept)
+
+
+def left_out(count: int, what: str) -> str:
+    return f"; {count} {what} without a drawable value left out" if count else ""
+
+
+# ---- a chart -------------------------------------------------------------------------------------------
+
+class Chart:
+    """One Vega-Lite spec being built: named datasets (each stored once in the spec) and its layers."""
+
+    def __init__(self) -> None:
+        self.datasets: dict[str, list[dict]] = {}
+        self.layers: list[dict] = []
+
+    def data(self, records: list[dict]) -> dict:
+        """A named dataset of `records`, their measured values kept to four significant digits (a chart
+        shows three; more would only make the page heavier)."""
+        name = f"data-{len(self.datasets)}"
+        self.datasets[name] = [{key: float(f"{value:.4g}") if isinstance(value, float) and math.isfinite(value)
+                                else value for key, value in record.items()} for record in records]
+        return {"name": name}
+
+    def layer(self, data: dict | list[dict], mark: str | dict, **encoding) -> Chart:
+        """Add a layer: `data` is a dataset from `data()` or records; `mark` a type or a mark dict."""
+        self.layers.append({"data": data if isinstance(data, dict) else self.data(data),
+                            "mark": mark if isinstance(mark, dict) else {"type": mark}, "encoding": encoding})
+        return self
+
+    def spec(self, title: str, subtitle: str, height: int = 280, *, width: int | str = "container",
+             facet: dict | None = None, columns: int | None = None, resolve: dict | None = None) -> dict:
+        """The whole spec: the layers (one panel per value of `facet`, if given) under the page's title. A
+        dataset that one layer alone reads is written inline in it; a shared one once, under "datasets"."""
+        uses: dict[str, int] = {}
+        for layer in self.layers:
+            uses[layer["data"]["name"]] = uses.get(layer["data"]["name"], 0) + 1
+        for layer in self.layers:
+            if uses[layer["data"]["name"]] == 1:
+                layer["data"] = {"values": self.datasets.pop(layer["data"]["name"])}
+        body = self.layers[0] if len(self.layers) == 1 else {"layer": self.layers}
+        body = {**body, "width": width, "height": height}
+        if facet is not None:
+            data = body.pop("data") if "data" in body else None
+            body = {"facet": facet, "spec": body, **({"columns": columns} if columns else {}),
+                    **({"data": data} if data else {}), **({"resolve": resolve} if resolve else {})}
+        return {"$schema": SCHEMA, **body, "title": {"text": title, "subtitle": subtitle, "anchor": "start"},
+                **({"datasets": self.datasets} if self.datasets else {}),
+                "config": {"numberFormat": NUMBER, "customFormatTypes": False}}
+
+
+# ---- marks shared by several charts --------------------------------------------------------------------
+
+def cache_marks(caches: list[dict]) -> list[dict]:
+    """One labelled size per data/unified cache level from sysfs: L1d, L2, L3 ..."""
+    marks = {}
+    for cache in caches:
+        if cache["type"] == "Instruction" or not cache["size_bytes"] or cache["size_bytes"] <= 0:
+            continue
+        label = f"L{cache['level']}d" if cache["type"] == "Data" else f"L{cache['level']}"
+        marks[(label, cache["size_bytes"])] = {"label": f"{label} (sysfs)", "size_bytes": cache["size_bytes"]}
+    return sorted(marks.values(), key=lambda mark: mark["size_bytes"])
+
+
+def sysfs_rules(chart: Chart, marks: list[dict]) -> None:
+    """Grey dashed rules at the sysfs cache sizes, labelled at the top of the plot."""
+    if marks:
+        data = chart.data(marks)
+        chart.layer(data, {"type": "rule", "color": RULE_GREY, "strokeDash": [2, 2]}, x=q("size_bytes"))
+        chart.layer(data, {"type": "text", "align": "left", "dx": 3, "baseline": "top", "y": 2, "color": "#444"},
+                    x=q("size_bytes"), text=n("label"))
+
+
+def one_policy(levels: list[dict]) -> list[dict]:
+    """The inferred levels (rows of inferred_levels) of one page policy, THP when the run has it: a chart
+    marks one set of levels, not one per policy."""
+    policies = [level["page_policy"] for level in levels]
+    policy = "thp" if "thp" in policies else (policies[0] if policies else None)
+    return [level for level in levels if level["page_policy"] == policy and level.get("level")]
+
+
+def level_marks(chart: Chart, levels: list[dict]) -> None:
+    """The inferred cache levels: a band over each level's rise [onset, completion] and a rule at its
+    effective size, labelled at the bottom of the plot."""
+    records = [{"level": level["level"], "onset": level["onset_bytes"], "completion": level["completion_bytes"],
+                "capacity": level["capacity_bytes"],
+                "label": f"{level['level']} ≈ {format_bytes(level['capacity_bytes'])}"}
+               for level in levels if level.get("capacity_bytes") and level.get("level") != "DRAM"]
+    records, _ = drawable(records, "onset", "completion", "capacity", log=True)
+    if not records:
+        return
+    data = chart.data(records)
+    chart.layer(data, {"type": "rect", "color": LEVEL_COLOR, "opacity": 0.08}, x=q("onset"), x2={"field": "completion"},
+                tooltip=[tip("label", "inferred level", number=False), tip("onset", "rise from (B)", whole=True),
+                         tip("completion", "rise to (B)", whole=True)])
+    chart.layer(data, {"type": "rule", "color": LEVEL_COLOR, "opacity": 0.7}, x=q("capacity"))
+    chart.layer(data, {"type": "text", "align": "left", "dx": 3, "baseline": "bottom", "y": {"expr": "height"},
+                       "dy": -2, "color": LEVEL_COLOR}, x=q("capacity"), text=n("label"))
+
+
+def bars_with_ci(chart: Chart, records: list[dict], *, x: str, x_title: str, y: str, y_title: str,
+                 low: str | None, high: str | None, group: str | None = None, group_title: str = "",
+                 sort: list | None = None, tooltip: list | None = None) -> None:
+    """Bars (grouped by `group` side by side) from zero on a linear scale, with their 95% CI as error bars."""
+    x_encoding = n(x, x_title, sort=sort, axis={"labelAngle": 0})
+    grouping = {"xOffset": n(group), "color": n(group, group_title)} if group else {}
+    data = chart.data(records)
+    chart.layer(data, "bar", x=x_encoding, y=q(y, y_title, axis={"format": NUMBER}), tooltip=tooltip or [], **grouping)
+    if low and high and any(record.get(low) is not None and record.get(high) is not None for record in records):
+        chart.layer(data, {"type": "rule", "color": "#222"}, x=x_encoding, y=q(low), y2={"field": high},
+                    **({"xOffset": n(group)} if group else {}))

@@ -1,0 +1,72 @@
+"""The shapes an experiment module fills in to appear on a host page: its sections (a chart and the
+tables under it), the headline figures it adds to the page's summary, and its family in the table of
+contents. fleetscope.report renders them without knowing any experiment by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from fleetscope.units import Unit
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    header: str
+    kind: str = "text"  # text | number | count | bytes | bool, or a quantity kind of fleetscope.units.KINDS
+
+
+@dataclass(frozen=True)
+class SectionData:
+    """What a chart builder gets for one host run."""
+    rows: list[dict]                  # the section's view, filtered and ordered
+    caches: list[dict]                # the run's sysfs caches (cache_levels)
+    derived: dict[str, list[dict]]    # the run's derived rows, by table name (fleetscope.report_derived)
+    units: dict[str, Unit]            # the unit of each quantity in this section, shared by chart and tables
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str           # HTML id prefix: <id>-chart, <id>-chart-spec, <id>-table, <id>-extra-table
+    experiment: str   # the experiment (registry name) whose points feed it
+    title: str
+    view: str         # the warehouse view it reads
+    query: str        # warehouse/queries/report/<query>.sql: its rows for (run_id, host)
+    chart: Callable[[SectionData], dict | None]
+    columns: tuple[Column, ...] = field(default_factory=tuple)
+    note: str = ""
+    extra_view: str | None = None  # a second table (e.g. write_cost's flush round trip)
+    extra_query: str | None = None
+    extra_columns: tuple[Column, ...] = field(default_factory=tuple)
+    # Values of its rows the chart draws that no table shows: they take part in choosing the section's units.
+    drawn: tuple[Column, ...] = field(default_factory=tuple)
+    # For a view several sections share (bandwidth_points): the flag items of this section start with it.
+    flag_prefix: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A headline figure in words, or why there is none although the experiment ran."""
+    text: str | None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One figure of the summary at the top of a host page."""
+    label: str
+    experiment: str   # the experiment that measures it: its status explains a missing figure
+    section: str      # the id of the section it comes from (the summary links there)
+    source: str       # the rows it reads: a derived table (fleetscope.report_derived) or a query
+                      # warehouse/queries/report/<source>.sql of the run's (run_id, host)
+    figure: Callable[[list[dict]], Figure]
+
+
+@dataclass(frozen=True)
+class Family:
+    """A group of sections in the page's table of contents, and the headlines it adds to the summary."""
+    title: str
+    sections: tuple[Section, ...]
+    headlines: tuple[Headline, ...] = field(default_factory=tuple)

@@ -1,0 +1,166 @@
+"""Numbers for people: the one place that turns a measured value into the text a page shows.
+
+Sizes are IEC (32 KiB, 1.5 MiB); times pick ns, µs, ms or s by magnitude; rates are MB/s or GB/s
+(1e6 / 1e9 B/s); operation rates are IOPS, k IOPS or M IOPS; counts are exact with thousands separators.
+No function here ever writes scientific notation.
+
+A table and its chart must show a quantity in the same unit, so a page chooses one unit per quantity
+for a whole section (`choose_unit`, from the magnitude of the values the section shows) and formats
+every cell and draws every axis of that section in it (`Unit.scaled`, `Unit.text`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+_BYTE_UNITS = ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
+_MAX_DECIMALS = 4
+
+
+def format_number(value: float | int | None, digits: int = 3) -> str:
+    """About `digits` significant digits in plain decimal notation: 83.2, 4.21, 0.0842, 1,235.
+
+    Values of 100 and more are rounded to whole numbers; below that at most four decimals are kept,
+    so a value that is zero for any reading purpose prints as 0 rather than as 8.8e-05.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if not math.isfinite(value):
+        return str(value)
+    if abs(value) >= 100 or value == int(value) and abs(value) >= 1:
+        return f"{round(value):,}"
+    magnitude = math.floor(math.log10(abs(value))) if value else 0
+    decimals = min(_MAX_DECIMALS, max(0, digits - 1 - magnitude))
+    text = f"{value:.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def format_count(value: int | float | None) -> str:
+    """16384 -> '16,384'."""
+    return "" if value is None else f"{round(value):,}"
+
+
+def format_bytes(value: object) -> str:
+    """1048576 -> '1 MiB', 46341 -> '45.25 KiB' (sizes keep four significant digits: they are exact, and
+    often a power of two apart); anything that is not a number is shown as it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "" if value is None else str(value)
+    for factor, unit in _BYTE_UNITS:
+        if abs(value) >= factor:
+            return f"{format_number(value / factor, digits=4)} {unit}"
+    return f"{format_number(value, digits=4)} B"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A display unit: `factor` base units make one of it (the base is ns, B/s or operations/s)."""
+    symbol: str
+    factor: float
+
+    def scaled(self, base_value: float | None) -> float | None:
+        return None if base_value is None else base_value / self.factor
+
+    def text(self, base_value: float | None) -> str:
+        """The value in this unit, without the symbol (tables say the unit in their header)."""
+        return "" if base_value is None else format_number(base_value / self.factor)
+
+
+# Each quantity's units, smallest first, in its base unit (ns, B/s, operations/s).
+QUANTITIES: dict[str, tuple[Unit, ...]] = {
+    "time": (Unit("ns", 1.0), Unit("µs", 1e3), Unit("ms", 1e6), Unit("s", 1e9)),
+    "rate": (Unit("MB/s", 1e6), Unit("GB/s", 1e9)),
+    "iops": (Unit("IOPS", 1.0), Unit("k IOPS", 1e3), Unit("M IOPS", 1e6)),
+}
+# What a value of each column kind is in, as (quantity, base units per value).
+KINDS: dict[str, tuple[str, float]] = {
+    "ns": ("time", 1.0), "us": ("time", 1e3), "s": ("time", 1e9),
+    "gb_s": ("rate", 1e9), "mb_s": ("rate", 1e6), "bytes_per_s": ("rate", 1.0),
+    "iops": ("iops", 1.0),
+}
+NS, GB_S = QUANTITIES["time"][0], QUANTITIES["rate"][1]
+
+
+def to_base(value: float | None, kind: str) -> float | None:
+    """A value of column kind `kind` in its quantity's base unit (ns, B/s, IOPS)."""
+    return None if value is None else value * KINDS[kind][1]
+
+
+def best_unit(quantity: str, base_value: float) -> Unit:
+    """The largest unit in which `base_value` is at least 1 (the smallest unit for values below that)."""
+    units = QUANTITIES[quantity]
+    chosen = units[0]
+    for unit in units:
+        if abs(base_value) >= unit.factor:
+            chosen = unit
+    return chosen
+
+
+def choose_unit(quantity: str, base_values: list[float | None]) -> Unit:
+    """One unit for a set of values (a section's table and chart): the one that reads their median best,
+    or the next larger one where the largest value would need five digits or more."""
+    present = sorted(abs(value) for value in base_values if value is not None and math.isfinite(value) and value != 0)
+    if not present:
+        return QUANTITIES[quantity][0]
+    units = QUANTITIES[quantity]
+    index = units.index(best_unit(quantity, present[len(present) // 2]))
+    if present[-1] / units[index].factor >= 10_000 and index + 1 < len(units):
+        index += 1
+    return units[index]
+
+
+def format_quantity(value: float | None, kind: str) -> str:
+    """One value with its unit chosen by its own magnitude: 53050 (ns) -> '53.1 µs'."""
+    if value is None:
+        return ""
+    quantity, _ = KINDS[kind]
+    base = to_base(value, kind)
+    unit = best_unit(quantity, base)
+    return f"{unit.text(base)} {unit.symbol}"
+
+
+def format_time_ns(value: float | None) -> str:
+    """83.2 -> '83.2 ns', 53050 -> '53.1 µs', 4.5e6 -> '4.5 ms'."""
+    return format_quantity(value, "ns")
+
+
+def format_gb_s(value: float | None) -> str:
+    """A rate given in GB/s: 12.34 -> '12.3 GB/s', 0.412 -> '412 MB/s'."""
+    return format_quantity(value, "gb_s")
+
+
+def format_iops(value: float | None) -> str:
+    """18770 -> '18.8 k IOPS'."""
+    return format_quantity(value, "iops")
+
+
+# The units a measured value can arrive with (flags, the summary) and how to print one of each.
+_BY_UNIT = {"ns": format_time_ns, "us": lambda value: format_quantity(value, "us"),
+            "s": lambda value: format_quantity(value, "s"), "GB/s": format_gb_s,
+            "MB/s": lambda value: format_quantity(value, "mb_s"), "IOPS": format_iops, "B": format_bytes,
+            "bytes": format_bytes}
+
+
+def format_with_unit(value: float | None, unit: str | None) -> str:
+    """A value that arrives with its unit's name ('ns', 'GB/s', 'fraction' ...), printed for reading."""
+    if value is None:
+        return ""
+    if unit in _BY_UNIT:
+        return _BY_UNIT[unit](value)
+    return f"{format_number(value)} {unit}" if unit else format_number(value)
+
+
+_SCIENTIFIC = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?[eE][+-]?\d+(?![\w.])")
+_BYTE_COUNT = re.compile(r"(?<![\w.])(\d{4,}) ?(?:B|bytes)(?![\w])")
+
+
+def readable_text(text: str) -> str:
+    """Free text written by a kernel, the inference or a check (notes, evidence), with its numbers made
+    readable: '268435456 B' -> '256 MiB', '1.638e+04' -> '16,380'."""
+    text = _BYTE_COUNT.sub(lambda match: format_bytes(int(match.group(1))), text)
+    return _SCIENTIFIC.sub(lambda match: format_number(float(match.group(0))), text)
