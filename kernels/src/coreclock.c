@@ -9,11 +9,14 @@
 #define TRIAL_NS 10e6
 #define TRIALS 5
 
-/* x += 1, then an empty asm that claims to modify x: the compiler must emit
- * every add, in order, each waiting for the one before (no folding into
- * x += 64, no vectorizing). Portable across GCC targets, unlike a hand-written
- * add instruction. */
-#define ADD_ONE value += 1; __asm__ volatile("" : "+r"(value));
+/* x += step, then an empty asm that claims to modify x: the compiler must
+ * emit every add, in order, each waiting for the one before (no folding into
+ * x += 64 * step, no vectorizing). Portable across GCC targets, unlike a
+ * hand-written add instruction. The step is a register whose value the
+ * compiler cannot see: an add of an immediate can be folded away at rename on
+ * Intel's Golden Cove and later cores (several per cycle, a clock read ~6x too
+ * fast), an add of two registers cannot. */
+#define ADD_ONE value += step; __asm__ volatile("" : "+r"(value));
 #define ADD_EIGHT ADD_ONE ADD_ONE ADD_ONE ADD_ONE ADD_ONE ADD_ONE ADD_ONE ADD_ONE
 #define ADD_SIXTY_FOUR ADD_EIGHT ADD_EIGHT ADD_EIGHT ADD_EIGHT \
 	ADD_EIGHT ADD_EIGHT ADD_EIGHT ADD_EIGHT
@@ -23,7 +26,9 @@
 __attribute__((noinline)) static uint64_t dependent_adds(uint64_t rounds)
 {
 	uint64_t value = rounds;
+	uint64_t step = 1;
 
+	__asm__ volatile("" : "+r"(step));
 	while (rounds--) {
 		ADD_SIXTY_FOUR
 	}

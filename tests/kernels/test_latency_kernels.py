@@ -170,11 +170,21 @@ def test_mlp_points_cover_every_k_and_repeat(mlp_and_chase):
         assert record["params"]["accesses_per_sample"] % (16 * record["params"]["chains"]) == 0
 
 
-def test_mlp_one_chain_matches_the_plain_chase(mlp_and_chase):
+def test_mlp_one_chain_matches_the_plain_chase(mlp_and_chase, records):
     mlp, chase = mlp_and_chase
-    # Minima: interference from other work on the machine only ever adds time.
-    t1 = min(r["summary"]["min"] for r in mlp if r["params"]["chains"] == 1)
-    assert t1 == pytest.approx(chase["summary"]["min"], rel=0.10)
+    # Minima: interference from other work on the machine only ever adds time. A neighbour's
+    # burst on a shared host can still lift every sample of one short run (148 vs 171 ns on a CI
+    # guest), so two more interleaved rounds of each give both minima the same chances.
+    t1 = [r["summary"]["min"] for r in mlp if r["params"]["chains"] == 1]
+    plain = [chase["summary"]["min"]]
+    for seed in ("6", "7"):
+        t1 += [r["summary"]["min"] for r in records(
+            "mlp", "--size", "256m", "--chains", "1", "--repeats", "1", "--samples", "5",
+            "--min-sample-ms", "5", "--cpu", "0", "--seed", seed)]
+        plain += [r["summary"]["min"] for r in records(
+            "chase", "--sizes", "256m", "--samples", "5", "--min-sample-ms", "5", "--cpu", "0",
+            "--seed", seed)]
+    assert min(t1) == pytest.approx(min(plain), rel=0.10)
 
 
 def test_mlp_overlaps_misses(mlp_and_chase):

@@ -290,6 +290,20 @@ def test_tlb_is_not_elided(sanity_4k):
         assert timed_ns <= pair["tlb"]["context"]["wall_s"] * 1e9 * 1.01
 
 
+def four_k_ratio(run, huge_pages):
+    """The tlb/control ratio of 4 KiB pages spanning as many bytes as `huge_pages` 2 MiB pages.
+
+    That span (>= 32 MiB) is past every current core's last-level TLB in 4 KiB pages, so each load
+    walks. Huge pages over the same bytes must cost far less: the test compares the two on this
+    machine rather than asserting a ratio near 1. A guest whose hypervisor backs memory with
+    4 KiB pages splinters each 2 MiB translation (2.4x on the Intel CI guest, 1.0 on a Zen 4 guest;
+    the 4 KiB walk reads 10x or more on both)."""
+    result = run("tlb", "--pages", f"2,{huge_pages * HUGE // 4096}", "--page-size", "4k",
+                 "--samples", "21", "--min-sample-ms", "0.5", "--seed", "5")
+    assert result.returncode == 0, result.stderr
+    return min_ratio(pairs(parse_lines(result.stdout))[huge_pages * HUGE // 4096])
+
+
 def test_thp_grant_is_measured_and_huge_pages_hide_translation(run):
     result = run("tlb", "--pages", "16,64", "--page-size", "thp", "--samples", "21",
                  "--min-sample-ms", "0.5", "--seed", "7")
@@ -305,9 +319,7 @@ def test_thp_grant_is_measured_and_huge_pages_hide_translation(run):
             assert params["huge_granted"] == (params["huge_bytes_granted"] == buffer_bytes)
     pair = by_pages[16]
     if pair["tlb"]["params"]["huge_granted"] and pair["control"]["params"]["huge_granted"]:
-        # 16 pages of 2 MiB: well inside the L1 DTLB (1.00 on the dev VM; an L2 TLB hit per load
-        # would be ~2.7x, a page walk ~12x). 64 sits on the edge: one clean-clone run read 12x.
-        assert min_ratio(pair) <= 1.5
+        assert min_ratio(pair) <= 0.5 * four_k_ratio(run, 16)
     else:
         assert "warning" in result.stderr and "huge_granted false" in result.stderr
 
@@ -352,11 +364,12 @@ def test_hugetlb_pages_are_granted(run, hugetlb_pool):
     result = run("tlb", "--pages", "8,32", "--page-size", "hugetlb", "--samples", "21",
                  "--min-sample-ms", "0.5", "--seed", "3")
     assert result.returncode == 0, result.stderr
-    for pages, pair in pairs(parse_lines(result.stdout)).items():
+    by_pages = pairs(parse_lines(result.stdout))
+    for pages, pair in by_pages.items():
         tlb, control = pair["tlb"]["params"], pair["control"]["params"]
         assert tlb["page_size"] == control["page_size"] == "hugetlb"
         assert tlb["page_bytes"] == HUGE
         assert tlb["huge_granted"] is True and control["huge_granted"] is True
         assert tlb["huge_bytes_granted"] == pages * HUGE
         assert control["huge_bytes_granted"] == HUGE
-        assert min_ratio(pair) <= 1.5  # <= 32 translations: all in the L1 DTLB
+    assert min_ratio(by_pages[32]) <= 0.5 * four_k_ratio(run, 32)

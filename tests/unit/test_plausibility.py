@@ -184,6 +184,19 @@ def test_the_bandwidth_kernels_feed_the_bandwidth_rules(bundles, cli, tmp_path):
     assert by["huge_pages_not_granted"]["status"] == "clear"
 
 
+@pytest.mark.parametrize("larger_gb_s, status", [(39.0, "clear"), (20.0, "flagged")])
+def test_a_fast_nt_write_is_checked_by_size_scaling(bundles, cli, tmp_path, larger_gb_s, status):
+    """Streaming stores at 40 GB/s over a 12 GB/s read: real when a second DRAM size agrees (Intel server
+    cores write far above what one core reads), suspect when the figure falls away with size."""
+    results = {"results/latency_sweep.jsonl": bundles.latency_points(),
+               "results/bandwidth.jsonl": [bandwidth("bandwidth", "read", "none", 12.0),
+                                           bandwidth("bandwidth", "write", "nt", 40.0),
+                                           bandwidth("bandwidth", "write", "nt", larger_gb_s, size=512 << 20)]}
+    (flag,) = [row for row in flags(load(bundles, cli, tmp_path, results=results), "nt_write_far_above_read")]
+    assert flag["status"] == status and flag["value"] == pytest.approx(40.4)  # the point median: 1.01 x
+    assert ("confirmed by size scaling: bandwidth: write nt 40.4 GB/s at 256 MiB" in flag["evidence"]) == (status == "clear")
+
+
 def test_honest_bandwidth_records_pass_the_rules(bundles, cli, tmp_path):
     results = {"results/latency_sweep.jsonl": bundles.latency_points(),
                "results/bandwidth.jsonl": [bandwidth("bandwidth", op, store, 15.0)
