@@ -1,5 +1,5 @@
 """The `fleetscope` command: verbs in workflow order (ingest, report, query, parse, import, infer, export,
-version)."""
+migrate, version)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ examples:
   fleetscope import --host node7 mlc old/mlc.txt    a lab's past outputs as an external run
   fleetscope infer --csv old/lat_mem_rd.csv          cache levels from any latency curve
   fleetscope export --parquet lake/                  the warehouse as Parquet for Trino, Spark, BigQuery
+  fleetscope migrate                                 bring an older warehouse's schema up to date
   fleetscope version
 
 The warehouse is warehouse/fleet.duckdb unless --db or FLEETSCOPE_DB says otherwise.
@@ -59,7 +60,19 @@ examples:
   fleetscope query --format csv "SELECT * FROM latency_curve WHERE host = 'node1'" > node1.csv
   fleetscope query --format json "SELECT host, run_id, status FROM runs_overview"
 
-The warehouse is opened read-only; tables and views are described in warehouse/README.md.
+The warehouse is opened read-only with DuckDB's external access off: the query cannot change the
+file, read or write other files (read_csv, COPY, ...), ATTACH databases or INSTALL/LOAD extensions.
+Tables and views are described in warehouse/README.md.
+"""
+
+MIGRATE_EXAMPLES = """\
+examples:
+  fleetscope migrate
+  fleetscope migrate --db /data/lab.duckdb
+
+Applies the migrations of warehouse/migrations/ the file lacks and re-creates every view. ingest and
+import do the same before loading; query, report, export and the notebooks only read, and ask for this
+when the file's schema is older than this fleetscope. A file from a newer fleetscope is refused.
 """
 
 
@@ -169,9 +182,9 @@ def _command_ingest(arguments: argparse.Namespace) -> int:
 
 def _command_report(arguments: argparse.Namespace) -> int:
     from fleetscope.report import write_reports
-    from fleetscope.warehouse import open_warehouse
+    from fleetscope.warehouse import open_read_only
 
-    with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait, create=False) as connection:
+    with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
         written = write_reports(connection, arguments.out)
     print(f"wrote {len(written)} pages; open {arguments.out / 'index.html'}")
     return 0
@@ -249,11 +262,21 @@ def _command_export(arguments: argparse.Namespace) -> int:
     from fleetscope.export import export_parquet
     from fleetscope.warehouse import open_read_only
 
-    with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+    with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait,
+                        writable_directory=arguments.parquet) as connection:
         exported = export_parquet(connection, arguments.parquet, overwrite=arguments.overwrite)
     partitioned = sum(item.partitioned for item in exported)
     print(f"wrote {len(exported)} tables and views ({partitioned} partitioned by host and run) to {arguments.parquet}; "
           f"see {arguments.parquet / 'export.json'}")
+    return 0
+
+
+def _command_migrate(arguments: argparse.Namespace) -> int:
+    from fleetscope.warehouse import open_warehouse, schema_version
+
+    # opening for writing applies the missing migrations and re-creates the views
+    open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait, create=False).close()
+    print(f"warehouse {arguments.db} is at schema version {schema_version()}, its views re-created")
     return 0
 
 
@@ -349,6 +372,8 @@ def build_parser() -> argparse.ArgumentParser:
                       _command_export)
     export.add_argument("--parquet", type=Path, required=True, metavar="DIR", help="output folder")
     export.add_argument("--overwrite", action="store_true", help="replace an earlier export in DIR")
+    add_verb("migrate", "bring the warehouse's schema up to date (ingest and import do it too)", MIGRATE_EXAMPLES,
+             _command_migrate)
     add_verb(
         "version", "print the fleetscope version and the format versions it reads",
         "example:\n  fleetscope version\n", _command_version,
