@@ -40,9 +40,18 @@ Each bundle is validated, then loaded in one transaction. Per bundle it prints o
   loaded     first time this (run_id, host) is loaded
   unchanged  already loaded with the same content: nothing changes
   replaced   same (run_id, host) with new content (e.g. a partial run re-collected): replaced whole
-  REFUSED    the bundle breaks the contract; the reason says what to fix; nothing of it is loaded
-Exit status 1 when any bundle was refused.
+  REFUSED    the bundle breaks the contract; the reason says what to fix; nothing of it is loaded,
+             it is listed in the view refused_bundles (and on the fleet page) until it loads
+A bundle is untrusted input: SECURITY.md lists the limits it is held to.
+
+exit status:
+  0  every bundle loaded or was already loaded
+  3  some bundles were refused; every other bundle was loaded
+  1  nothing to load at a PATH, or the warehouse could not be opened or written (newer schema, full
+     disk): the message says which; bundles reported as loaded before it stay loaded
 """
+
+EXIT_REFUSED = 3
 
 REPORT_EXAMPLES = """\
 examples:
@@ -150,7 +159,8 @@ def _positive_seconds(text: str) -> float:
 # Each verb imports what it needs when it runs: altair alone takes about a second to import, which
 # `fleetscope --help` and `fleetscope query` should not pay.
 def _command_ingest(arguments: argparse.Namespace) -> int:
-    from fleetscope.ingest import find_bundles, ingest_bundle
+    from fleetscope.ingest import find_bundles, forget_vanished_refusals, ingest_bundle
+    from fleetscope.query import printable
     from fleetscope.warehouse import open_warehouse
 
     bundle_paths = []
@@ -169,15 +179,15 @@ def _command_ingest(arguments: argparse.Namespace) -> int:
         return 1
     refused = 0
     with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+        forget_vanished_refusals(connection)
         for bundle_path in bundle_paths:
             outcome = ingest_bundle(connection, bundle_path)
-            if outcome.action == "REFUSED":
-                refused += 1
-                print(f"REFUSED    {bundle_path}: {outcome.detail}", flush=True)
-            else:
-                print(f"{outcome.action:<10} {bundle_path}: {outcome.detail}", flush=True)
+            refused += outcome.action == "REFUSED"
+            print(f"{outcome.action:<10} {printable(str(bundle_path))}: {outcome.detail}", flush=True)
     print(f"{len(bundle_paths) - refused} of {len(bundle_paths)} bundles accepted into {arguments.db}")
-    return 1 if refused or missing else 0
+    if missing:
+        return 1
+    return EXIT_REFUSED if refused else 0
 
 
 def _command_report(arguments: argparse.Namespace) -> int:
