@@ -284,8 +284,8 @@ def _command_export(arguments: argparse.Namespace) -> int:
 def _command_migrate(arguments: argparse.Namespace) -> int:
     from fleetscope.warehouse import open_warehouse, schema_version
 
-    # opening for writing applies the missing migrations and re-creates the views
-    open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait, create=False).close()
+    # opening for writing applies the missing migrations; every view is re-created too
+    open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait, create=False, every_view=True).close()
     print(f"warehouse {arguments.db} is at schema version {schema_version()}, its views re-created")
     return 0
 

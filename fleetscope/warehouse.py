@@ -1,12 +1,13 @@
 """Open the DuckDB warehouse: writers bring its schema up to date, readers only read it.
 
 The schema lives in warehouse/: numbered migrations (applied once each, recorded in schema_migrations)
-and one view per file (re-created by every writer, each recorded in schema_views with the sha256 of
-its file). Only writers (ingest, import, migrate) change the file. Readers (query, report, export,
-the notebooks) open it read-only with DuckDB's external access off, so they never change its bytes
-and SQL typed into `fleetscope query` cannot read or write other files, attach databases or load
-extensions; a reader finds a warehouse written by an older fleetscope and says to run
-`fleetscope migrate`. Every opener refuses a warehouse from a newer fleetscope, naming both versions.
+and one view per file (created by writers, each recorded in schema_views with the sha256 of its file,
+and re-created when that file changes). Only writers (ingest, import, migrate) change the file.
+Readers (query, report, export, the notebooks) open it read-only with DuckDB's external access off,
+so they never change its bytes and SQL typed into `fleetscope query` cannot read or write other files,
+attach databases or load extensions; a reader finds a warehouse written by an older fleetscope and
+says to run `fleetscope migrate`. Every opener refuses a warehouse from a newer fleetscope, naming
+both versions.
 
 DuckDB lets one process write a file at a time, so opening waits a while for another writer to
 finish instead of failing at once.
@@ -128,15 +129,19 @@ def apply_migrations(connection: duckdb.DuckDBPyConnection) -> list[int]:
     return newly_applied
 
 
-def create_views(connection: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create every view and record its file's hash; a view that reads another is retried once the
-    other exists. A view fleetscope recorded earlier whose file is gone is dropped."""
+def create_views(connection: duckdb.DuckDBPyConnection, *, every: bool = False) -> None:
+    """(Re)create the views whose file changed since it was recorded in schema_views, or that are
+    missing (all of them when `every`), and record their hashes; a view that reads another is retried
+    once the other exists. A view fleetscope recorded earlier whose file is gone is dropped."""
     hashes = _view_hashes()
-    for (name,) in connection.execute(sql("warehouse/recorded_views")).fetchall():
-        if name not in hashes and re.fullmatch(r"[a-z0-9_]+", name):
+    recorded = dict(connection.execute(sql("warehouse/recorded_view_hashes")).fetchall())
+    existing = {name for (name,) in connection.execute(sql("warehouse/existing_views")).fetchall()}
+    for name in recorded.keys() - hashes.keys():
+        if re.fullmatch(r"[a-z0-9_]+", name):
             connection.execute(f'DROP VIEW IF EXISTS "{name}"')
             connection.execute(sql("warehouse/forget_view"), [name])
-    pending = sorted(VIEWS_DIR.glob("*.sql"))
+    changed = [name for name, digest in hashes.items() if every or recorded.get(name) != digest or name not in existing]
+    pending = [VIEWS_DIR / f"{name}.sql" for name in changed]
     while pending:
         failed: list[tuple[Path, duckdb.Error]] = []
         for path in pending:
@@ -148,15 +153,16 @@ def create_views(connection: duckdb.DuckDBPyConnection) -> None:
             path, error = failed[0]
             raise RuntimeError(f"{path}: {error}")
         pending = [path for path, _ in failed]
-    for name, digest in hashes.items():
-        connection.execute(sql("warehouse/record_view"), [name, digest])
+    if changed:
+        connection.execute(sql("warehouse/record_views"), [changed, [hashes[name] for name in changed]])
 
 
 def open_warehouse(
-    db_path: Path, *, lock_wait_s: float = DEFAULT_LOCK_WAIT_S, create: bool = True
+    db_path: Path, *, lock_wait_s: float = DEFAULT_LOCK_WAIT_S, create: bool = True, every_view: bool = False
 ) -> duckdb.DuckDBPyConnection:
     """Open the warehouse for writing (creating it and its parent folders if `create`) and bring its
-    schema up to date: the migrations it lacks, every view re-created."""
+    schema up to date: the migrations it lacks, the views whose files changed (every view if
+    `every_view`)."""
     db_path = Path(db_path)
     if not db_path.exists():
         if not create:
@@ -166,7 +172,7 @@ def open_warehouse(
     try:
         _refuse_newer(_applied(connection), db_path)
         apply_migrations(connection)
-        create_views(connection)
+        create_views(connection, every=every_view)
     except BaseException:
         connection.close()
         raise

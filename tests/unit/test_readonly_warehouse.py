@@ -165,3 +165,18 @@ def test_every_verb_refuses_a_newer_warehouse_naming_both_versions(bundles, cli,
                 and f"this fleetscope reads schema version {schema_version()}" in result.stderr), (verb, result.stderr)
         assert "Traceback" not in result.stderr
     assert digest(loaded_db) == before
+
+
+def test_a_writer_recreates_the_views_whose_file_changed_or_that_are_missing(bundles, cli, loaded_db):
+    with duckdb.connect(str(loaded_db)) as connection:
+        connection.execute("UPDATE schema_views SET sha256 = 'older' WHERE view_name = 'latency_curve'")
+        connection.execute("DROP VIEW tlb_reach")
+        untouched = connection.execute("SELECT created_at FROM schema_views WHERE view_name = 'mlp_curve'").fetchone()
+    assert cli("ingest", bundles.results_dir, "--db", loaded_db).returncode == 0
+    with duckdb.connect(str(loaded_db), read_only=True) as connection:
+        hashes = dict(connection.execute("SELECT view_name, sha256 FROM schema_views").fetchall())
+        assert hashes["latency_curve"] == hashlib.sha256((MIGRATIONS_DIR.parent / "views" / "latency_curve.sql")
+                                                         .read_bytes()).hexdigest()
+        assert connection.execute("SELECT count(*) FROM tlb_reach").fetchone() == (0,)
+        mlp_curve = connection.execute("SELECT created_at FROM schema_views WHERE view_name = 'mlp_curve'").fetchone()
+        assert mlp_curve == untouched
