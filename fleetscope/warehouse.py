@@ -33,7 +33,7 @@ VIEWS_DIR = WAREHOUSE_DIR / "views"
 DEFAULT_DB = Path("warehouse/fleet.duckdb")
 DEFAULT_LOCK_WAIT_S = 60.0
 # Rows per INSERT of insert_rows: one JSON document each, so memory stays flat however many rows come.
-INSERT_BATCH_ROWS = 5000
+INSERT_BATCH_ROWS = 1000
 
 _MIGRATION_NAME = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
 # Every reader gets the same settings, so two readers in one process (marimo sessions) share DuckDB's
