@@ -1,5 +1,5 @@
 """The `fleetscope` command: verbs in workflow order (ingest, report, query, parse, import, infer, export,
-version)."""
+migrate, version)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ examples:
   fleetscope import --host node7 mlc old/mlc.txt    a lab's past outputs as an external run
   fleetscope infer --csv old/lat_mem_rd.csv          cache levels from any latency curve
   fleetscope export --parquet lake/                  the warehouse as Parquet for Trino, Spark, BigQuery
+  fleetscope migrate                                 bring an older warehouse's schema up to date
   fleetscope version
 
 The warehouse is warehouse/fleet.duckdb unless --db or FLEETSCOPE_DB says otherwise.
@@ -39,9 +40,18 @@ Each bundle is validated, then loaded in one transaction. Per bundle it prints o
   loaded     first time this (run_id, host) is loaded
   unchanged  already loaded with the same content: nothing changes
   replaced   same (run_id, host) with new content (e.g. a partial run re-collected): replaced whole
-  REFUSED    the bundle breaks the contract; the reason says what to fix; nothing of it is loaded
-Exit status 1 when any bundle was refused.
+  REFUSED    the bundle breaks the contract; the reason says what to fix; nothing of it is loaded,
+             it is listed in the view refused_bundles (and on the fleet page) until it loads
+A bundle is untrusted input: SECURITY.md lists the limits it is held to.
+
+exit status:
+  0  every bundle loaded or was already loaded
+  3  some bundles were refused; every other bundle was loaded
+  1  nothing to load at a PATH, or the warehouse could not be opened or written (newer schema, full
+     disk): the message says which; bundles reported as loaded before it stay loaded
 """
+
+EXIT_REFUSED = 3
 
 REPORT_EXAMPLES = """\
 examples:
@@ -63,7 +73,19 @@ examples:
   fleetscope query --format csv "SELECT * FROM latency_curve WHERE host = 'node1'" > node1.csv
   fleetscope query --format json "SELECT host, run_id, status FROM runs_overview"
 
-The warehouse is opened read-only; tables and views are described in warehouse/README.md.
+The warehouse is opened read-only with DuckDB's external access off: the query cannot change the
+file, read or write other files (read_csv, COPY, ...), ATTACH databases or INSTALL/LOAD extensions.
+Tables and views are described in warehouse/README.md.
+"""
+
+MIGRATE_EXAMPLES = """\
+examples:
+  fleetscope migrate
+  fleetscope migrate --db /data/lab.duckdb
+
+Applies the migrations of warehouse/migrations/ the file lacks and re-creates every view. ingest and
+import do the same before loading; query, report, export and the notebooks only read, and ask for this
+when the file's schema is older than this fleetscope. A file from a newer fleetscope is refused.
 """
 
 
@@ -168,7 +190,8 @@ def _positive_seconds(text: str) -> float:
 # Each verb imports what it needs when it runs: altair alone takes about a second to import, which
 # `fleetscope --help` and `fleetscope query` should not pay.
 def _command_ingest(arguments: argparse.Namespace) -> int:
-    from fleetscope.ingest import find_bundles, ingest_bundle
+    from fleetscope.ingest import find_bundles, forget_vanished_refusals, ingest_bundle
+    from fleetscope.query import printable
     from fleetscope.warehouse import open_warehouse
 
     bundle_paths = []
@@ -187,15 +210,15 @@ def _command_ingest(arguments: argparse.Namespace) -> int:
         return 1
     refused = 0
     with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+        forget_vanished_refusals(connection)
         for bundle_path in bundle_paths:
             outcome = ingest_bundle(connection, bundle_path)
-            if outcome.action == "REFUSED":
-                refused += 1
-                print(f"REFUSED    {bundle_path}: {outcome.detail}", flush=True)
-            else:
-                print(f"{outcome.action:<10} {bundle_path}: {outcome.detail}", flush=True)
+            refused += outcome.action == "REFUSED"
+            print(f"{outcome.action:<10} {printable(str(bundle_path))}: {outcome.detail}", flush=True)
     print(f"{len(bundle_paths) - refused} of {len(bundle_paths)} bundles accepted into {arguments.db}")
-    return 1 if refused or missing else 0
+    if missing:
+        return 1
+    return EXIT_REFUSED if refused else 0
 
 
 def _command_report(arguments: argparse.Namespace) -> int:
@@ -287,11 +310,21 @@ def _command_export(arguments: argparse.Namespace) -> int:
     from fleetscope.export import export_parquet
     from fleetscope.warehouse import open_read_only
 
-    with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+    with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait,
+                        writable_directory=arguments.parquet) as connection:
         exported = export_parquet(connection, arguments.parquet, overwrite=arguments.overwrite)
     partitioned = sum(item.partitioned for item in exported)
     print(f"wrote {len(exported)} tables and views ({partitioned} partitioned by host and run) to {arguments.parquet}; "
           f"see {arguments.parquet / 'export.json'}")
+    return 0
+
+
+def _command_migrate(arguments: argparse.Namespace) -> int:
+    from fleetscope.warehouse import open_warehouse, schema_version
+
+    # opening for writing applies the missing migrations; every view is re-created too
+    open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait, create=False, every_view=True).close()
+    print(f"warehouse {arguments.db} is at schema version {schema_version()}, its views re-created")
     return 0
 
 
@@ -389,6 +422,8 @@ def build_parser() -> argparse.ArgumentParser:
                       _command_export)
     export.add_argument("--parquet", type=Path, required=True, metavar="DIR", help="output folder")
     export.add_argument("--overwrite", action="store_true", help="replace an earlier export in DIR")
+    add_verb("migrate", "bring the warehouse's schema up to date (ingest and import do it too)", MIGRATE_EXAMPLES,
+             _command_migrate)
     add_verb(
         "version", "print the fleetscope version and the format versions it reads",
         "example:\n  fleetscope version\n", _command_version,

@@ -20,13 +20,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from fleetscope import __version__
-from fleetscope.bundle import BundleError, load_bundle
+from fleetscope.bundle import BundleError, load_bundle, name_pattern
 from fleetscope.errors import UserError
 from fleetscope.parsers import parser, read_text
 
 EXPERIMENT_OF_TOOL = {"diskspd": "fio"}
-_RUN_ID = re.compile(r"^[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}$")
-_HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_RUN_ID = re.compile(name_pattern("run_id"))
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 @dataclass(frozen=True)
@@ -81,9 +81,9 @@ def _new_manifest(host: str, run_id: str, started: datetime, cpu_model: str | No
 def import_files(results_dir: Path, host: str, tool: str, files: list[Path], *, run_id: str | None = None,
                  started_at: str | None = None, cpu_model: str | None = None) -> ImportedBundle:
     """Write (or extend) the bundle results/<run_id>/<host>/ holding `files` as raw outputs of `tool`."""
-    if not _HOST.match(host):
+    if not _HOST.fullmatch(host):
         raise UserError(f"--host {host!r}: use letters, digits, '.', '_' and '-' (it names a folder)")
-    if run_id is not None and not _RUN_ID.match(run_id):
+    if run_id is not None and not _RUN_ID.fullmatch(run_id):
         raise UserError(f"--run-id {run_id!r}: expected a fleetscope run id like 20250314T093000Z-a1b2c3")
     files = [Path(path) for path in files]
     contents = _check_files(tool, files)

@@ -2,11 +2,20 @@
 
 Loading is idempotent on (run_id, host): the content hash of the bundle decides whether a bundle
 already in the warehouse is left alone (unchanged) or replaced (re-collected with new content).
-A refused bundle leaves the warehouse exactly as it was.
+A bundle is streamed into its transaction file by file and validated as it goes, so memory follows
+the largest line, not the bundle; a problem anywhere rolls the whole bundle back and refuses it,
+recorded in bundle_refusals (view refused_bundles) until that folder loads. A refused bundle leaves
+the warehouse exactly as it was and never stops the next one; only a warehouse that cannot be written
+(a full disk) stops the ingest.
 """
 
 from __future__ import annotations
 
+import errno
+import json
+import os
+import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -14,14 +23,24 @@ from pathlib import Path
 
 import duckdb
 
-from fleetscope.bundle import Bundle, BundleError, load_bundle, utc_timestamp
+from fleetscope.bundle import Bundle, BundleError, Point, name_pattern, open_bundle, utc_timestamp
 from fleetscope.derive import derive_run, is_current
+from fleetscope.errors import UserError
 from fleetscope.inference import INFERENCE_VERSION
-from fleetscope.warehouse import insert_rows
+from fleetscope.query import printable
+from fleetscope.resources import sql
+from fleetscope.warehouse import INSERT_BATCH_ROWS, insert_rows
 
 # Every table holding rows of one (run_id, host); `hosts` is shared by all runs of a host.
-RUN_TABLES = ("tool_samples", "raw_outputs", "samples", "points", "experiments", "knob_values", "cache_levels",
+RUN_TABLES = ("tool_samples", "raw_outputs", "point_samples", "points", "experiments", "knob_values", "cache_levels",
               "facts", "runs")
+# Samples per INSERT, and per row of point_samples: a point of millions is cut into rows of this many.
+SAMPLE_BATCH = 65536
+# Raw outputs per INSERT: as many as hold this many bytes of the files (each parsed output goes in whole).
+RAW_BATCH_BYTES = 8 * 2**20
+# A refusal's reason quotes what the host sent: it is stored and printed at most this long, and with
+# its control characters escaped, so one outcome stays one line (the warehouse play reads them).
+MAX_REASON_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -40,6 +59,12 @@ def find_bundles(path: Path) -> list[Path]:
         if found:
             return found
     return []
+
+
+def _reason(text: str) -> str:
+    """A refusal's reason as it is printed and stored: printable, at most MAX_REASON_CHARS."""
+    text = printable(text)
+    return text if len(text) <= MAX_REASON_CHARS else text[:MAX_REASON_CHARS - 1] + "…"
 
 
 def _cache_rows(bundle: Bundle) -> Iterator[dict]:
@@ -69,10 +94,7 @@ def _knob_rows(bundle: Bundle) -> Iterator[dict]:
         }
 
 
-def _experiment_rows(bundle: Bundle) -> Iterator[dict]:
-    point_counts: dict[str, int] = {}
-    for point in bundle.points:
-        point_counts[point.experiment] = point_counts.get(point.experiment, 0) + 1
+def _experiment_rows(bundle: Bundle, point_counts: Counter) -> Iterator[dict]:
     for run_order, experiment in enumerate(bundle.manifest["experiments"]):
         yield {
             "experiment": experiment["name"],
@@ -82,59 +104,81 @@ def _experiment_rows(bundle: Bundle) -> Iterator[dict]:
             "error": experiment.get("error"),
             "wall_s": experiment.get("wall_s"),
             "notes": "; ".join(experiment.get("notes") or []) or None,
-            "point_count": point_counts.get(experiment["name"], 0),
+            "point_count": point_counts[experiment["name"]],
         }
 
 
-def _point_columns(point) -> dict:
-    """The columns a point shares with each of its samples."""
+def _point_row(point: Point) -> dict:
     document = point.document
-    return {"experiment": point.experiment, "point_index": point.point_index,
-            "kernel": document["kernel"], "metric": document["metric"], "unit": document["unit"],
-            "params": document["params"]}
+    summary = document["summary"]
+    return {"experiment": point.experiment, "point_index": point.point_index, "kernel": document["kernel"],
+            "metric": document["metric"], "unit": document["unit"], "params": document["params"],
+            "summary_min": summary["min"], "summary_median": summary["median"], "summary_mean": summary["mean"],
+            "summary_ci95_low": summary["ci95_low"], "summary_ci95_high": summary["ci95_high"],
+            "summary_count": summary["count"], "context": document.get("context")}
 
 
-def _point_rows(bundle: Bundle) -> Iterator[dict]:
-    for point in bundle.points:
-        summary = point.document["summary"]
-        yield {**_point_columns(point),
-               "summary_min": summary["min"],
-               "summary_median": summary["median"],
-               "summary_mean": summary["mean"],
-               "summary_ci95_low": summary["ci95_low"],
-               "summary_ci95_high": summary["ci95_high"],
-               "summary_count": summary["count"],
-               "context": point.document.get("context")}
+class _Rows:
+    """Rows for one table, inserted INSERT_BATCH_ROWS at a time, or sooner once the data behind them
+    (raw outputs) reaches max_bytes: one INSERT per batch, not per row, and memory stays bounded."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, table: str, max_bytes: int = 2**63):
+        self.connection, self.table, self.max_bytes = connection, table, max_bytes
+        self.rows: list[dict] = []
+        self.bytes = self.inserted = 0
+
+    def add(self, row: dict, size_bytes: int = 0) -> None:
+        self.rows.append(row)
+        self.bytes += size_bytes
+        if len(self.rows) >= INSERT_BATCH_ROWS or self.bytes >= self.max_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        self.inserted += insert_rows(self.connection, self.table, self.rows)
+        self.rows, self.bytes = [], 0
 
 
-def _sample_rows(bundle: Bundle) -> Iterator[dict]:
-    for point in bundle.points:
-        columns = _point_columns(point)
-        for sample_index, value in enumerate(point.document["samples"]):
-            yield {**columns, "sample_index": sample_index, "value": value}
+class _SampleWriter:
+    """Samples into point_samples as lists of at most SAMPLE_BATCH, one JSON document of about
+    SAMPLE_BATCH numbers per INSERT: a list per point instead of a row per sample costs DuckDB a third
+    of the time, and a point of millions never sits in one document."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, key: list):
+        self.connection, self.key = connection, key
+        self.chunks: list[dict] = []
+        self.pending = 0
+        self.written = 0
+
+    def add(self, point: Point) -> None:
+        samples = point.document["samples"]
+        for first in range(0, len(samples), SAMPLE_BATCH):
+            chunk = samples[first:first + SAMPLE_BATCH]
+            self.chunks.append({"experiment": point.experiment, "point_index": point.point_index,
+                                "first_index": first, "sample_values": chunk})
+            self.pending += len(chunk)
+            if self.pending >= SAMPLE_BATCH:
+                self.flush()
+
+    def flush(self) -> None:
+        if self.chunks:
+            self.connection.execute(sql("ingest/insert_samples"), [*self.key, json.dumps(self.chunks)])
+            self.written += self.pending
+            self.chunks, self.pending = [], 0
 
 
-def _raw_output_rows(bundle: Bundle) -> Iterator[dict]:
-    for raw in bundle.raw_outputs:
-        yield {"experiment": raw.experiment, "path": raw.path, "tool": raw.tool, "sha256": raw.sha256,
-               "bytes": raw.size_bytes, "params": raw.params, "parsed": raw.parsed,
-               "truncated": raw.truncated, "note": raw.note}
+@dataclass(frozen=True)
+class _Loaded:
+    points: int
+    samples: int
+    raw_outputs: int
+    tool_rows: int
 
 
-def _tool_sample_rows(bundle: Bundle) -> Iterator[dict]:
-    for raw in bundle.raw_outputs:
-        for row_index, row in enumerate(raw.rows):
-            yield {"experiment": raw.experiment, "path": raw.path, "tool": raw.tool, "row_index": row_index,
-                   "metric": row["metric"], "value": row["value"], "unit": row["unit"], "params": row["params"]}
-
-
-def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded_at: str) -> None:
+def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded_at: str) -> _Loaded:
     manifest = bundle.manifest
     key = {"run_id": bundle.run_id, "host": bundle.host}
-    connection.execute(
-        "INSERT INTO hosts VALUES (?, ?) ON CONFLICT (host) DO NOTHING", [bundle.host, loaded_at]
-    )
-    run = {
+    connection.execute(sql("ingest/insert_host"), [bundle.host, loaded_at])
+    insert_rows(connection, "runs", [{
         **key,
         "profile": manifest["profile"],
         "status": manifest.get("status"),
@@ -147,62 +191,140 @@ def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded
         "bundle_path": str(bundle.path),
         "content_sha256": bundle.content_sha256,
         "loaded_at": loaded_at,
-    }
-    insert_rows(connection, "runs", [run])
+    }])
     insert_rows(connection, "facts", [{**key, "facts": manifest["facts"]}])
-    for table, rows in (
-        ("cache_levels", _cache_rows(bundle)),
-        ("knob_values", _knob_rows(bundle)),
-        ("experiments", _experiment_rows(bundle)),
-        ("points", _point_rows(bundle)),
-        ("samples", _sample_rows(bundle)),
-        ("raw_outputs", _raw_output_rows(bundle)),
-        ("tool_samples", _tool_sample_rows(bundle)),
-    ):
-        insert_rows(connection, table, [{**key, **row} for row in rows])
+    insert_rows(connection, "cache_levels", ({**key, **row} for row in _cache_rows(bundle)))
+    insert_rows(connection, "knob_values", ({**key, **row} for row in _knob_rows(bundle)))
+
+    point_counts: Counter = Counter()
+    points = _Rows(connection, "points")
+    samples = _SampleWriter(connection, list(key.values()))
+    for point in bundle.points():
+        point_counts[point.experiment] += 1
+        points.add({**key, **_point_row(point)})
+        samples.add(point)
+    points.flush()
+    samples.flush()
+    insert_rows(connection, "experiments", ({**key, **row} for row in _experiment_rows(bundle, point_counts)))
+
+    raw_outputs = _Rows(connection, "raw_outputs", max_bytes=RAW_BATCH_BYTES)
+    tool_samples = _Rows(connection, "tool_samples")
+    for raw in bundle.raw_outputs():
+        raw_outputs.add({**key, "experiment": raw.experiment, "path": raw.path, "tool": raw.tool, "sha256": raw.sha256,
+                         "bytes": raw.size_bytes, "params": raw.params, "parsed": raw.parsed,
+                         "truncated": raw.truncated, "note": raw.note}, raw.size_bytes)
+        for row_index, row in enumerate(raw.rows):
+            tool_samples.add({**key, "experiment": raw.experiment, "path": raw.path, "tool": raw.tool,
+                              "row_index": row_index, "metric": row["metric"], "value": row["value"],
+                              "unit": row["unit"], "params": row["params"]})
+    raw_outputs.flush()
+    tool_samples.flush()
+    return _Loaded(points.inserted, samples.written, raw_outputs.inserted, tool_samples.inserted)
 
 
-def load_into(connection: duckdb.DuckDBPyConnection, bundle: Bundle) -> str:
-    """Load a validated bundle and derive its inference and flags in one transaction; return loaded,
-    unchanged, replaced, or reinferred (unchanged, but its derived rows were recomputed by this method)."""
+def _derive(connection: duckdb.DuckDBPyConnection, bundle: Bundle) -> None:
+    try:
+        derive_run(connection, bundle.run_id, bundle.host)
+    except duckdb.Error:
+        raise
+    except Exception as error:  # noqa: BLE001 - hostile but schema-valid numbers refuse one bundle, not the ingest
+        raise BundleError(f"{bundle.path}: its points passed validation but deriving the hierarchy and flags from "
+                          f"them failed ({type(error).__name__}: {str(error)[:200]}); nothing of it was "
+                          "loaded") from None
+
+
+def _rollback(connection: duckdb.DuckDBPyConnection) -> None:
+    # DuckDB ends the transaction itself when a write fails (a full disk); ROLLBACK would then say
+    # "no transaction is active" and hide the real error.
+    try:
+        connection.execute("ROLLBACK")
+    except duckdb.TransactionException:
+        pass
+
+
+def load_into(connection: duckdb.DuckDBPyConnection, bundle: Bundle) -> tuple[str, _Loaded | None]:
+    """Load a bundle and derive its inference and flags in one transaction, validating its files as
+    they stream in; return (loaded | unchanged | replaced | reinferred, what was loaded). A reinferred
+    bundle was unchanged, but its derived rows were recomputed by this method. Raises BundleError
+    (after rolling back) when the bundle is refused."""
     loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
     key = [bundle.run_id, bundle.host]
     connection.execute("BEGIN TRANSACTION")
     try:
-        existing = connection.execute(
-            "SELECT content_sha256 FROM runs WHERE run_id = ? AND host = ?", key
-        ).fetchone()
+        connection.execute(sql("ingest/forget_refusal"), [str(bundle.path)])
+        existing = connection.execute(sql("ingest/run_content_hash"), key).fetchone()
         if existing is not None and existing[0] == bundle.content_sha256:
-            if is_current(connection, *key):
-                connection.execute("ROLLBACK")
-                return "unchanged"
-            derive_run(connection, *key)  # loaded by an older inference method
-            connection.execute("COMMIT")
-            return "reinferred"
-        if existing is not None:
-            for table in RUN_TABLES:
-                connection.execute(f"DELETE FROM {table} WHERE run_id = ? AND host = ?", key)
-        _insert_bundle(connection, bundle, loaded_at)
-        derive_run(connection, *key)
+            action, loaded = "unchanged", None
+            if not is_current(connection, *key):
+                _derive(connection, bundle)  # loaded by an older inference method
+                action = "reinferred"
+        else:
+            if existing is not None:
+                for table in RUN_TABLES:
+                    connection.execute(f"DELETE FROM {table} WHERE run_id = ? AND host = ?", key)
+            loaded = _insert_bundle(connection, bundle, loaded_at)
+            _derive(connection, bundle)
+            action = "loaded" if existing is None else "replaced"
         connection.execute("COMMIT")
     except BaseException:
-        connection.execute("ROLLBACK")
+        _rollback(connection)
         raise
-    return "loaded" if existing is None else "replaced"
+    return action, loaded
+
+
+def _is_storage_failure(error: duckdb.Error) -> bool:
+    """A write the warehouse's disk refused (full, over quota, read-only): no bundle's fault."""
+    text = str(error)
+    return isinstance(error, duckdb.IOException) or any(
+        os.strerror(number) in text for number in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO))
+
+
+def _path_names(path: Path) -> tuple[str | None, str | None]:
+    """(run_id, host) as the folder results/<run_id>/<host>/ names them, each None when it does not."""
+    run_id, host = path.parent.name, path.name
+    return (run_id if re.fullmatch(name_pattern("run_id"), run_id) else None,
+            host if re.fullmatch(name_pattern("host"), host) else None)
+
+
+def record_refusal(connection: duckdb.DuckDBPyConnection, path: Path, reason: str) -> None:
+    """Keep a refusal for the fleet page (view refused_bundles) until the folder loads."""
+    bundle_path = Path(path).resolve()
+    connection.execute(sql("ingest/record_refusal"),
+                       [str(bundle_path), *_path_names(bundle_path), _reason(reason),
+                        datetime.now(UTC).replace(tzinfo=None).isoformat()])
+
+
+def forget_vanished_refusals(connection: duckdb.DuckDBPyConnection) -> None:
+    """Drop refusals of bundle folders that no longer exist: nothing is left there to fix."""
+    for (bundle_path,) in connection.execute(sql("ingest/refused_paths")).fetchall():
+        if not Path(bundle_path).is_dir():
+            connection.execute(sql("ingest/forget_refusal"), [bundle_path])
 
 
 def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path) -> Outcome:
-    """Validate and load one bundle directory; a problem becomes a REFUSED outcome, not an exception."""
+    """Validate and load one bundle directory; a problem with the bundle becomes a REFUSED outcome (and
+    a row of refused_bundles), not an exception. A warehouse that cannot be written raises UserError."""
     try:
-        bundle = load_bundle(path)
-    except BundleError as error:
-        return Outcome(path, "REFUSED", str(error))
-    try:
-        action = load_into(connection, bundle)
+        try:
+            bundle = open_bundle(path)
+            action, loaded = load_into(connection, bundle)
+            return _outcome(path, bundle, action, loaded)
+        except BundleError as error:
+            reason = _reason(str(error))
+        except duckdb.Error as error:
+            if _is_storage_failure(error):
+                raise
+            # It passed validation but a value does not fit the warehouse; the transaction was rolled back.
+            reason = _reason(f"{path}: could not be stored ({error}); nothing was loaded")
+        record_refusal(connection, path, reason)
+        return Outcome(path, "REFUSED", reason)
     except duckdb.Error as error:
-        # The bundle passed validation but a value does not fit the warehouse (e.g. an integer
-        # beyond 64 bits); the transaction was rolled back.
-        return Outcome(path, "REFUSED", f"{path}: could not be stored ({error}); nothing was loaded")
+        raise UserError(f"cannot write the warehouse while loading {path} ({error}); nothing of that bundle was "
+                        "loaded, the bundles reported before it were: free space (or fix the disk) and run "
+                        "`fleetscope ingest` again") from None
+
+
+def _outcome(path: Path, bundle: Bundle, action: str, loaded: _Loaded | None) -> Outcome:
     where = f"run {bundle.run_id}, host {bundle.host}"
     if action == "unchanged":
         return Outcome(path, action, f"{where}: already loaded, unchanged")
@@ -210,10 +332,8 @@ def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path) -> Outcome:
         return Outcome(path, "unchanged", f"{where}: already loaded, unchanged; inference and flags recomputed "
                                           f"with method version {INFERENCE_VERSION}")
     experiments = len(bundle.manifest["experiments"])
-    samples = sum(len(point.document["samples"]) for point in bundle.points)
     status = bundle.manifest.get("status", "status not recorded")
-    detail = f"{where} ({status}): {experiments} experiments, {len(bundle.points)} points, {samples} samples"
-    if bundle.raw_outputs:
-        tool_rows = sum(len(raw.rows) for raw in bundle.raw_outputs)
-        detail += f", {len(bundle.raw_outputs)} raw outputs ({tool_rows} values)"
+    detail = f"{where} ({status}): {experiments} experiments, {loaded.points} points, {loaded.samples} samples"
+    if loaded.raw_outputs:
+        detail += f", {loaded.raw_outputs} raw outputs ({loaded.tool_rows} values)"
     return Outcome(path, action, detail)

@@ -5,10 +5,18 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from datetime import date, datetime
 from decimal import Decimal
 
 FORMATS = ("table", "csv", "json")
+# What a host sent may hold newlines and terminal escape sequences: a table shows them escaped.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: str) -> str:
+    """Text from a host, fit for a terminal: control characters escaped (\\n, \\x1b, ...), one line."""
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def _cell_text(value: object) -> str:
@@ -16,7 +24,7 @@ def _cell_text(value: object) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.6g}"
-    return str(value)
+    return printable(str(value))
 
 
 def _json_value(value: object) -> object:

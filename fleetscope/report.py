@@ -388,13 +388,6 @@ def _page_key(renderer: str, asset: str, run: dict, runs: list[dict]) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _refused_bundles(connection: duckdb.DuckDBPyConnection) -> list[dict]:
-    """The bundles ingest refused, where the warehouse records them (a view a later schema adds)."""
-    if not connection.execute(sql("report/relation_exists"), ["refused_bundles"]).fetchone()[0]:
-        return []
-    return records(connection, sql("report/refused_bundles"), [])
-
-
 def _write_host_page(out_dir: Path, environment: jinja2.Environment, template: jinja2.Template, common: dict,
                      asset: str, batch: Batch, run: dict, runs: list[dict], is_latest: bool) -> list[Failure]:
     """Render and write one run's page; return what could not be drawn on it."""
@@ -473,7 +466,7 @@ def write_reports(connection: duckdb.DuckDBPyConnection, out_dir: Path, *, rewri
                 gone.parent.rmdir()
     index = out_dir / "index.html"
     _write_atomically(index, environment.get_template("index.html.j2").render(
-        **common, hosts=hosts, refused=_refused_bundles(connection), root="").encode("utf-8"))
+        **common, hosts=hosts, refused=records(connection, sql("report/refused_bundles"), []), root="").encode("utf-8"))
     result.written.append(index)
     _write_atomically(out_dir / MANIFEST_NAME, json.dumps(
         {"fleetscope_version": __version__, "asset": asset, "pages": pages}, indent=1, sort_keys=True).encode("utf-8"))

@@ -1,35 +1,53 @@
-"""Open the DuckDB warehouse, bring its schema up to date and load rows into it.
+"""Open the DuckDB warehouse: writers bring its schema up to date, readers only read it.
 
-The schema lives in warehouse/: numbered migrations (applied once each, recorded in
-schema_migrations) and one view per file (re-created on every open). DuckDB lets one process write
-a file at a time, so opening waits a while for another writer to finish instead of failing at once.
+The schema lives in warehouse/: numbered migrations (applied once each, recorded in schema_migrations)
+and one view per file (created by writers, each recorded in schema_views with the sha256 of its file,
+and re-created when that file changes). Only writers (ingest, import, migrate) change the file.
+Readers (query, report, export, the notebooks) open it read-only with DuckDB's external access off,
+so they never change its bytes and SQL typed into `fleetscope query` cannot read or write other files,
+attach databases or load extensions; a reader finds a warehouse written by an older fleetscope and
+says to run `fleetscope migrate`. Every opener refuses a warehouse from a newer fleetscope, naming
+both versions.
+
+DuckDB lets one process write a file at a time, so opening waits a while for another writer to
+finish instead of failing at once.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
+from collections.abc import Iterable
+from itertools import islice
 from pathlib import Path
 
 import duckdb
 
 from fleetscope.errors import UserError
-from fleetscope.resources import WAREHOUSE_DIR
+from fleetscope.resources import WAREHOUSE_DIR, sql
 
 MIGRATIONS_DIR = WAREHOUSE_DIR / "migrations"
 VIEWS_DIR = WAREHOUSE_DIR / "views"
 DEFAULT_DB = Path("warehouse/fleet.duckdb")
 DEFAULT_LOCK_WAIT_S = 60.0
+# Rows per INSERT of insert_rows: one JSON document each, so memory stays flat however many rows come.
+INSERT_BATCH_ROWS = 1000
 
-_MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
+_MIGRATION_NAME = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
+# Every reader gets the same settings, so two readers in one process (marimo sessions) share DuckDB's
+# instance; lock_configuration keeps a query from SETting them back.
+_NO_EXTERNAL_ACCESS = {"autoload_known_extensions": False, "autoinstall_known_extensions": False,
+                       "allow_community_extensions": False}
+READ_ONLY_CONFIG = {**_NO_EXTERNAL_ACCESS, "enable_external_access": False, "lock_configuration": True}
 
 
 def migrations() -> list[tuple[int, Path]]:
     """The migration files in the order they apply, as (version, path)."""
     found = []
     for path in sorted(MIGRATIONS_DIR.glob("*.sql")):
-        match = _MIGRATION_NAME.match(path.name)
+        match = _MIGRATION_NAME.fullmatch(path.name)
         if match is None:
             raise RuntimeError(f"{path}: migration files are named NNN_description.sql")
         found.append((int(match.group(1)), path))
@@ -43,11 +61,16 @@ def schema_version() -> int:
     return max(version for version, _ in migrations())
 
 
-def _connect(db_path: Path, read_only: bool, lock_wait_s: float) -> duckdb.DuckDBPyConnection:
+def _view_hashes() -> dict[str, str]:
+    """Each view file's name (the view's name) and the sha256 of its text."""
+    return {path.stem: hashlib.sha256(path.read_bytes()).hexdigest() for path in sorted(VIEWS_DIR.glob("*.sql"))}
+
+
+def _connect(db_path: Path, lock_wait_s: float, *, read_only: bool, config: dict) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + lock_wait_s
     while True:
         try:
-            return duckdb.connect(str(db_path), read_only=read_only)
+            return duckdb.connect(str(db_path), read_only=read_only, config=config)
         except duckdb.IOException as error:
             if "lock" not in str(error).lower():
                 raise UserError(f"cannot open warehouse {db_path}: {error}") from None
@@ -59,15 +82,37 @@ def _connect(db_path: Path, read_only: bool, lock_wait_s: float) -> duckdb.DuckD
                     "wait for the other ingest/report/duckdb session to finish, or raise --lock-wait"
                 ) from None
             time.sleep(0.25)
+        except duckdb.Error as error:
+            # e.g. a file that is not a DuckDB database, or one this process holds with other settings
+            raise UserError(f"cannot open warehouse {db_path}: {error}") from None
+
+
+def _has_table(connection: duckdb.DuckDBPyConnection, table: str) -> bool:
+    return connection.execute(sql("warehouse/has_table"), [table]).fetchone()[0] > 0
+
+
+def _applied(connection: duckdb.DuckDBPyConnection) -> dict[int, str]:
+    """The migrations recorded in the file, version -> file name (empty for a new file)."""
+    if not _has_table(connection, "schema_migrations"):
+        return {}
+    return dict(connection.execute(sql("warehouse/applied_migrations")).fetchall())
+
+
+def _refuse_newer(applied: dict[int, str], db_path: Path) -> None:
+    known = {version for version, _ in migrations()}
+    unknown = sorted(set(applied) - known)
+    if unknown:
+        raise UserError(
+            f"warehouse {db_path} has schema version {max(applied)} (it holds migration {applied[unknown[-1]]}, "
+            f"which this fleetscope does not know); this fleetscope reads schema version {max(known)}: "
+            "use the fleetscope that wrote it, or a newer one"
+        )
 
 
 def apply_migrations(connection: duckdb.DuckDBPyConnection) -> list[int]:
     """Apply the migrations not yet recorded; return the versions applied now."""
-    connection.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations "
-        "(version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
-    )
-    applied = {row[0] for row in connection.execute("SELECT version FROM schema_migrations").fetchall()}
+    connection.execute(sql("warehouse/create_schema_migrations"))
+    applied = _applied(connection)
     newly_applied = []
     for version, path in migrations():
         if version in applied:
@@ -75,9 +120,7 @@ def apply_migrations(connection: duckdb.DuckDBPyConnection) -> list[int]:
         connection.execute("BEGIN TRANSACTION")
         try:
             connection.execute(path.read_text(encoding="utf-8"))
-            connection.execute(
-                "INSERT INTO schema_migrations VALUES (?, ?, current_timestamp::TIMESTAMP)", [version, path.name]
-            )
+            connection.execute(sql("warehouse/record_migration"), [version, path.name])
             connection.execute("COMMIT")
         except duckdb.Error:
             connection.execute("ROLLBACK")
@@ -86,9 +129,19 @@ def apply_migrations(connection: duckdb.DuckDBPyConnection) -> list[int]:
     return newly_applied
 
 
-def create_views(connection: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create every view; a view that reads another is retried once the other exists."""
-    pending = sorted(VIEWS_DIR.glob("*.sql"))
+def create_views(connection: duckdb.DuckDBPyConnection, *, every: bool = False) -> None:
+    """(Re)create the views whose file changed since it was recorded in schema_views, or that are
+    missing (all of them when `every`), and record their hashes; a view that reads another is retried
+    once the other exists. A view fleetscope recorded earlier whose file is gone is dropped."""
+    hashes = _view_hashes()
+    recorded = dict(connection.execute(sql("warehouse/recorded_view_hashes")).fetchall())
+    existing = {name for (name,) in connection.execute(sql("warehouse/existing_views")).fetchall()}
+    for name in recorded.keys() - hashes.keys():
+        if re.fullmatch(r"[a-z0-9_]+", name):
+            connection.execute(f'DROP VIEW IF EXISTS "{name}"')
+            connection.execute(sql("warehouse/forget_view"), [name])
+    changed = [name for name, digest in hashes.items() if every or recorded.get(name) != digest or name not in existing]
+    pending = [VIEWS_DIR / f"{name}.sql" for name in changed]
     while pending:
         failed: list[tuple[Path, duckdb.Error]] = []
         for path in pending:
@@ -100,55 +153,89 @@ def create_views(connection: duckdb.DuckDBPyConnection) -> None:
             path, error = failed[0]
             raise RuntimeError(f"{path}: {error}")
         pending = [path for path, _ in failed]
+    if changed:
+        connection.execute(sql("warehouse/record_views"), [changed, [hashes[name] for name in changed]])
 
 
 def open_warehouse(
-    db_path: Path, *, lock_wait_s: float = DEFAULT_LOCK_WAIT_S, create: bool = True
+    db_path: Path, *, lock_wait_s: float = DEFAULT_LOCK_WAIT_S, create: bool = True, every_view: bool = False
 ) -> duckdb.DuckDBPyConnection:
-    """Open (creating it and its parent folders if `create`) the warehouse with an up-to-date schema."""
+    """Open the warehouse for writing (creating it and its parent folders if `create`) and bring its
+    schema up to date: the migrations it lacks, the views whose files changed (every view if
+    `every_view`)."""
     db_path = Path(db_path)
     if not db_path.exists():
         if not create:
             raise UserError(f"no warehouse at {db_path}: load bundles first with `fleetscope ingest`")
         db_path.parent.mkdir(parents=True, exist_ok=True)
-    connection = _connect(db_path, read_only=False, lock_wait_s=lock_wait_s)
+    connection = _connect(db_path, lock_wait_s, read_only=False, config=_NO_EXTERNAL_ACCESS)
     try:
+        _refuse_newer(_applied(connection), db_path)
         apply_migrations(connection)
-        create_views(connection)
+        create_views(connection, every=every_view)
     except BaseException:
         connection.close()
         raise
     return connection
 
 
-def open_read_only(db_path: Path, *, lock_wait_s: float = DEFAULT_LOCK_WAIT_S) -> duckdb.DuckDBPyConnection:
-    """Open an existing warehouse for reading only, after bringing its schema up to date."""
-    open_warehouse(db_path, lock_wait_s=lock_wait_s, create=False).close()
-    return _connect(Path(db_path), read_only=True, lock_wait_s=lock_wait_s)
+def _schema_lag(connection: duckdb.DuckDBPyConnection) -> str | None:
+    """What an older writer left behind in the file, or None when its schema is this fleetscope's."""
+    applied = _applied(connection)
+    missing = [path.name for version, path in migrations() if version not in applied]
+    if missing:
+        return (f"has schema version {max(applied, default=0)} and this fleetscope reads {schema_version()} "
+                f"(missing {', '.join(missing)})")
+    recorded = dict(connection.execute(sql("warehouse/recorded_view_hashes")).fetchall())
+    stale = [name for name, digest in _view_hashes().items() if recorded.get(name) != digest]
+    if stale:
+        return f"has views written by another fleetscope version ({', '.join(stale)})"
+    return None
 
 
-_column_types: dict[str, list[tuple[str, str]]] = {}
+def open_read_only(db_path: Path, *, lock_wait_s: float = DEFAULT_LOCK_WAIT_S,
+                   writable_directory: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """Open an existing warehouse for reading only, with no access to other files, databases or
+    extensions (except writing under `writable_directory`, for `export`). Refuses a warehouse whose
+    schema is older or newer than this fleetscope's; the file's bytes are never changed."""
+    db_path = Path(db_path)
+    if not db_path.is_file():
+        raise UserError(f"no warehouse at {db_path}: load bundles first with `fleetscope ingest`")
+    if writable_directory is None:
+        connection = _connect(db_path, lock_wait_s, read_only=True, config=READ_ONLY_CONFIG)
+    else:
+        connection = _connect(db_path, lock_wait_s, read_only=True, config=_NO_EXTERNAL_ACCESS)
+        # allowed_directories can only be set on a running database, before external access is cut
+        connection.execute("SET allowed_directories = ?", [[f"{Path(writable_directory).resolve()}/"]])
+        for setting in ("enable_external_access = false", "lock_configuration = true"):
+            connection.execute(f"SET {setting}")
+    try:
+        _refuse_newer(_applied(connection), db_path)
+        lag = _schema_lag(connection)
+        if lag:
+            raise UserError(f"warehouse {db_path} {lag}: run `fleetscope migrate --db {db_path}` "
+                            "(or `fleetscope ingest`), then try again")
+    except BaseException:
+        connection.close()
+        raise
+    return connection
 
 
-def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, rows: list[dict]) -> None:
-    """Insert dicts keyed by column name into `table`.
+def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, rows: Iterable[dict]) -> int:
+    """Insert dicts keyed by column name into `table`; return how many.
 
-    The rows travel as one JSON document unpacked by from_json: binding Python lists or calling
-    executemany costs ~0.5 ms per row in DuckDB, this costs microseconds.
+    The rows travel as JSON documents of INSERT_BATCH_ROWS rows unpacked by from_json: binding Python
+    lists or calling executemany costs ~0.5 ms per row in DuckDB, this costs microseconds, and the
+    batches keep memory flat however many rows come.
     """
-    if not rows:
-        return
-    if table not in _column_types:
-        _column_types[table] = connection.execute(
-            "SELECT column_name, data_type FROM information_schema.columns "
-            "WHERE table_name = ? ORDER BY ordinal_position",
-            [table],
-        ).fetchall()
-    columns = _column_types[table]
+    columns = connection.execute(sql("warehouse/table_columns"), [table]).fetchall()
     structure = json.dumps([{name: data_type for name, data_type in columns}])
     column_list = ", ".join(f'"{name}"' for name, _ in columns)
-    connection.execute(
-        f'INSERT INTO "{table}" ({column_list}) '
-        f"SELECT {column_list} FROM (SELECT unnest(from_json(?, ?), recursive := true))",
-        [json.dumps(rows), structure],
-    )
+    statement = (f'INSERT INTO "{table}" ({column_list}) '
+                 f"SELECT {column_list} FROM (SELECT unnest(from_json(?, ?), recursive := true))")
+    rows = iter(rows)
+    inserted = 0
+    while batch := list(islice(rows, INSERT_BATCH_ROWS)):
+        connection.execute(statement, [json.dumps(batch), structure])
+        inserted += len(batch)
+    return inserted

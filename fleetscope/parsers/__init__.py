@@ -26,6 +26,8 @@ from types import ModuleType
 from fleetscope.errors import UserError
 
 TOOLS = ("mlc", "fio", "perf", "diskspd")
+# Tools whose raw output is JSON: a bundle's copy has its nesting checked before a parser recurses into it.
+JSON_TOOLS = frozenset({"fio"})
 
 _INTEGER = re.compile(r"[+-]?\d+")
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")  # no "nan", "inf" or "1_000"

@@ -33,7 +33,7 @@ def test_export_writes_partitioned_parquet_that_reads_back_whole(bundles, cli, t
                       if item["partitioned"] else f"read_parquet('{lake / item['path']}')")
             assert reader.execute(f"SELECT count(*) FROM {source}").fetchone()[0] == expected, name
         per_host = reader.execute(
-            f"SELECT host, count(*) FROM read_parquet('{lake}/tables/samples/**/*.parquet', hive_partitioning = true) "
+            f"SELECT host, count(*) FROM read_parquet('{lake}/views/samples/**/*.parquet', hive_partitioning = true) "
             "GROUP BY host ORDER BY host").fetchall()
         assert per_host == warehouse.execute("SELECT host, count(*) FROM samples GROUP BY host ORDER BY host").fetchall()
 

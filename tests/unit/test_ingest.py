@@ -50,7 +50,7 @@ def test_a_corrupt_bundle_loads_nothing_while_a_good_one_beside_it_loads(bundles
         results.write('{"schema_version": 1, "experiment": "latency_sw')
     result = cli("ingest", good, corrupt, "--db", db)
 
-    assert result.returncode == 1
+    assert result.returncode == 3
     assert f"loaded     {good}" in result.stdout
     assert f"REFUSED    {corrupt}" in result.stdout and "truncated" in result.stdout
     counts_after = row_counts(db)
@@ -65,14 +65,15 @@ def test_a_bundle_that_fails_while_loading_is_rolled_back_whole(bundles, cli, tm
     bundles.write()
     assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
     counts_before = row_counts(db)
-    # Valid JSON and schema, but the cache size does not fit a 64-bit column: the failure comes in
-    # the middle of the transaction, after hosts, runs and facts rows were inserted.
-    oversized = bundles.manifest(host="node9")
-    oversized["facts"]["caches"][0]["size_bytes"] = 2**70
-    bundle = bundles.write(oversized)
+    # Points stream into the bundle's transaction as they are validated: a bad last line is found
+    # after hosts, runs, facts and every earlier point and sample were inserted.
+    points = bundles.latency_points()
+    points[-1]["samples"][-1] = 1e999
+    bundle = bundles.write(bundles.manifest(host="node9"), results={"results/latency_sweep.jsonl": points})
     result = cli("ingest", bundle, "--db", db)
-    assert result.returncode == 1
-    assert f"REFUSED    {bundle}" in result.stdout and "nothing was loaded" in result.stdout
+    assert result.returncode == 3
+    assert f"REFUSED    {bundle}" in result.stdout
+    assert f"line {len(points)}: at $.samples[4]: Infinity is not a finite number" in result.stdout
     assert row_counts(db) == counts_before
 
 

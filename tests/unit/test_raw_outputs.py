@@ -49,7 +49,7 @@ def expected_rows(tool: str, path: Path) -> list[dict]:
 
 def test_raw_outputs_are_parsed_with_the_roles_params_under_the_parsers(bundles):
     bundle = load_bundle(write_tool_bundle(bundles))
-    by_path = {raw.path: raw for raw in bundle.raw_outputs}
+    by_path = {raw.path: raw for raw in bundle.raw_outputs()}
     assert set(by_path) == {"raw/fio/randread-qd32.json", "raw/mlc/loaded_latency.txt",
                             "raw/mlc/truncated.txt", "raw/perf/affinity.csv"}
     fio = by_path["raw/fio/randread-qd32.json"]
@@ -100,7 +100,7 @@ def test_an_unreadable_output_of_an_ok_experiment_refuses_the_bundle_whole(bundl
     message = str(refused.value)
     assert "raw/fio/randread-qd32.json" in message and "$.experiments[1].raw[0]" in message
     result = cli("ingest", bundle, "--db", db)
-    assert result.returncode == 1 and "REFUSED" in result.stdout
+    assert result.returncode == 3 and "REFUSED" in result.stdout
     with duckdb.connect(str(db), read_only=True) as connection:
         assert connection.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
         assert connection.execute("SELECT count(*) FROM tool_samples").fetchone()[0] == 0

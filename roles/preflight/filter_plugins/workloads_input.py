@@ -32,7 +32,7 @@ def preflight_workload_problems(workloads) -> list[str]:
         unknown = sorted(set(workload) - set(KEYS))
         if unknown:
             problems.append(f"{label} has {', '.join(map(str, unknown))}: an entry takes only {', '.join(KEYS)}")
-        if not isinstance(name, str) or not NAME.match(name):
+        if not isinstance(name, str) or not NAME.fullmatch(name):
             problems.append(f"{where}.name={name!r}: give 1-64 of A-Z a-z 0-9 _ . - starting with a letter or digit "
                             "(it names files and report rows)")
         elif name in seen:

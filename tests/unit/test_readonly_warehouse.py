@@ -1,0 +1,182 @@
+"""Readers only read (issue 14): `query`, `report`, `export` and the notebooks open the warehouse
+read-only and leave its bytes unchanged, `query` cannot reach other files, databases or extensions,
+migrations and views come only from writers (`ingest`, `import`, `migrate`), and every verb refuses a
+warehouse from a newer fleetscope, naming both schema versions."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from fleetscope.warehouse import MIGRATIONS_DIR, open_read_only, schema_version
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def loaded_db(bundles, cli, tmp_path) -> Path:
+    db = tmp_path / "fleet.duckdb"
+    bundles.write()
+    bundles.write(bundles.manifest(host="node2"))
+    result = cli("ingest", bundles.results_dir, "--db", db)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return db
+
+
+def test_readers_leave_the_files_bytes_unchanged(cli, loaded_db, tmp_path):
+    before = digest(loaded_db), loaded_db.stat().st_mtime_ns
+    assert cli("query", "SELECT count(*) FROM samples", "--db", loaded_db).returncode == 0
+    report = cli("report", "--db", loaded_db, "--out", tmp_path / "reports")
+    assert report.returncode == 0, report.stderr
+    export = cli("export", "--parquet", tmp_path / "lake", "--db", loaded_db)
+    assert export.returncode == 0, export.stderr
+    assert (digest(loaded_db), loaded_db.stat().st_mtime_ns) == before
+    assert not Path(f"{loaded_db}.wal").exists()
+
+
+REFUSED_SQL = {
+    "read a file": "SELECT * FROM read_text('/etc/hostname')",
+    "read a CSV": "SELECT * FROM read_csv('/etc/passwd', sep = ':')",
+    "list files": "SELECT * FROM glob('/etc/*')",
+    "write a file": "COPY (SELECT * FROM runs) TO '{out}/copied.csv'",
+    "export the database": "EXPORT DATABASE '{out}/exported'",
+    "attach a database": "ATTACH '{out}/other.duckdb' AS other",
+    "install an extension": "INSTALL httpfs",
+    "load an extension": "LOAD httpfs",
+    "turn external access back on": "SET enable_external_access = true",
+    "unlock the configuration": "SET lock_configuration = false",
+    "change the file": "DELETE FROM runs",
+}
+
+
+@pytest.mark.parametrize("what", REFUSED_SQL)
+def test_query_cannot_reach_outside_the_warehouse(cli, loaded_db, tmp_path, what):
+    out = tmp_path / "out"
+    out.mkdir()
+    before = digest(loaded_db)
+    result = cli("query", REFUSED_SQL[what].format(out=out), "--db", loaded_db)
+    assert result.returncode == 1, result.stdout
+    assert "query failed" in result.stderr and "Traceback" not in result.stderr
+    assert any(word in result.stderr for word in ("disabled by configuration", "disabled through configuration",
+                                                  "configuration has been locked", "read-only mode"))
+    assert list(out.iterdir()) == []
+    assert digest(loaded_db) == before
+
+
+def test_export_writes_only_under_its_folder(loaded_db, tmp_path):
+    lake = tmp_path / "lake"
+    with open_read_only(loaded_db, writable_directory=lake) as connection:
+        lake.mkdir()
+        connection.execute(f"COPY (SELECT 1) TO '{lake}/inside.csv'")
+        with pytest.raises(duckdb.PermissionException):
+            connection.execute(f"COPY (SELECT 1) TO '{tmp_path}/outside.csv'")
+    assert (lake / "inside.csv").exists() and not (tmp_path / "outside.csv").exists()
+
+
+def test_readers_do_not_block_each_other(cli, loaded_db):
+    hold = ("import sys; from fleetscope.warehouse import open_read_only; c = open_read_only(sys.argv[1]); "
+            "print('held', flush=True); sys.stdin.read()")
+    with subprocess.Popen([sys.executable, "-c", hold, str(loaded_db)], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as holder:
+        try:
+            assert holder.stdout.readline().strip() == "held"
+            result = cli("query", "SELECT count(*) AS runs FROM runs", "--format", "csv", "--db", loaded_db,
+                         "--lock-wait", "0")
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["runs", "2"]
+    # two readers in one process (two marimo sessions) share the file
+    with open_read_only(loaded_db) as first, open_read_only(loaded_db) as second:
+        assert first.execute("SELECT count(*) FROM runs").fetchone() == second.execute(
+            "SELECT count(*) FROM runs").fetchone() == (2,)
+
+
+def _old_warehouse(path: Path) -> None:
+    """A warehouse as fleetscope wrote it before migration 006: samples repeat their point's params."""
+    with duckdb.connect(str(path)) as connection:
+        connection.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
+                           "applied_at TIMESTAMP NOT NULL)")
+        for migration in sorted(MIGRATIONS_DIR.glob("00[1-5]_*.sql")):
+            connection.execute(migration.read_text())
+            connection.execute("INSERT INTO schema_migrations VALUES (?, ?, now()::TIMESTAMP)",
+                               [int(migration.name[:3]), migration.name])
+        connection.execute("INSERT INTO points VALUES ('r', 'h', 'latency_sweep', 0, 'chase', 'latency', 'ns', "
+                           "'{\"working_set_bytes\": 4096}', 1, 1.5, 1.5, 1, 2, 3, NULL)")
+        connection.execute("INSERT INTO samples SELECT 'r', 'h', 'latency_sweep', 0, 'chase', 'latency', 'ns', "
+                           "'{\"working_set_bytes\": 4096}', i, 1 + i / 2 FROM range(3) t(i)")
+
+
+def test_an_older_warehouse_is_read_only_after_migrate_and_keeps_its_samples(cli, tmp_path):
+    db = tmp_path / "old.duckdb"
+    _old_warehouse(db)
+    before = digest(db)
+    for verb in (["query", "SELECT 1"], ["report", "--out", tmp_path / "reports"],
+                 ["export", "--parquet", tmp_path / "lake"]):
+        result = cli(*verb, "--db", db)
+        assert result.returncode == 1, verb
+        assert f"has schema version 5 and this fleetscope reads {schema_version()}" in result.stderr
+        assert f"run `fleetscope migrate --db {db}`" in result.stderr
+    assert digest(db) == before
+
+    migrated = cli("migrate", "--db", db)
+    assert migrated.returncode == 0, migrated.stderr
+    assert f"schema version {schema_version()}" in migrated.stdout
+    samples = cli("query", "SELECT point_index, sample_index, value FROM samples ORDER BY sample_index",
+                  "--format", "csv", "--db", db)
+    assert samples.returncode == 0, samples.stderr
+    assert samples.stdout.split() == ["point_index,sample_index,value", "0,0,1.0", "0,1,1.5", "0,2,2.0"]
+
+
+def test_a_reader_asks_for_migrate_when_the_views_are_another_versions(cli, loaded_db):
+    with duckdb.connect(str(loaded_db)) as connection:
+        connection.execute("UPDATE schema_views SET sha256 = 'older' WHERE view_name = 'latency_curve'")
+    result = cli("query", "SELECT 1", "--db", loaded_db)
+    assert result.returncode == 1
+    assert "views written by another fleetscope version (latency_curve)" in result.stderr
+    assert cli("migrate", "--db", loaded_db).returncode == 0
+    assert cli("query", "SELECT 1", "--db", loaded_db).returncode == 0
+
+
+def test_every_verb_refuses_a_newer_warehouse_naming_both_versions(bundles, cli, loaded_db, tmp_path):
+    newer = schema_version() + 1
+    with duckdb.connect(str(loaded_db)) as connection:
+        connection.execute("INSERT INTO schema_migrations VALUES (?, ?, now()::TIMESTAMP)",
+                           [newer, f"{newer:03d}_from_the_future.sql"])
+    before = digest(loaded_db)
+    raw = tmp_path / "mlc.txt"
+    raw.write_text((Path(__file__).resolve().parents[1] / "fixtures" / "mlc_samples" /
+                    "csit_skx_loaded_latency.txt").read_text())
+    verbs = (["ingest", bundles.results_dir], ["query", "SELECT 1"], ["report", "--out", tmp_path / "reports"],
+             ["export", "--parquet", tmp_path / "lake"], ["migrate"],
+             ["import", "--host", "lab7", "--results", tmp_path / "imported", "mlc", raw])
+    for verb in verbs:
+        result = cli(*verb, "--db", loaded_db)
+        assert result.returncode == 1, (verb, result.stdout)
+        assert (f"has schema version {newer} (it holds migration {newer:03d}_from_the_future.sql" in result.stderr
+                and f"this fleetscope reads schema version {schema_version()}" in result.stderr), (verb, result.stderr)
+        assert "Traceback" not in result.stderr
+    assert digest(loaded_db) == before
+
+
+def test_a_writer_recreates_the_views_whose_file_changed_or_that_are_missing(bundles, cli, loaded_db):
+    with duckdb.connect(str(loaded_db)) as connection:
+        connection.execute("UPDATE schema_views SET sha256 = 'older' WHERE view_name = 'latency_curve'")
+        connection.execute("DROP VIEW tlb_reach")
+        untouched = connection.execute("SELECT created_at FROM schema_views WHERE view_name = 'mlp_curve'").fetchone()
+    assert cli("ingest", bundles.results_dir, "--db", loaded_db).returncode == 0
+    with duckdb.connect(str(loaded_db), read_only=True) as connection:
+        hashes = dict(connection.execute("SELECT view_name, sha256 FROM schema_views").fetchall())
+        assert hashes["latency_curve"] == hashlib.sha256((MIGRATIONS_DIR.parent / "views" / "latency_curve.sql")
+                                                         .read_bytes()).hexdigest()
+        assert connection.execute("SELECT count(*) FROM tlb_reach").fetchone() == (0,)
+        mlp_curve = connection.execute("SELECT created_at FROM schema_views WHERE view_name = 'mlp_curve'").fetchone()
+        assert mlp_curve == untouched

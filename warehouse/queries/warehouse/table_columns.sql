@@ -1,0 +1,3 @@
+-- The columns of a table in order, with their types (?: table name).
+SELECT column_name, data_type FROM information_schema.columns
+WHERE table_schema = 'main' AND table_name = ? ORDER BY ordinal_position
