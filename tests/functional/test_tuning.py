@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from helpers import BIN, PROJECT, STATE_FILE, knob_values, run_playbook
+from helpers import BIN, PROJECT, STATE_FILE, knob_values, run_playbook, scratch_leftovers
 
 pytestmark = pytest.mark.functional
 
 WANTED = {"thp_enabled": "always", "nr_hugepages": 4, "perf_event_paranoid": -1,
           "cpufreq_governor": "performance"}
 RUN_ID = "20261122T034500Z-a1b2c3"
+MSR_STATE_FILE = "/var/lib/fleetscope/msr-prefetch-state.json"
 
 _spec = importlib.util.spec_from_file_location("fleetscope_knob_plugin", PROJECT / "roles/tuning/action_plugins/fleetscope_knob.py")
 plugin = importlib.util.module_from_spec(_spec)
@@ -31,6 +32,11 @@ def dead_owner() -> dict:
     proc = subprocess.Popen(["true"])
     proc.wait()
     return dict(ALIVE, pid=proc.pid)
+
+
+def flat(text: str) -> str:
+    """Ansible's output with its line wrapping undone."""
+    return " ".join(text.split())
 
 
 def knob_module(action: str, *extra: str, knobs: dict | None = None, owner: dict | None = None,
@@ -84,7 +90,7 @@ def test_restore_playbook_after_an_unfinished_run(outputs, knobs_unchanged):
     assert knob_values() != knobs_unchanged
     proc = run_playbook("playbooks/restore.yml", outputs)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert f"run {RUN_ID}:" in proc.stdout  # what was restored, and whose run it was
+    assert f"run {RUN_ID}:" in flat(proc.stdout)  # what was restored, and whose run it was
 
 
 def test_restore_playbook_leaves_a_running_run_alone(outputs, knobs_unchanged):
@@ -98,7 +104,7 @@ def test_restore_playbook_leaves_a_running_run_alone(outputs, knobs_unchanged):
         proc = run_playbook("playbooks/restore.yml", outputs)
         assert proc.returncode != 0
         assert (f"localhost is in use by run {RUN_ID} (ansible-playbook pid {os.getpid()} on controller "
-                f"{ALIVE['controller']}") in proc.stdout
+                f"{ALIVE['controller']}") in flat(proc.stdout)
         assert "still running" in proc.stdout
         assert knob_values() == tuned and os.path.exists(STATE_FILE) and running_scratch.is_dir()
     finally:
@@ -118,3 +124,19 @@ def test_a_second_run_gets_the_holder_and_a_dead_one_s_originals_are_kept(knobs_
     assert {k["name"]: k["before"] for k in taken["knobs"]}["thp_enabled"] == knobs_unchanged["thp_enabled"]
     restored = knob_module("recover")
     assert {k["name"]: k["after"] for k in restored["knobs"]}["thp_enabled"] == knobs_unchanged["thp_enabled"]
+
+
+def test_restore_playbook_names_a_corrupt_msr_state_file(outputs, knobs_unchanged):
+    """The prefetchers' saved MSR values, truncated: restore.yml says which file and how to recover,
+    and writes no MSR."""
+    Path(MSR_STATE_FILE).parent.mkdir(mode=0o700, exist_ok=True)
+    Path(MSR_STATE_FILE).write_text('{"msr": 420, "values": {"0": 7')
+    try:
+        proc = run_playbook("playbooks/restore.yml", outputs)
+        assert proc.returncode != 0
+        assert f"{MSR_STATE_FILE} cannot be read as the saved MSR 0x1a4 values (JSONDecodeError" in flat(proc.stdout)
+        assert "A power cycle or reboot re-enables them" in flat(proc.stdout)
+        assert "Traceback" not in proc.stdout
+    finally:
+        os.unlink(MSR_STATE_FILE)
+    assert not scratch_leftovers()
