@@ -1,8 +1,10 @@
-"""The tuning module on this machine's real knobs: record first, idempotent apply, exact restore,
-and playbooks/restore.yml after a run that never got to restore."""
+"""The tuning module on this machine's real knobs: record first, idempotent apply, exact restore, the
+host's lock, and playbooks/restore.yml after a run that never got to restore (recovered) and while a
+run still holds the host (left alone)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -10,16 +12,38 @@ from pathlib import Path
 
 import pytest
 
-from helpers import BIN, PROJECT, STATE_FILE, knob_values, run_playbook
+from helpers import BIN, PROJECT, STATE_FILE, knob_values, run_playbook, scratch_leftovers
 
 pytestmark = pytest.mark.functional
 
 WANTED = {"thp_enabled": "always", "nr_hugepages": 4, "perf_event_paranoid": -1,
           "cpufreq_governor": "performance"}
+RUN_ID = "20261122T034500Z-a1b2c3"
+MSR_STATE_FILE = "/var/lib/fleetscope/msr-prefetch-state.json"
+
+_spec = importlib.util.spec_from_file_location("fleetscope_knob_plugin", PROJECT / "roles/tuning/action_plugins/fleetscope_knob.py")
+plugin = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(plugin)
+# This test process as the controller process of a run: alive for as long as the test runs.
+ALIVE = plugin.run_owner()
 
 
-def knob_module(action: str, *extra: str, knobs: dict | None = None) -> dict:
-    args = json.dumps({"action": action, "state_file": STATE_FILE, "knobs": knobs or {}})
+def dead_owner() -> dict:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return dict(ALIVE, pid=proc.pid)
+
+
+def flat(text: str) -> str:
+    """Ansible's output with its line wrapping undone."""
+    return " ".join(text.split())
+
+
+def knob_module(action: str, *extra: str, knobs: dict | None = None, owner: dict | None = None,
+                takeover: dict | None = None) -> dict:
+    """The module alone (an ad-hoc call does not go through the role's action plugin)."""
+    args = json.dumps({"action": action, "state_file": STATE_FILE, "knobs": knobs or {}, "run_id": RUN_ID,
+                       "owner": owner or ALIVE, "takeover": takeover})
     proc = subprocess.run([str(BIN / "ansible"), "localhost", "-M", "roles/tuning/library",
                            "-m", "fleetscope_knob", "-a", args, "-o", *extra],
                           cwd=PROJECT, capture_output=True, text=True, check=False)
@@ -29,11 +53,11 @@ def knob_module(action: str, *extra: str, knobs: dict | None = None) -> dict:
     return result
 
 
-def test_apply_twice_then_restore(knobs_unchanged):
+def test_apply_twice_then_restore_and_release(knobs_unchanged):
     first = knob_module("apply", knobs=WANTED)
-    assert first["rc"] == 0 and first["changed"]
+    assert first["rc"] == 0 and first["changed"] and first["locked"]
     saved = json.loads(Path(STATE_FILE).read_text())
-    assert saved["knobs"]["thp_enabled"]["values"]
+    assert saved["knobs"]["thp_enabled"]["values"] and saved["run_id"] == RUN_ID and saved["owner"] == ALIVE
     assert knob_values()["thp_enabled"] == "always"
     second = knob_module("apply", knobs=WANTED)
     assert second["rc"] == 0 and not second["changed"], "applying twice must report no change"
@@ -44,6 +68,8 @@ def test_apply_twice_then_restore(knobs_unchanged):
     assert restored["rc"] == 0
     after = {k["name"]: k["after"] for k in restored["knobs"]}
     assert after["thp_enabled"] == knobs_unchanged["thp_enabled"]
+    assert os.path.exists(STATE_FILE), "the lock stays until release"
+    assert knob_module("release")["rc"] == 0
 
 
 def test_check_mode_apply_touches_nothing(knobs_unchanged):
@@ -59,16 +85,58 @@ def test_unknown_knob_is_refused(knobs_unchanged):
 
 
 def test_restore_playbook_after_an_unfinished_run(outputs, knobs_unchanged):
-    """A run that died after tuning leaves the state file and changed knobs behind."""
-    assert knob_module("apply", knobs=WANTED)["changed"]
+    """A run that died after tuning leaves its lock, the state file and changed knobs behind."""
+    assert knob_module("apply", knobs=WANTED, owner=dead_owner())["changed"]
     assert knob_values() != knobs_unchanged
     proc = run_playbook("playbooks/restore.yml", outputs)
     assert proc.returncode == 0, proc.stdout[-3000:]
+    assert f"run {RUN_ID}:" in flat(proc.stdout)  # what was restored, and whose run it was
 
 
-def test_a_second_run_keeps_the_first_originals(knobs_unchanged):
-    """A state file left by a crashed run is reused, never overwritten by tuned values."""
+def test_restore_playbook_leaves_a_running_run_alone(outputs, knobs_unchanged):
+    """While a run holds the host (here: this test process), restore.yml restores nothing and keeps
+    that run's scratch directory, naming the run."""
     knob_module("apply", knobs=WANTED)
-    knob_module("apply", knobs=dict(WANTED, thp_enabled="never"))
-    restored = knob_module("restore")
+    tuned = knob_values()
+    running_scratch = Path(f"/var/tmp/fleetscope-{RUN_ID}-running")
+    running_scratch.mkdir(mode=0o700)
+    try:
+        proc = run_playbook("playbooks/restore.yml", outputs)
+        assert proc.returncode != 0
+        assert (f"localhost is in use by run {RUN_ID} (ansible-playbook pid {os.getpid()} on controller "
+                f"{ALIVE['controller']}") in flat(proc.stdout)
+        assert "still running" in proc.stdout
+        assert knob_values() == tuned and os.path.exists(STATE_FILE) and running_scratch.is_dir()
+    finally:
+        knob_module("recover")
+        running_scratch.rmdir()
+
+
+def test_a_second_run_gets_the_holder_and_a_dead_one_s_originals_are_kept(knobs_unchanged):
+    """A run on a host another holds changes nothing; the lock of a dead run is taken over with the
+    dead run's originals, never the values it tuned."""
+    knob_module("apply", knobs=WANTED, owner=dead_owner())
+    refused = knob_module("apply", knobs=dict(WANTED, thp_enabled="never"))
+    assert refused["rc"] == 0 and not refused["changed"] and refused["held_by"]["run_id"] == RUN_ID
+    assert knob_values()["thp_enabled"] == "always"
+    taken = knob_module("apply", knobs=dict(WANTED, thp_enabled="never"), takeover=refused["held_by"])
+    assert taken["took_over"] == refused["held_by"]
+    assert {k["name"]: k["before"] for k in taken["knobs"]}["thp_enabled"] == knobs_unchanged["thp_enabled"]
+    restored = knob_module("recover")
     assert {k["name"]: k["after"] for k in restored["knobs"]}["thp_enabled"] == knobs_unchanged["thp_enabled"]
+
+
+def test_restore_playbook_names_a_corrupt_msr_state_file(outputs, knobs_unchanged):
+    """The prefetchers' saved MSR values, truncated: restore.yml says which file and how to recover,
+    and writes no MSR."""
+    Path(MSR_STATE_FILE).parent.mkdir(mode=0o700, exist_ok=True)
+    Path(MSR_STATE_FILE).write_text('{"msr": 420, "values": {"0": 7')
+    try:
+        proc = run_playbook("playbooks/restore.yml", outputs)
+        assert proc.returncode != 0
+        assert f"{MSR_STATE_FILE} cannot be read as the saved MSR 0x1a4 values (JSONDecodeError" in flat(proc.stdout)
+        assert "A power cycle or reboot re-enables them" in flat(proc.stdout)
+        assert "Traceback" not in proc.stdout
+    finally:
+        os.unlink(MSR_STATE_FILE)
+    assert not scratch_leftovers()

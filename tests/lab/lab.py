@@ -58,6 +58,13 @@ ORIGINALS = (
     {"thp_enabled": "madvise", "thp_defrag": "defer", "nr_hugepages": "2", "perf_event_paranoid": "1"},
 )
 
+# What the quick profile applies to those knobs.
+QUICK_APPLIED = {"thp_enabled": "always", "thp_defrag": "defer+madvise", "nr_hugepages": "128",
+                 "perf_event_paranoid": "-1"}
+
+# The trigger files faults.c reads in /run/fslab/<host>/.
+FAULT_TRIGGERS = ("crash-kernel", "hang-kernel", "send-bundle")
+
 # Facts a host reports that an attacker who owns it could choose: HTML/JS and SQL metacharacters.
 HOSTILE_HOSTNAME = "<script>alert('fslab')</script>"
 HOSTILE_CMDLINE = "BOOT_IMAGE=/boot/vmlinuz root=/dev/vda ro fslab.note='; DROP TABLE runs; -- <img src=x onerror=alert(2)>"
@@ -143,18 +150,32 @@ class Host:
                 continue
         return running
 
+    def fault(self, trigger: str, value: str | None) -> None:
+        """Set (or with None, clear) one of faults.c's triggers for this host."""
+        path = self.dir / trigger
+        if value is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_text(value + "\n")
+
     def crash_kernel(self, kernel: str | None) -> None:
         """Make the named kernel crash on this host from now on (None: stop crashing)."""
-        trigger = self.dir / "crash-kernel"
-        if kernel is None:
-            trigger.unlink(missing_ok=True)
-        else:
-            trigger.write_text(kernel + "\n")
+        self.fault("crash-kernel", kernel)
+
+    def hang_kernel(self, kernel: str | None) -> None:
+        """Make the named kernel wait before measuring until this is called with None."""
+        self.fault("hang-kernel", kernel)
+
+    def send_bundle(self, archive: Path | None) -> None:
+        """Make this host send `archive` (a file under its lab folder) instead of the bundle it packs."""
+        self.fault("send-bundle", str(archive) if archive else None)
 
     def reset(self) -> None:
         """Put the host back as the lab made it (after a test that left it dirty): original knob
-        files, no state file, an empty /var/tmp."""
+        files, no state file, an empty /var/tmp, no fault triggered."""
         self.write_knob_files()
+        for trigger in FAULT_TRIGGERS:
+            self.fault(trigger, None)
         self.state_file().unlink(missing_ok=True)
         for leftover in self.path("/var/tmp").iterdir():
             if leftover.is_dir() and not leftover.is_symlink():
@@ -365,6 +386,18 @@ def stop() -> list[str]:
         sh("ip", "link", "del", link, check=False)
     shutil.rmtree(LAB_DIR, ignore_errors=True)
     return namespaces
+
+
+def wait_for(condition, proc: subprocess.Popen, timeout: float = 240, what: str = "") -> None:
+    """Poll `condition` while a run started with LabRun.start goes on; fail if it ends first."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if proc.poll() is not None:
+            raise AssertionError(f"the run ended before {what}:\n{proc.stdout.read()[-4000:]}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
 
 
 class LabRun:

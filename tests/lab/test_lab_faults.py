@@ -8,25 +8,15 @@
 from __future__ import annotations
 
 import signal
-import time
 
 import duckdb
 import pytest
 
+from lab import QUICK_APPLIED, wait_for
+
 pytestmark = pytest.mark.lab
 
-TUNED_THP = "always"  # what the quick profile applies
-
-
-def wait_for(condition, proc, timeout: float = 240, what: str = ""):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if proc.poll() is not None:
-            pytest.fail(f"the run ended before {what}:\n{proc.stdout.read()[-4000:]}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.02)
+TUNED_THP = QUICK_APPLIED["thp_enabled"]
 
 
 def test_a_host_that_drops_out_is_recorded_and_a_limited_rerun_completes_it(lab, lab_run, hosts_as_found):

@@ -18,12 +18,10 @@ import time
 import duckdb
 import pytest
 
-from lab import HOSTILE_CMDLINE, HOSTILE_HOSTNAME, LabRun
+from lab import HOSTILE_CMDLINE, HOSTILE_HOSTNAME, QUICK_APPLIED, LabRun
 
 pytestmark = pytest.mark.lab
 
-QUICK_APPLIED = {"thp_enabled": "always", "thp_defrag": "defer+madvise", "nr_hugepages": "128",
-                 "perf_event_paranoid": "-1"}
 FIO_SIZE = 512 * 1024 * 1024
 FAST = {"kernels_samples": 3, "kernels_min_sample_ms": 2, "fio_patterns": ["randread"], "fio_queue_depths": [1],
         "fio_runtime_s": 1, "fio_ramp_s": 0, "fio_size": FIO_SIZE, "fio_free_space_margin": 0}

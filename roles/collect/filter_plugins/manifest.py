@@ -40,12 +40,13 @@ def manifest_status(experiments, stage_error=None):
     return "failed"
 
 
-def manifest_dropped_experiments(experiments, error):
-    """The experiments of a host lost before collect: none of their files reached the controller."""
+def manifest_failed_experiments(experiments, error):
+    """The experiments of a host whose bundle was not taken (lost before collect, or refused): none of
+    their files reached the warehouse."""
     return [dict(record, status="failed", error=error) for record in manifest_experiments(experiments, ())]
 
 
 class FilterModule:
     def filters(self):
         return {"manifest_experiments": manifest_experiments, "manifest_status": manifest_status,
-                "manifest_dropped_experiments": manifest_dropped_experiments}
+                "manifest_failed_experiments": manifest_failed_experiments}

@@ -8,7 +8,9 @@ stride prefetchers (Intel's "Disclosure of H/W prefetcher control on some Intel 
   msr_prefetch.py restore STATE     writes the saved values back and removes STATE (no STATE: nothing)
 
 Every command prints one JSON object. Nothing is written unless `check` would say possible; a
-failure while disabling writes back what was already changed before it exits non-zero.
+failure while disabling writes back what was already changed before it exits non-zero. STATE is
+written atomically (temporary file, fsync, rename); one that cannot be read back whole stops restore
+with the file and the recovery named, and no MSR is written.
 """
 import glob
 import json
@@ -59,15 +61,36 @@ def check():
     return {"possible": True, "reason": "", "cpus": found}
 
 
+def saved_values(state_file):
+    """CPU -> MSR value from STATE; exits with the file and the recovery named when it cannot be trusted."""
+    try:
+        with open(state_file) as handle:
+            saved = json.load(handle)
+        values = {int(cpu): int(value) for cpu, value in saved["values"].items()}
+        if saved["msr"] != MSR or not values:
+            raise ValueError(f"it is not a record of MSR {MSR:#x}")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise SystemExit(json.dumps({"error": (
+            f"{state_file} cannot be read as the saved MSR {MSR:#x} values ({type(error).__name__}: {error}): the "
+            "hardware prefetchers may still be disabled. A power cycle or reboot re-enables them; or write each "
+            f"CPU's original value back with wrmsr -p CPU {MSR:#x} VALUE. Then delete {state_file}.")}))
+    return values
+
+
 def restore(state_file):
     if not os.path.exists(state_file):
         return {"restored": []}
-    with open(state_file) as handle:
-        saved = json.load(handle)
-    for cpu, value in saved["values"].items():
-        write(int(cpu), int(value))
+    values = saved_values(state_file)
+    try:
+        for cpu, value in values.items():
+            write(cpu, value)
+    except OSError as error:
+        raise SystemExit(json.dumps({"error": (
+            f"writing MSR {MSR:#x} failed ({error}); {state_file} is kept. Load the msr driver (modprobe msr) "
+            "and run playbooks/restore.yml again; if the host was rebooted since, the prefetchers are on "
+            f"again and {state_file} can be deleted.")}))
     os.remove(state_file)
-    return {"restored": sorted(int(cpu) for cpu in saved["values"])}
+    return {"restored": sorted(values)}
 
 
 def disable(state_file):
@@ -77,9 +100,11 @@ def disable(state_file):
     if os.path.exists(state_file):
         raise SystemExit(json.dumps({"error": f"{state_file} exists: restore it first"}))
     values = {str(cpu): read(cpu) for cpu in status["cpus"]}
-    os.makedirs(os.path.dirname(state_file), exist_ok=True)
+    os.makedirs(os.path.dirname(state_file), mode=0o700, exist_ok=True)
     with open(state_file + ".tmp", "w") as handle:
         json.dump({"msr": MSR, "values": values}, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
     os.replace(state_file + ".tmp", state_file)
     try:
         for cpu, value in values.items():

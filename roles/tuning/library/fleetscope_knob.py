@@ -1,39 +1,54 @@
 #!/usr/bin/python
-"""Record, apply and restore the kernel knobs that disturb memory measurements.
+"""Record, apply and restore the kernel knobs that disturb memory measurements, under a per-host lock.
 
-The original value of every knob is written to a state file on the host BEFORE anything is
-changed; restore puts each one back from that file, verifies it by reading it back, and only then
-deletes the file. A state file left by a crashed run is never overwritten, so its originals win.
+The state file is the host's lock and the record of its original knob values: `apply` creates it,
+naming the run that holds the host (run id, and the controller process that runs it), BEFORE any
+knob is changed; `restore` puts each knob back from it and verifies it by reading it back; `release`
+deletes it when the run is done with the host. While it exists no other run tunes the host: `apply`
+and `recover` on a host held by another run change nothing and return the holder (`held_by`), and the
+action plugin of the same name, on the controller, decides whether that run is dead (its lock can be
+taken over, keeping its originals) or must be waited for. Every step on the file runs under an
+exclusive flock of its folder, and every write is atomic (temporary file, fsync, rename, fsync of the
+folder). A file that cannot be trusted (corrupt, truncated, incomplete) stops the module with the
+file, the problem and the recovery named; nothing is changed then.
 """
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import json
 import os
 import re
 import tempfile
+import time
+from contextlib import contextmanager
 
 from ansible.module_utils.basic import AnsibleModule
 
 DOCUMENTATION = r"""
 module: fleetscope_knob
-short_description: Record, apply and restore measurement knobs (THP, hugepages, governor, ...)
+short_description: Record, apply and restore measurement knobs (THP, hugepages, governor, ...) under a host lock
 description:
   - Knobs are named; each maps to one or more sysfs/procfs files on the host.
-  - C(action=apply) records every known knob's original value in O(state_file) (unless the file
-    already exists from an interrupted run), then writes the requested values.
-  - C(action=restore) writes the recorded originals back, verifies them and removes O(state_file).
+  - C(action=apply) takes the host's lock and records every known knob's original value in
+    O(state_file), then writes the requested values. A lock already held by O(owner) (or by the holder
+    named in O(takeover)) is reused with its originals; one held by anyone else is returned as
+    C(held_by) and nothing is changed.
+  - C(action=restore) writes the recorded originals back and verifies them; the lock stays.
+  - C(action=release) removes O(state_file), the lock.
+  - C(action=recover) is restore and release at once, for a run that will never do them itself.
+  - C(restore), C(release) and C(recover) act only on a lock held by O(owner) or by O(takeover).
   - C(action=probe) only reads; it never changes anything.
   - A knob the host lacks is reported with C(available=false) and a note; it is not an error.
 options:
   action:
     description: What to do.
     type: str
-    choices: [apply, restore, probe]
+    choices: [apply, restore, release, recover, probe]
     required: true
   state_file:
-    description: JSON file holding the original values.
+    description: JSON file holding the lock and the original values.
     type: path
     required: true
   knobs:
@@ -41,9 +56,15 @@ options:
     type: dict
     default: {}
   run_id:
-    description: Recorded in the state file so a later restore can say which run it undoes.
+    description: The run taking or holding the lock.
     type: str
     default: ""
+  owner:
+    description: The controller process of the run (controller, controller_id, boot_id, pid, pid_start).
+    type: dict
+  takeover:
+    description: The C(held_by) of a holder judged dead; its lock is taken over only if it is still the holder.
+    type: dict
 """
 
 RETURN = r"""
@@ -51,10 +72,18 @@ knobs:
   description: One entry per known knob with name, path, available, before, applied, after, note.
   type: list
   returned: always
-state_file_existed:
-  description: True when a state file from an earlier, unfinished run was found and reused.
+held_by:
+  description: The run that holds the host (run_id, owner, locked_at) when it is not this one; nothing was done.
+  type: dict
+  returned: when another run holds the host
+took_over:
+  description: The dead run whose lock apply or recover took over.
+  type: dict
+  returned: when a lock was taken over
+locked:
+  description: This run holds the host's lock now (apply; also when it failed after taking it).
   type: bool
-  returned: always
+  returned: by apply when it took or held the lock
 """
 
 THP = "/sys/kernel/mm/transparent_hugepage"
@@ -76,7 +105,22 @@ UNAVAILABLE_NOTES = {
     "intel_no_turbo": "no intel_pstate driver on this host",
 }
 
+# What the controller records about the process that runs a run (see the action plugin).
+OWNER_FIELDS = {"controller": (str,), "controller_id": (str,), "boot_id": (str, type(None)), "pid": (int,),
+                "pid_start": (int, type(None))}
+
 _SELECTED = re.compile(r"\[([^\]]+)\]")
+
+
+class StateError(Exception):
+    """A state file that cannot be trusted; the message names the file, the problem and the recovery."""
+
+    def __init__(self, path: str, problem: str):
+        super().__init__(
+            f"{path} {problem}. It is this host's tuning lock and the record of the original knob values "
+            f"of the run that tuned it, so nothing was changed. Its values cannot be trusted: compare "
+            f"{', '.join(KNOB_FILES.values())} with this host's usual values and set them back by hand (a "
+            f"reboot also resets them; `cat {path}` shows what the file still holds), then delete {path}.")
 
 
 def read_value(path: str) -> str:
@@ -138,104 +182,237 @@ def knob_record(original: dict, applied: str | None = None, after: str | None = 
             "note": original["note"]}
 
 
+# --- the state file ----------------------------------------------------------------------------------
+def _state_problem(state) -> str | None:
+    """What makes a parsed state file unusable, or None."""
+    if not isinstance(state, dict):
+        return "holds no JSON object"
+    if not isinstance(state.get("run_id"), str):
+        return "has no run_id"
+    owner = state.get("owner")
+    if owner is not None:
+        if not isinstance(owner, dict):
+            return "has an owner that is not an object"
+        for field, types in OWNER_FIELDS.items():
+            if not isinstance(owner.get(field), types) or isinstance(owner.get(field), bool):
+                return f"has no valid owner.{field}"
+    knobs = state.get("knobs")
+    if not isinstance(knobs, dict):
+        return "has no knobs"
+    for name in KNOB_FILES:
+        knob = knobs.get(name)
+        if not isinstance(knob, dict):
+            return f"has no record of knob {name}"
+        if not isinstance(knob.get("available"), bool) or not isinstance(knob.get("values"), dict) \
+                or not all(isinstance(v, str) for v in knob["values"].values()):
+            return f"has no valid original value of knob {name} (knobs.{name}.available/values)"
+        if knob["available"] and not knob["values"]:
+            return f"has no original value of knob {name}, recorded as available"
+    if not isinstance(state.get("applied", {}), dict):
+        return "has an 'applied' record that is not an object"
+    return None
+
+
+def load_state(path: str) -> dict | None:
+    """The state file checked, or None when there is none. Raises StateError for one that cannot be
+    trusted."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise StateError(path, f"cannot be read ({error})") from None
+    try:
+        state = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise StateError(path, f"is not complete JSON ({error}; truncated or corrupt)") from None
+    problem = _state_problem(state)
+    if problem:
+        raise StateError(path, f"is incomplete: it {problem}")
+    return state
+
+
 def save_state(state_file: str, state: dict) -> None:
+    """Atomic: a reader sees the old file or the new one, whole, even after a crash or power loss."""
     directory = os.path.dirname(state_file) or "."
-    os.makedirs(directory, mode=0o700, exist_ok=True)
     handle, tmp = tempfile.mkstemp(dir=directory, prefix=".state-")
-    with os.fdopen(handle, "w") as out:
-        json.dump(state, out, indent=2, sort_keys=True)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, state_file)
+    try:
+        with os.fdopen(handle, "w") as out:
+            json.dump(state, out, indent=2, sort_keys=True)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, state_file)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    sync_folder(directory)
 
 
+def remove_state(state_file: str) -> None:
+    os.remove(state_file)
+    sync_folder(os.path.dirname(state_file) or ".")
+
+
+def sync_folder(directory: str) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def exclusive(state_file: str, check_mode: bool):
+    """One fleetscope_knob at a time per host: an exclusive flock of the state file's folder, held
+    while the lock is read and written."""
+    directory = os.path.dirname(state_file) or "."
+    if check_mode and not os.path.isdir(directory):
+        yield
+        return
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def holder(state: dict) -> dict:
+    return {"run_id": state["run_id"], "owner": state.get("owner"), "locked_at": state.get("locked_at")}
+
+
+def ours(state: dict, params: dict) -> bool:
+    return state["run_id"] == params["run_id"] and state.get("owner") == params["owner"]
+
+
+def may_act(state: dict, params: dict) -> bool:
+    """This run holds the lock, or the controller judged the holder dead and it still is the holder."""
+    return ours(state, params) or (params["takeover"] is not None and params["takeover"] == holder(state))
+
+
+# --- actions -----------------------------------------------------------------------------------------
 def apply(module: AnsibleModule) -> dict:
-    state_file = module.params["state_file"]
-    wanted = {k: v for k, v in module.params["knobs"].items() if v is not None}
-    unknown = sorted(set(module.params["knobs"]) - set(KNOB_FILES))
+    params, state_file = module.params, module.params["state_file"]
+    wanted = {k: v for k, v in params["knobs"].items() if v is not None}
+    unknown = sorted(set(params["knobs"]) - set(KNOB_FILES))
     if unknown:
         module.fail_json(msg=f"unknown knob(s) {unknown}; known: {sorted(KNOB_FILES)}")
 
-    existed = os.path.exists(state_file)
-    if existed:
-        with open(state_file, encoding="utf-8") as handle:
-            state = json.load(handle)
-    else:
-        state = {"run_id": module.params["run_id"],
-                 "knobs": {name: read_knob(name) for name in KNOB_FILES}}
-        if not module.check_mode:
+    with exclusive(state_file, module.check_mode):
+        state = load_state(state_file)
+        if state is not None and not may_act(state, params):
+            return {"changed": False, "knobs": [], "held_by": holder(state)}
+        took_over = holder(state) if state is not None and not ours(state, params) else None
+        changed = state is None or took_over is not None
+        if changed:
+            # A dead run's originals are kept: the knobs may still hold its tuned values.
+            state = state or {"knobs": {name: read_knob(name) for name in KNOB_FILES}}
+            state.update(run_id=params["run_id"], owner=params["owner"],
+                         locked_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            if not module.check_mode:
+                save_state(state_file, state)
+
+        result = []
+        for name in KNOB_FILES:
+            original = state["knobs"][name]
+            entry = knob_record(original)
+            if name in wanted and original["available"]:
+                value = str(wanted[name])
+                wrote, errors = set_files(dict.fromkeys(knob_paths(name), value), module.check_mode)
+                changed = changed or wrote
+                if errors:
+                    module.fail_json(msg=f"cannot set {name} to {value!r}: {'; '.join(errors)}; "
+                                         f"originals are saved in {state_file}", knobs=result, locked=True)
+                current = read_knob(name)["values"]
+                entry["applied"] = summary(current) if not module.check_mode else value
+                if not module.check_mode and entry["applied"] != value:
+                    # nr_hugepages may be granted only in part (fragmented memory): record what is.
+                    entry["note"] = f"requested {value}, kernel granted {entry['applied']}"
+            elif name in wanted:
+                entry["note"] = f"{original['note']}; requested {wanted[name]} not applied"
+            result.append(entry)
+        applied = {entry["name"]: entry["applied"] for entry in result}
+        if not module.check_mode and state.get("applied") != applied:
+            # Kept beside the originals so a restore, even after a crash, can report all three values.
+            state["applied"] = applied
             save_state(state_file, state)
+    outcome = {"changed": changed, "knobs": result, "locked": not module.check_mode}
+    if took_over:
+        outcome["took_over"] = took_over
+    return outcome
 
-    changed = not existed
-    result = []
-    for name in KNOB_FILES:
-        original = state["knobs"][name]
-        entry = knob_record(original)
-        if name in wanted and original["available"]:
-            value = str(wanted[name])
-            wrote, errors = set_files(dict.fromkeys(knob_paths(name), value), module.check_mode)
+
+def restore(module: AnsibleModule, release: bool) -> dict:
+    params, state_file = module.params, module.params["state_file"]
+    with exclusive(state_file, module.check_mode):
+        state = load_state(state_file)
+        if state is None:
+            return {"changed": False, "knobs": []}
+        if not may_act(state, params):
+            return {"changed": False, "knobs": [], "held_by": holder(state)}
+        changed, result, mismatches = False, [], []
+        for name, original in state["knobs"].items():
+            wrote, errors = set_files(original["values"], module.check_mode)
             changed = changed or wrote
-            if errors:
-                module.fail_json(msg=f"cannot set {name} to {value!r}: {'; '.join(errors)}; "
-                                     f"originals are saved in {state_file}", knobs=result)
-            current = read_knob(name)["values"]
-            entry["applied"] = summary(current) if not module.check_mode else value
-            if not module.check_mode and entry["applied"] != value:
-                # nr_hugepages may be granted only in part (fragmented memory): record what is.
-                entry["note"] = f"requested {value}, kernel granted {entry['applied']}"
-        elif name in wanted:
-            entry["note"] = f"{original['note']}; requested {wanted[name]} not applied"
-        result.append(entry)
-    applied = {entry["name"]: entry["applied"] for entry in result}
-    if not module.check_mode and state.get("applied") != applied:
-        # Kept beside the originals so a restore, even after a crash, can report all three values.
-        state["applied"] = applied
-        save_state(state_file, state)
-    return {"changed": changed, "knobs": result, "state_file_existed": existed}
+            mismatches += [f"{name} at {error}" for error in errors]
+            after = read_knob(name)["values"] if original["available"] else {}
+            if not module.check_mode and after != original["values"]:
+                mismatches.append(f"{name}: wanted {summary(original['values'])}, reads {summary(after)}")
+            result.append(knob_record(original, state.get("applied", {}).get(name), summary(after)))
+        if mismatches:
+            module.fail_json(msg="restore incomplete, state file kept at " + state_file + ": "
+                                 + "; ".join(mismatches), knobs=result)
+        if release and not module.check_mode:
+            remove_state(state_file)
+    outcome = {"changed": changed or release, "knobs": result}
+    if not ours(state, params):
+        outcome["took_over"] = holder(state)
+    return outcome
 
 
-def restore(module: AnsibleModule) -> dict:
-    state_file = module.params["state_file"]
-    if not os.path.exists(state_file):
-        return {"changed": False, "knobs": [], "state_file_existed": False}
-    with open(state_file, encoding="utf-8") as handle:
-        state = json.load(handle)
+def release(module: AnsibleModule) -> dict:
+    params, state_file = module.params, module.params["state_file"]
+    with exclusive(state_file, module.check_mode):
+        state = load_state(state_file)
+        if state is None:
+            return {"changed": False, "knobs": []}
+        if not may_act(state, params):
+            return {"changed": False, "knobs": [], "held_by": holder(state)}
+        if not module.check_mode:
+            remove_state(state_file)
+    return {"changed": True, "knobs": []}
 
-    changed = False
-    result, mismatches = [], []
-    for name, original in state["knobs"].items():
-        wrote, errors = set_files(original["values"], module.check_mode)
-        changed = changed or wrote
-        mismatches += [f"{name} at {error}" for error in errors]
-        after = read_knob(name)["values"] if original["available"] else {}
-        if not module.check_mode and after != original["values"]:
-            mismatches.append(f"{name}: wanted {summary(original['values'])}, "
-                              f"reads {summary(after)}")
-        result.append(knob_record(original, state.get("applied", {}).get(name), summary(after)))
-    if mismatches:
-        module.fail_json(msg="restore incomplete, state file kept at " + state_file + ": "
-                             + "; ".join(mismatches), knobs=result)
-    if not module.check_mode:
-        os.remove(state_file)
-    return {"changed": changed or not module.check_mode, "knobs": result,
-            "state_file_existed": True, "restored_run_id": state.get("run_id", "")}
+
+def probe(module: AnsibleModule) -> dict:
+    state = load_state(module.params["state_file"])
+    outcome = {"changed": False, "knobs": [knob_record(read_knob(name)) for name in KNOB_FILES]}
+    if state is not None:
+        outcome["held_by"] = holder(state)
+    return outcome
 
 
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
-            "action": {"type": "str", "required": True, "choices": ["apply", "restore", "probe"]},
+            "action": {"type": "str", "required": True, "choices": ["apply", "restore", "release", "recover", "probe"]},
             "state_file": {"type": "path", "required": True},
             "knobs": {"type": "dict", "default": {}},
             "run_id": {"type": "str", "default": ""},
+            "owner": {"type": "dict"},
+            "takeover": {"type": "dict"},
         },
+        required_if=[("action", action, ["owner"]) for action in ("apply", "restore", "release", "recover")],
         supports_check_mode=True,
     )
-    action = module.params["action"]
-    if action == "probe":
-        module.exit_json(changed=False, state_file_existed=os.path.exists(module.params["state_file"]),
-                         knobs=[knob_record(read_knob(name)) for name in KNOB_FILES])
-    module.exit_json(**(apply(module) if action == "apply" else restore(module)))
+    actions = {"apply": apply, "restore": lambda m: restore(m, release=False), "release": release,
+               "recover": lambda m: restore(m, release=True), "probe": probe}
+    try:
+        module.exit_json(**actions[module.params["action"]](module))
+    except StateError as error:
+        module.fail_json(msg=str(error), knobs=[])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,104 @@
+"""The controller's side of fleetscope_knob: who holds a host, and whether that run is still alive.
+
+A run is an ansible-playbook process on a controller. The module's lock names it (`owner`): the
+controller's machine id and boot id, the process id and the process's start time, so a recycled pid
+is not mistaken for the run. Every call of the module carries this run's owner; when the host is held
+by another run (`held_by`), `apply` and `recover` ask whether that run is alive:
+
+  dead     same controller, and its process is gone (or the controller rebooted since): the lock is
+           taken over (apply keeps the dead run's originals and restores them at the end);
+  alive    same controller, and its process is still running: refused, naming it;
+  unknown  another controller (or a state file from an older fleetscope, with no owner): this one
+           cannot see its processes, so it is treated as alive; `break_lock: <its run id>` (the
+           variable tuning_break_lock of playbooks/restore.yml) says the operator knows it is over.
+
+`restore` and `release` only ever act on this run's own lock: a run refused in tune restores nothing.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import socket
+
+from ansible.plugins.action import ActionBase
+
+STAT = "/proc/{pid}/stat"
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii") as handle:
+            return handle.read().strip() or None
+    except OSError:
+        return None
+
+
+def process_start(pid) -> int | None:
+    """When process `pid` started (clock ticks after boot), None when there is no such process."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    stat = _read(STAT.format(pid=pid))
+    # the command name (field 2) may hold spaces and parentheses: fields after the last ')'
+    return int(stat.rsplit(")", 1)[1].split()[19]) if stat else None
+
+
+def run_owner() -> dict:
+    """This run: the ansible-playbook process (the parent of the worker running this plugin)."""
+    parent = multiprocessing.parent_process()
+    pid = parent.pid if parent is not None else os.getpid()
+    return {"controller": socket.gethostname(),
+            "controller_id": _read("/etc/machine-id") or socket.gethostname(),
+            "boot_id": _read("/proc/sys/kernel/random/boot_id"), "pid": pid, "pid_start": process_start(pid)}
+
+
+def holder_state(owner, me: dict) -> str:
+    """'alive', 'dead' or 'unknown' (see the module's docstring)."""
+    if not isinstance(owner, dict) or owner.get("controller_id") != me["controller_id"] or me["pid_start"] is None:
+        return "unknown"
+    if owner.get("boot_id") != me["boot_id"]:
+        return "dead"
+    return "alive" if process_start(owner.get("pid")) == owner.get("pid_start") else "dead"
+
+
+def describe(held_by: dict) -> str:
+    owner = held_by.get("owner")
+    if not owner:
+        return f"run {held_by['run_id']} (no owner recorded: a state file of an older fleetscope)"
+    return (f"run {held_by['run_id']} (ansible-playbook pid {owner['pid']} on controller {owner['controller']}, "
+            f"since {held_by.get('locked_at')})")
+
+
+def refusal(host: str, held_by: dict, verdict: str, state_file: str, action: str) -> str:
+    text = (f"{host} is in use by {describe(held_by)}: {state_file} is its lock and holds the original knob "
+            f"values. Nothing on {host} was changed.")
+    if verdict == "alive":
+        text += " That run is still running: wait for it to finish, or stop it (it puts the host back itself)."
+        if action == "recover":
+            text += " playbooks/restore.yml leaves the knobs and the scratch directory of a running run alone."
+        return text
+    controller = (held_by.get("owner") or {}).get("controller")
+    return (text + " This controller cannot tell whether that run still runs"
+            + (f" (it was started from {controller})" if controller else "")
+            + f". If it is over, put the host back with: ansible-playbook playbooks/restore.yml --limit {host} "
+            f"-e tuning_break_lock={held_by['run_id']}")
+
+
+class ActionModule(ActionBase):
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        args = dict(self._task.args)
+        break_lock = args.pop("break_lock", None)
+        me = run_owner()
+        args["owner"] = me
+        outcome = self._execute_module(module_name="fleetscope_knob", module_args=args, task_vars=task_vars)
+        held_by = outcome.get("held_by")
+        if outcome.get("failed") or not held_by or args["action"] not in ("apply", "recover"):
+            return {**result, **outcome}
+        verdict = holder_state(held_by.get("owner"), me)
+        if verdict == "dead" or (break_lock is not None and break_lock == held_by["run_id"]):
+            outcome = self._execute_module(module_name="fleetscope_knob", module_args={**args, "takeover": held_by},
+                                           task_vars=task_vars)
+            return {**result, **outcome}
+        return {**result, "failed": True, "changed": False, "knobs": [], "held_by": held_by, "holder_state": verdict,
+                "msg": refusal(task_vars["inventory_hostname"], held_by, verdict, args["state_file"], args["action"])}

@@ -1,0 +1,105 @@
+#!/usr/bin/python
+"""Create a run's scratch directory on a host: fresh, with a name nobody can predict, owned by the
+run's user with mode 0700, in a scratch root that no other user controls.
+
+Root builds and runs binaries in it, so no other user may be able to put anything there or swap it
+for a folder of theirs: every folder from / down to the scratch root must belong to root (or to the
+run's user) and be writable by nobody else unless it is sticky (like /var/tmp). A folder of this run
+id left by an earlier attempt of the same run (a host that dropped out, then a rerun) is removed when
+it is the run user's own; one of another user is left alone, named in a warning, and never used.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+
+DOCUMENTATION = r"""
+module: fleetscope_scratch
+short_description: Create a run's fresh, private scratch directory under a scratch root only root controls
+options:
+  root:
+    description: The scratch root (fleet_scratch_root).
+    type: path
+    required: true
+  run_id:
+    description: The run id; the directory is <root>/fleetscope-<run_id>-<random>.
+    type: str
+    required: true
+"""
+
+RETURN = r"""
+path:
+  description: The new scratch directory.
+  type: str
+  returned: success
+removed:
+  description: Folders of an earlier attempt of this run that were removed.
+  type: list
+  returned: success
+"""
+
+
+class Unsafe(Exception):
+    """A scratch root another user could tamper with."""
+
+
+def safe_root(root: str) -> str:
+    """The scratch root's real path, once every folder from / down to it is checked."""
+    real = os.path.realpath(root)
+    me = os.geteuid()
+    folder = "/"
+    for part in [""] + real.strip("/").split("/"):
+        folder = os.path.join(folder, part)
+        info = os.lstat(folder)
+        if not stat.S_ISDIR(info.st_mode):
+            raise Unsafe(f"{folder} is not a folder")
+        if info.st_uid not in (0, me):
+            raise Unsafe(f"{folder} belongs to uid {info.st_uid}")
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not info.st_mode & stat.S_ISVTX:
+            raise Unsafe(f"{folder} can be written by other users (mode {stat.S_IMODE(info.st_mode):04o}, not sticky)")
+    return real
+
+
+def create(root: str, run_id: str) -> dict:
+    real = safe_root(root)
+    prefix = f"fleetscope-{run_id}"
+    removed, foreign = [], []
+    for name in sorted(os.listdir(real)):
+        if name != prefix and not name.startswith(prefix + "-"):
+            continue
+        path = os.path.join(real, name)
+        info = os.lstat(path)
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid():
+            shutil.rmtree(path)
+            removed.append(path)
+        else:
+            foreign.append(f"{path} (uid {info.st_uid}, mode {stat.S_IMODE(info.st_mode):04o})")
+    path = tempfile.mkdtemp(prefix=prefix + "-", dir=real)
+    return {"path": path, "removed": removed, "foreign": foreign}
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec={"root": {"type": "path", "required": True},
+                                          "run_id": {"type": "str", "required": True}})
+    try:
+        created = create(module.params["root"], module.params["run_id"])
+    except Unsafe as error:
+        module.fail_json(msg=f"fleet_scratch_root={module.params['root']}: {error}: another user could put files "
+                             "in the run's scratch directory or swap it for one of theirs, and root builds and "
+                             "runs binaries there. Choose a scratch root that only root controls (the default "
+                             "is /var/tmp).")
+    except OSError as error:
+        module.fail_json(msg=f"fleet_scratch_root={module.params['root']}: cannot create the run's scratch directory: {error}")
+    for leftover in created.pop("foreign"):
+        module.warn(f"{leftover} is named like this run's scratch directory but is not the run's own: "
+                    "left alone and not used")
+    module.exit_json(changed=True, **created)
+
+
+if __name__ == "__main__":
+    main()

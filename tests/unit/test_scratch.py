@@ -1,0 +1,77 @@
+"""The run's scratch directory (roles/tuning/library/fleetscope_scratch.py): fresh, private and
+unpredictable for every run; a scratch root another user controls is refused; a folder named like
+the run's but not its own is never used."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("fleetscope_scratch", PROJECT / "roles/tuning/library/fleetscope_scratch.py")
+scratch = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(scratch)
+
+RUN_A, RUN_B = "20261122T034500Z-aaaaaa", "20261122T050000Z-bbbbbb"
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+
+
+def test_a_scratch_directory_is_fresh_private_and_unpredictable(tmp_path):
+    created = [scratch.create(str(tmp_path), RUN_A)["path"] for _ in range(2)]
+    first, second = (Path(path) for path in created)
+    assert not first.exists(), "the second attempt of the run removed the first's own leftover"
+    assert second.parent == tmp_path and second.name.startswith(f"fleetscope-{RUN_A}-")
+    assert len(second.name) > len(f"fleetscope-{RUN_A}-") + 5
+    info = second.stat()
+    assert stat.S_IMODE(info.st_mode) == 0o700 and info.st_uid == os.geteuid()
+
+
+@needs_root
+def test_a_folder_named_like_the_run_s_but_not_its_own_is_never_used(tmp_path):
+    squatted = tmp_path / f"fleetscope-{RUN_A}" / "kernels"
+    squatted.mkdir(parents=True)
+    for path in (squatted, squatted.parent):
+        os.chown(path, 65534, 65534)
+        path.chmod(0o777)
+    created = scratch.create(str(tmp_path), RUN_A)
+    assert created["foreign"] == [f"{squatted.parent} (uid 65534, mode 0777)"]
+    assert Path(created["path"]) != squatted.parent and list(squatted.iterdir()) == []
+    other_run = tmp_path / f"fleetscope-{RUN_B}-keep"
+    other_run.mkdir()
+    scratch.create(str(tmp_path), RUN_A)
+    assert other_run.exists(), "another run's scratch directory is not this run's to remove"
+
+
+@needs_root
+@pytest.mark.parametrize("layout, problem", [
+    ("owned", "belongs to uid 65534"),
+    ("group-writable", "can be written by other users (mode 0775, not sticky)"),
+    ("link to owned", "belongs to uid 65534"),
+])
+def test_a_scratch_root_another_user_controls_is_refused(tmp_path, layout, problem):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    if layout == "group-writable":
+        theirs.chmod(0o775)
+    else:
+        os.chown(theirs, 65534, 65534)
+    root = theirs
+    if layout == "link to owned":
+        root = tmp_path / "scratch"
+        root.symlink_to(theirs)
+    with pytest.raises(scratch.Unsafe) as unsafe:
+        scratch.create(str(root), RUN_A)
+    assert str(unsafe.value) == f"{theirs} {problem}"
+    assert list(theirs.iterdir()) == []
+
+
+def test_a_sticky_world_writable_root_like_var_tmp_is_accepted(tmp_path):
+    sticky = tmp_path / "tmp"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    assert Path(scratch.create(str(sticky), RUN_A)["path"]).parent == sticky
