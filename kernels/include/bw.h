@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "buffers.h"
+#include "sampler.h"
 
 enum bw_op { BW_OP_READ, BW_OP_WRITE, BW_OP_COPY, BW_OP_TRIAD, BW_OP_MIX };
 enum bw_store { BW_STORE_NONE, BW_STORE_REGULAR, BW_STORE_NT };
@@ -123,7 +124,8 @@ uint64_t bw_count_changed_lines(const struct bw_request *request, const struct b
  * buffer of its own, prepared and first-touched by itself; one warm-up pass,
  * then passes calibrated so that a sample lasts at least min_sample_ns, run
  * between two barriers (every thread starts together; the sample ends when
- * the last one finishes). samples[i] = GB/s of all threads together. */
+ * the last one finishes), as many as run asks for (begun by the caller, its
+ * series the samples). samples[i] = GB/s of all threads together. */
 struct bw_team_result {
 	uint64_t passes_per_sample;
 	uint64_t huge_bytes_granted;   /* all threads */
@@ -135,7 +137,7 @@ struct bw_team_result {
 };
 
 int bw_team_measure(const struct bw_request *request, size_t threads, const int *cpus,
-		    double min_sample_ns, double *samples, size_t sample_count,
-		    struct bw_team_result *result, char *error, size_t error_size);
+		    double min_sample_ns, struct sampler_run *run, struct bw_team_result *result,
+		    char *error, size_t error_size);
 
 #endif

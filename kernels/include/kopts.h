@@ -1,5 +1,5 @@
-/* The options every kernel shares (samples, timing, pinning, seed, order,
- * output, memory cap) and the one getopt loop that parses them beside a
+/* The options every kernel shares (samples, precision, timing, pinning, seed,
+ * order, output, memory cap) and the one getopt loop that parses them beside a
  * kernel's own options, so every kernel fails on bad arguments the same way:
  * exit 2, one line on stderr, nothing on stdout, nothing measured. */
 #ifndef FLEETSCOPE_KOPTS_H
@@ -12,7 +12,13 @@
 struct kopts {
 	const char *kernel;       /* name used in messages */
 	void (*help)(FILE *out);  /* the kernel's --help text */
-	uint64_t samples;         /* samples per point, every one kept */
+	uint64_t samples;         /* samples per point (the minimum with target_rel), every one kept */
+	double target_rel;        /* --target-ci: sample until the median's CI95 half-width is at
+				     most this share of the median; 0: exactly `samples` */
+	double max_point_s;       /* --max-point-seconds: a point's sampling time cap (target_rel) */
+	unsigned attempt;         /* --attempt: 1, or 2 for a re-queued point (never re-queued again) */
+	int test_drift;           /* --test-drift (tests only): every point counts as drifting */
+	int have_max_point_s;
 	double min_sample_ms;     /* calibrated minimum time of one sample */
 	int cpu;                  /* -1: not pinned */
 	uint64_t seed;

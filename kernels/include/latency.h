@@ -14,6 +14,7 @@
 #include "canary.h"
 #include "kopts.h"
 #include "record.h"
+#include "sampler.h"
 
 #define LATENCY_MAX_CHAINS 16
 
@@ -38,7 +39,9 @@ struct latency_request {
 };
 
 struct latency_point {
-	double *samples; /* the caller's array of opts->samples entries: ns per access */
+	double *samples; /* the caller's array of sampler_capacity(opts) entries: ns per access */
+	unsigned attempt; /* 1, or 2 for a re-queued point */
+	struct sampler_run run; /* how many samples were taken and why it stopped */
 	uint64_t slots;  /* chain slots (lines touched) */
 	uint64_t huge_bytes_granted;
 	uint64_t accesses_per_sample;
@@ -47,7 +50,7 @@ struct latency_point {
 	/* Optional (NULL: none): called right before (after = 0) and right
 	 * after (after = 1) the timed run of each kept sample, not around the
 	 * calibration runs; loaded_latency reads its load threads' counters
-	 * there to get the bandwidth during each sample. */
+	 * there to get the bandwidth during each sample (index < capacity). */
 	void (*around_sample)(void *context, size_t index, int after);
 	void *around_context;
 };
@@ -77,8 +80,9 @@ struct latency_buffer {
 void latency_prepare(const struct kopts *opts, const struct latency_request *request,
 		     struct latency_buffer *prepared);
 
-/* Times the samples of one point over a prepared buffer: request->chains
- * cursors start at evenly spaced checkpoints. */
+/* Times the samples of one point over a prepared buffer (as many as the
+ * sampler asks for): request->chains cursors start at evenly spaced
+ * checkpoints. */
 void latency_sample(const struct kopts *opts, const struct latency_request *request,
 		    const struct latency_buffer *prepared, struct canary *canary,
 		    struct latency_point *point);
@@ -95,38 +99,44 @@ void latency_measure(const struct kopts *opts, const struct latency_request *req
 void latency_params(struct record *record, const struct latency_request *request,
 		    const struct latency_point *point);
 
-/* Writes the whole record of a point: the shared params, extra params from
- * add_params (may be NULL), the samples and the clock context; plus one
- * progress line "<kernel>: <n>/<total> ..." on stderr. */
+/* Writes the whole record of the sweep's current point: the shared params,
+ * extra params from add_params (may be NULL), the samples, their precision
+ * and the clock context; one progress line "<kernel>: <n>/<total> ..." on
+ * stderr; then re-queues the point if its sampling asks (sampler_sweep_done). */
 void latency_write(struct record *record, const struct kopts *opts,
 		   const struct latency_request *request, const struct latency_point *point,
-		   double core_clock_ghz, size_t order_index, size_t total,
+		   double core_clock_ghz, struct sampler_sweep *sweep,
 		   void (*add_params)(struct json *json, const void *context), const void *context);
 
 /* What every latency kernel sets up once: pinning, the canary, the measured
- * core clock, the output and the samples array. */
+ * core clock, the output, the samples array and the measuring order. */
 struct latency_session {
 	const struct kopts *opts;
 	struct canary canary;
 	struct record record;
 	double core_clock_ghz;
 	struct latency_point point;
+	struct sampler_sweep sweep; /* sweep.point: the plan index to measure next */
 };
 
 /* Pins (--cpu), builds the canary, measures the core clock, opens the
- * output and prints a banner naming points. Exits 1 on failure. */
+ * output, plans the order of points and prints a banner naming them.
+ * Exits 1 on failure. */
 void latency_session_open(struct latency_session *session, const struct kopts *opts,
 			  size_t points);
 
-/* Measures and writes one point (see latency_write). */
+/* Moves to the next point of the sweep (session->sweep.point); 0 when all
+ * are measured, re-queued ones included. */
+int latency_session_next(struct latency_session *session);
+
+/* Measures and writes the current point (see latency_write). */
 void latency_session_point(struct latency_session *session, const struct latency_request *request,
-			   size_t order_index, size_t total,
 			   void (*add_params)(struct json *json, const void *context),
 			   const void *context);
 
 /* The same over a prepared buffer (see latency_prepare). */
 void latency_session_sample(struct latency_session *session, const struct latency_request *request,
-			    const struct latency_buffer *prepared, size_t order_index, size_t total,
+			    const struct latency_buffer *prepared,
 			    void (*add_params)(struct json *json, const void *context),
 			    const void *context);
 

@@ -14,6 +14,7 @@
 
 #include "json.h"
 #include "kopts.h"
+#include "sampler.h"
 #include "stats.h"
 
 #define RECORD_SCHEMA_VERSION 1
@@ -36,6 +37,16 @@ void record_begin(struct record *record, const char *metric, const char *unit);
 /* Closes params, writes the samples and their summary (also left in
  * record->summary) and opens the context object. */
 void record_samples(struct record *record, const double *samples, size_t count);
+
+/* context.precision of a point sampled by run (call right after
+ * record_samples, whose summary it uses; samples are this record's series):
+ * {target_rel (null: fixed count), achieved_rel (the median's CI95
+ * half-width / median; null when the median is 0), samples, stop (fixed,
+ * target, cap), cap_s (null without a target), sampling_s, trend_z and
+ * shift_rel (stats_trend), drift, attempt, requeued (this attempt stopped at
+ * its cap while the point drifted, so the point is measured again)} and
+ * drift_forced: true under --test-drift. */
+void record_precision(struct record *record, const struct sampler_run *run, const double *samples);
 
 /* The params every measuring kernel records last: cpu (null when not
  * pinned), accesses_per_sample and seed. */

@@ -17,4 +17,21 @@ struct summary {
  * Returns 0, or -1 when count is 0 or memory runs out. */
 int stats_summarize(const double *samples, size_t count, struct summary *out);
 
+/* The half-width of the median's CI95 relative to the median:
+ * (ci95_high - ci95_low) / 2 / |median|; infinity when the median is 0. */
+double stats_relative_half_width(const struct summary *summary);
+
+/* A trend across the samples in the order they were taken.
+ * z: Mann-Kendall's statistic S = sum over i < j of sign(x_j - x_i),
+ * normalised by its variance under "no trend" (n(n-1)(2n+5)/18) with the
+ * continuity correction; |z| > 1.96 rejects "no trend" at 5%, whatever the
+ * distribution. shift_rel: (median of the last third - median of the first
+ * third) / |median of all|, the size of the move (0 below 3 samples).
+ * Returns 0, or -1 when memory runs out. */
+struct trend {
+	double z;
+	double shift_rel;
+};
+int stats_trend(const double *samples, size_t count, struct trend *out);
+
 #endif

@@ -11,7 +11,9 @@
  * changes seen = migrations observed, a lower bound), and getrusage
  * (RUSAGE_THREAD) around each window counts its own voluntary and involuntary
  * context switches. Barrier waits fall outside the windows, so their sleeps
- * are not counted. */
+ * are not counted. Before each measured window one thread asks the sampler
+ * whether the team needs another (every thread's samples are a series of
+ * one sampler run: the team stops when all reach the target). */
 #ifndef FLEETSCOPE_TEAM_H
 #define FLEETSCOPE_TEAM_H
 
@@ -22,6 +24,7 @@
 #include "json.h"
 #include "kopts.h"
 #include "record.h"
+#include "sampler.h"
 
 enum work_kind { WORK_COMPUTE, WORK_MEMORY };
 
@@ -43,7 +46,8 @@ struct team_request {
 	enum work_kind kind;
 	size_t threads;
 	const int *cpus;        /* cpus[i] for thread i, or NULL: threads not pinned */
-	size_t windows;         /* measured windows, one sample each */
+	struct sampler_run *run; /* begun by the caller, its series the members' samples: one
+				    sample per measured window, as many windows as it asks for */
 	size_t warmup_windows;  /* run first, not kept */
 	double window_ns;
 	uint64_t buffer_bytes;  /* WORK_MEMORY: each thread's own buffer */
@@ -51,7 +55,7 @@ struct team_request {
 };
 
 struct team_member {
-	double *samples;        /* [windows], the caller's: throughput per window */
+	double *samples;        /* [sampler_capacity], the caller's: throughput per window */
 	uint64_t chunk_rounds;  /* rounds of the body between two clock reads */
 	uint64_t cpu_checks;    /* sched_getcpu() calls inside the windows */
 	uint64_t cpu_changes;   /* consecutive checks that differed: migrations seen */
@@ -75,11 +79,12 @@ int team_run(const struct team_request *request, struct team_member *members, ch
 void team_member_context(struct json *json, const struct team_member *member);
 
 /* Finishes one thread's record after the kernel's own params: window_ms,
- * buffer_bytes (memory body only), operation, seed, the samples, the member's
- * context, huge_bytes_granted (memory body), wall_s and order_index; then
- * ends the record with label. One writer for affinity and smt. */
+ * buffer_bytes (memory body only), operation, seed, the samples and their
+ * precision (run), the member's context, huge_bytes_granted (memory body),
+ * wall_s and order_index; then ends the record with label. One writer for
+ * affinity and smt. */
 void team_member_record(struct record *record, const struct team_member *member, enum work_kind kind,
-			const struct kopts *common, uint64_t buffer_bytes, double wall_s,
-			uint64_t order_index, const char *label);
+			const struct kopts *common, const struct sampler_run *run, uint64_t buffer_bytes,
+			double wall_s, uint64_t order_index, const char *label);
 
 #endif

@@ -499,8 +499,7 @@ static uint64_t team_round(struct team *team, uint64_t passes)
 }
 
 int bw_team_measure(const struct bw_request *request, size_t threads, const int *cpus, double min_sample_ns,
-		    double *samples, size_t sample_count, struct bw_team_result *result, char *error,
-		    size_t error_size)
+		    struct sampler_run *run, struct bw_team_result *result, char *error, size_t error_size)
 {
 	struct team team = {.request = request};
 	struct worker *workers = calloc(threads, sizeof(*workers));
@@ -545,8 +544,8 @@ int bw_team_measure(const struct bw_request *request, size_t threads, const int 
 			passes *= grow > 16 ? 16 : grow < 2 ? 2 : grow;
 		}
 		bytes = (double)threads * (double)passes * (double)workers[0].buffer.lines_per_pass * BW_LINE;
-		for (size_t s = 0; s < sample_count; s++)
-			samples[s] = bytes / (double)team_round(&team, passes);
+		for (; sampler_more(run); run->count++)
+			run->series[0][run->count] = bytes / (double)team_round(&team, passes);
 		result->passes_per_sample = passes;
 		result->lines_per_pass = workers[0].buffer.lines_per_pass;
 		result->lines_read_per_pass = workers[0].buffer.lines_read_per_pass;

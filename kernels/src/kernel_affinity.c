@@ -170,8 +170,8 @@ static void plan_cores(struct core_plan *plan)
 
 static void write_thread(struct record *record, const struct affinity_options *options, int placement,
 			 enum work_kind kind, uint64_t repeat, size_t thread, int cpu,
-			 const struct core_plan *plan, const struct team_member *member, double wall_s,
-			 size_t order_index)
+			 const struct core_plan *plan, const struct team_member *member,
+			 const struct sampler_run *run, double wall_s, size_t order_index)
 {
 	struct json *json = &record->json;
 	char label[96];
@@ -196,7 +196,8 @@ static void write_thread(struct record *record, const struct affinity_options *o
 	json_string(json, plan->rule);
 	snprintf(label, sizeof(label), "%s %s repeat %" PRIu64 " thread %zu%s", placement_names[placement],
 		 work_kind_name(kind), repeat, thread, cpu < 0 ? "" : " (pinned)");
-	team_member_record(record, member, kind, &options->common, options->buffer_bytes, wall_s, order_index, label);
+	team_member_record(record, member, kind, &options->common, run, options->buffer_bytes, wall_s, order_index,
+			   label);
 }
 
 static int affinity_run(int argc, char **argv)
@@ -221,7 +222,10 @@ static int affinity_run(int argc, char **argv)
 	struct team_member *members;
 	struct core_plan plan;
 	struct record record;
-	size_t points, *order;
+	struct sampler_sweep sweep;
+	struct sampler_run run;
+	double **series;
+	size_t points;
 	int uses_memory = 0, uses_pinned = 0;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, affinity_help);
@@ -254,12 +258,12 @@ static int affinity_run(int argc, char **argv)
 	}
 
 	points = options.placement_count * options.workload_count * options.repeats;
-	order = kopts_order(opts, points);
 	members = calloc(options.threads, sizeof(*members));
-	if (!members)
+	series = calloc(options.threads, sizeof(*series));
+	if (!members || !series)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory planning the run");
 	for (size_t t = 0; t < options.threads; t++) {
-		members[t].samples = calloc(opts->samples, sizeof(double));
+		members[t].samples = series[t] = calloc(sampler_capacity(opts), sizeof(double));
 		if (!members[t].samples)
 			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory planning the run");
 	}
@@ -267,8 +271,9 @@ static int affinity_run(int argc, char **argv)
 	fprintf(stderr, "%s: %" PRIu64 " threads, %zu points (placement x workload x repeat), %zu physical cores of %zu allowed CPUs, seed %" PRIu64 "\n",
 		KERNEL, options.threads, points, plan.count, plan.allowed, opts->seed);
 
-	for (size_t i = 0; i < points; i++) {
-		size_t index = order[i];
+	sampler_sweep_open(&sweep, opts, points);
+	while (sampler_sweep_next(&sweep)) {
+		size_t index = sweep.point;
 		int placement = options.placements[index % options.placement_count];
 		enum work_kind kind = options.workloads[(index / options.placement_count) % options.workload_count];
 		uint64_t repeat = index / (options.placement_count * options.workload_count);
@@ -276,39 +281,46 @@ static int affinity_run(int argc, char **argv)
 			.kind = kind,
 			.threads = options.threads,
 			.cpus = placement == PLACEMENT_PINNED ? plan.cpus : NULL,
-			.windows = opts->samples,
+			.run = &run,
 			.warmup_windows = WARMUP_WINDOWS,
 			.window_ns = opts->min_sample_ms * 1e6,
 			.buffer_bytes = options.buffer_bytes,
 			.seed = opts->seed ^ (UINT64_C(0x9e3779b97f4a7c15) * (index + 1)),
 		};
 		uint64_t started = timer_now_ns();
-		char error[256];
+		char error[256], label[64];
 		double wall_s, total = 0.0;
 		long involuntary = 0;
 		uint64_t migrations = 0;
 
+		sampler_begin(&run, opts, sweep.attempt, series, options.threads);
 		if (team_run(&request, members, error, sizeof(error)) != 0)
 			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "%s %s: %s", placement_names[placement], work_kind_name(kind),
 				 error);
 		wall_s = (double)(timer_now_ns() - started) / 1e9;
 		for (size_t t = 0; t < options.threads; t++) {
 			write_thread(&record, &options, placement, kind, repeat, t,
-				     placement == PLACEMENT_PINNED ? plan.cpus[t] : -1, &plan, &members[t], wall_s, i);
+				     placement == PLACEMENT_PINNED ? plan.cpus[t] : -1, &plan, &members[t], &run, wall_s,
+				     sweep.position);
 			total += record.summary.median;
 			migrations += members[t].cpu_changes;
 			involuntary += members[t].involuntary_switches;
 		}
-		fprintf(stderr, "%s: %zu/%zu %s %s repeat %" PRIu64 ": %.4g %s in total (sum of thread medians), %" PRIu64 " migrations observed, %ld involuntary switches\n",
-			KERNEL, i + 1, points, placement_names[placement], work_kind_name(kind), repeat, total,
-			work_kind_unit(kind), migrations, involuntary);
+		fprintf(stderr, "%s: %zu/%zu %s %s repeat %" PRIu64 ": %.4g %s in total (sum of thread medians), %" PRIu64 " migrations observed, %ld involuntary switches, %zu windows, %s\n",
+			KERNEL, sweep.position + 1, sweep.length, placement_names[placement], work_kind_name(kind),
+			repeat, total, work_kind_unit(kind), migrations, involuntary, run.count,
+			sampler_stop_name(run.stop));
+		snprintf(label, sizeof(label), "%s %s repeat %" PRIu64, placement_names[placement], work_kind_name(kind),
+			 repeat);
+		sampler_sweep_done(&sweep, &run, label);
 	}
 
+	sampler_sweep_close(&sweep);
 	record_close(&record);
 	for (size_t t = 0; t < options.threads; t++)
 		free(members[t].samples);
 	free(members);
-	free(order);
+	free(series);
 	free(plan.cpus);
 	return CLI_EXIT_OK;
 }

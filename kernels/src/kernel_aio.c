@@ -36,6 +36,7 @@
 #include "record.h"
 #include "registry.h"
 #include "rng.h"
+#include "sampler.h"
 #include "sizes.h"
 #include "timer.h"
 #include "uring.h"
@@ -91,15 +92,22 @@ struct target {
 
 /* One point's run of one engine at one depth. Completions are placed in
  * windows by their time; those in the warm-up window are not kept, those
- * after the end are not counted, and nothing is submitted after the end. */
+ * after the end are not counted, and nothing is submitted after the end.
+ * The end is decided as the run goes: the first completion in a window not
+ * yet allowed asks the sampler (the windows before it are over); when it
+ * needs no more samples, the end moves to the start of that window. */
 struct io_run {
 	const struct target *target;
 	uint64_t block_size;
 	int sequential;
 	unsigned depth;
-	uint64_t start_ns, end_ns;
+	uint64_t start_ns;
+	_Atomic uint64_t end_ns;
 	double window_ns;
-	size_t windows; /* warm-up included */
+	size_t windows; /* warm-up included: the most the sampler can allow */
+	_Atomic size_t allowed; /* windows the sampler allowed so far (warm-up included) */
+	int stopped;            /* the sampler has decided the end (under lock) */
+	struct sampler_run *sampling; /* its series: MB/s per measured window */
 	_Atomic uint64_t *window_ios;
 	_Atomic uint64_t cursor; /* sequential: next block */
 	_Atomic int failed;
@@ -561,17 +569,57 @@ static uint64_t next_offset(struct io_run *run, struct rng *rng)
 	return block * run->block_size;
 }
 
+/* MB/s of measured window i (bytes per ns = GB/s; x 1000 = MB/s). */
+static double window_mb_s(const struct io_run *run, size_t i)
+{
+	return (double)atomic_load(&run->window_ios[WARMUP_WINDOWS + i]) * (double)run->block_size /
+	       run->window_ns * 1000.0;
+}
+
+static void start_clock(struct io_run *run)
+{
+	run->start_ns = timer_now_ns();
+	atomic_store(&run->end_ns, run->start_ns + (uint64_t)(run->window_ns * (double)run->windows));
+}
+
+/* The first completion in a window beyond those allowed: every window
+ * before it is over, so the sampler decides on them, one at a time. */
+static void decide(struct io_run *run, size_t window)
+{
+	pthread_mutex_lock(&run->lock);
+	while (!run->stopped && atomic_load(&run->allowed) <= window) {
+		size_t allowed = atomic_load(&run->allowed);
+		struct sampler_run *sampling = run->sampling;
+
+		sampling->count = allowed - WARMUP_WINDOWS;
+		for (size_t i = 0; i < sampling->count; i++)
+			sampling->series[0][i] = window_mb_s(run, i);
+		if (!sampler_more(sampling)) {
+			atomic_store(&run->end_ns, run->start_ns + (uint64_t)(run->window_ns * (double)allowed));
+			run->stopped = 1;
+			break;
+		}
+		atomic_store(&run->allowed, allowed + 1);
+	}
+	pthread_mutex_unlock(&run->lock);
+}
+
 /* A completion at now that took latency ns. Returns 0 when the run is over
  * (nothing more may be submitted). */
 static int complete(struct io_run *run, struct latencies *latencies, uint64_t now, uint64_t latency)
 {
 	size_t window;
 
-	if (now >= run->end_ns)
+	if (now >= atomic_load(&run->end_ns))
 		return 0;
 	window = (size_t)((double)(now - run->start_ns) / run->window_ns);
 	if (window >= run->windows)
 		window = run->windows - 1;
+	if (window >= atomic_load(&run->allowed)) {
+		decide(run, window);
+		if (now >= atomic_load(&run->end_ns))
+			return 0;
+	}
 	atomic_fetch_add_explicit(&run->window_ios[window], 1, memory_order_relaxed);
 	if (window >= WARMUP_WINDOWS)
 		latencies_add(latencies, latency);
@@ -610,7 +658,7 @@ static void *blocking_main(void *argument)
 		uint64_t offset = next_offset(run, &rng), submitted = timer_now_ns(), done;
 		ssize_t got;
 
-		if (submitted >= run->end_ns)
+		if (submitted >= atomic_load(&run->end_ns))
 			break;
 		got = pread(run->target->fd, buffer, run->block_size, (off_t)offset);
 		done = timer_now_ns();
@@ -644,8 +692,7 @@ static void run_blocking(struct io_run *run, struct latencies *all)
 		if (error)
 			break;
 	}
-	run->start_ns = timer_now_ns();
-	run->end_ns = run->start_ns + (uint64_t)(run->window_ns * (double)run->windows);
+	start_clock(run);
 	pthread_mutex_lock(&gate.lock);
 	gate.state = error ? -1 : 1;
 	pthread_cond_broadcast(&gate.opened);
@@ -682,8 +729,7 @@ static void run_posix_aio(struct io_run *run, struct latencies *latencies)
 	rng_seed(&rng, run->seed, AIO_RNG_STREAM + 2);
 	for (unsigned i = 0; i < run->depth; i++)
 		buffers[i] = aligned_buffer(run->block_size);
-	run->start_ns = timer_now_ns();
-	run->end_ns = run->start_ns + (uint64_t)(run->window_ns * (double)run->windows);
+	start_clock(run);
 	for (unsigned i = 0; i < run->depth; i++) {
 		memset(&blocks[i], 0, sizeof(blocks[i]));
 		blocks[i].aio_fildes = run->target->fd;
@@ -762,8 +808,7 @@ static void run_io_uring(struct io_run *run, struct latencies *latencies)
 		vectors[i].iov_base = aligned_buffer(run->block_size);
 		vectors[i].iov_len = run->block_size;
 	}
-	run->start_ns = timer_now_ns();
-	run->end_ns = run->start_ns + (uint64_t)(run->window_ns * (double)run->windows);
+	start_clock(run);
 	for (unsigned i = 0; i < run->depth; i++) {
 		submitted[i] = timer_now_ns();
 		uring_queue_read(&ring, run->target->fd, &vectors[i], next_offset(run, &rng), i);
@@ -915,10 +960,13 @@ static void put_resident(struct json *json, const char *key, int64_t bytes)
 }
 
 static void measure_point(struct record *record, const struct aio_options *options, const struct target *target,
-			  int engine, unsigned depth, size_t order_index, size_t points)
+			  int engine, unsigned depth, struct sampler_sweep *sweep)
 {
 	const struct kopts *opts = &options->common;
-	size_t windows = WARMUP_WINDOWS + opts->samples;
+	/* One window past the most the sampler can allow: a completion there
+	 * is what asks it to stop. */
+	size_t windows = WARMUP_WINDOWS + sampler_capacity(opts) + 1;
+	struct sampler_run sampling;
 	struct io_run run = {
 		.target = target,
 		.block_size = options->block_size,
@@ -926,7 +974,8 @@ static void measure_point(struct record *record, const struct aio_options *optio
 		.depth = depth,
 		.window_ns = opts->min_sample_ms * 1e6,
 		.windows = windows,
-		.seed = opts->seed ^ (UINT64_C(0x9e3779b97f4a7c15) * (order_index + 1)),
+		.sampling = &sampling,
+		.seed = opts->seed ^ (UINT64_C(0x9e3779b97f4a7c15) * (sweep->position + 1)),
 	};
 	struct latencies latencies = {0};
 	struct json *json = &record->json;
@@ -935,7 +984,7 @@ static void measure_point(struct record *record, const struct aio_options *optio
 	uint64_t started = timer_now_ns(), ios = 0;
 	unsigned widened = 0;
 	double p50_us = NAN, p99_us = NAN;
-	double *samples = calloc(opts->samples, sizeof(*samples));
+	double *samples = calloc(sampler_capacity(opts), sizeof(*samples));
 	char label[96];
 
 	run.window_ios = calloc(windows, sizeof(*run.window_ios));
@@ -951,6 +1000,9 @@ static void measure_point(struct record *record, const struct aio_options *optio
 	 * the window and measure the point again, up to MAX_WINDOW_MS; the
 	 * record carries the window that was used. */
 	for (;;) {
+		sampler_begin(&sampling, opts, sweep->attempt, &samples, 1);
+		atomic_init(&run.allowed, WARMUP_WINDOWS);
+		run.stopped = 0;
 		cache = drop_cache(target, options->sequential);
 		getrusage(RUSAGE_SELF, &before);
 		if (engine == ENGINE_BLOCKING)
@@ -963,29 +1015,29 @@ static void measure_point(struct record *record, const struct aio_options *optio
 		if (atomic_load(&run.failed))
 			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "%s at queue depth %u: %s", engine_names[engine], depth,
 				 run.error);
+		/* Runs that ended without a completion past the last allowed
+		 * window (a stall to the end) still get the sampler's verdict. */
+		decide(&run, windows - 1);
 		ios = 0;
-		for (size_t w = 0; w < opts->samples; w++)
+		for (size_t w = 0; w < sampling.count; w++)
 			ios += atomic_load(&run.window_ios[WARMUP_WINDOWS + w]);
 		if (ios > 0)
 			break;
 		if (run.window_ns * 2 > MAX_WINDOW_MS * 1e6)
 			cli_fail(CLI_EXIT_RUNTIME, KERNEL,
 				 "%s at queue depth %u completed no read in %zu windows of %g ms: is the device stalled?",
-				 engine_names[engine], depth, opts->samples, run.window_ns / 1e6);
+				 engine_names[engine], depth, sampling.count, run.window_ns / 1e6);
 		fprintf(stderr, "%s: %s queue depth %u completed no read in %zu windows of %g ms; measuring again with %g ms windows\n",
-			KERNEL, engine_names[engine], depth, opts->samples, run.window_ns / 1e6, run.window_ns * 2 / 1e6);
+			KERNEL, engine_names[engine], depth, sampling.count, run.window_ns / 1e6, run.window_ns * 2 / 1e6);
 		run.window_ns *= 2;
 		widened++;
 		for (size_t w = 0; w < windows; w++)
 			atomic_store(&run.window_ios[w], 0);
 		latencies.count = 0;
 	}
-	for (size_t w = 0; w < opts->samples; w++) {
-		uint64_t count = atomic_load(&run.window_ios[WARMUP_WINDOWS + w]);
-
-		/* bytes per ns = GB/s; x 1000 = MB/s */
-		samples[w] = (double)count * (double)options->block_size / run.window_ns * 1000.0;
-	}
+	/* Again, with the completions that landed after the sampler's look. */
+	for (size_t w = 0; w < sampling.count; w++)
+		samples[w] = window_mb_s(&run, w);
 
 	record_begin(record, "throughput", "MB/s");
 	json_key(json, "engine");
@@ -1023,11 +1075,12 @@ static void measure_point(struct record *record, const struct aio_options *optio
 	json_uint(json, widened);
 	json_key(json, "seed");
 	json_uint(json, opts->seed);
-	record_samples(record, samples, opts->samples);
+	record_samples(record, samples, sampling.count);
+	record_precision(record, &sampling, samples);
 	json_key(json, "ios");
 	json_uint(json, ios);
 	json_key(json, "iops");
-	json_double(json, (double)ios / (run.window_ns * (double)opts->samples / 1e9));
+	json_double(json, (double)ios / (run.window_ns * (double)sampling.count / 1e9));
 	write_latency_context(json, &latencies, &p50_us, &p99_us);
 	json_key(json, "voluntary_context_switches");
 	json_int(json, after.ru_nvcsw - before.ru_nvcsw);
@@ -1038,11 +1091,13 @@ static void measure_point(struct record *record, const struct aio_options *optio
 	json_key(json, "wall_s");
 	json_double(json, (double)(timer_now_ns() - started) / 1e9);
 	json_key(json, "order_index");
-	json_uint(json, order_index);
+	json_uint(json, sweep->position);
 	snprintf(label, sizeof(label), "%s qd %u", engine_names[engine], depth);
 	record_end(record, label);
-	fprintf(stderr, "%s: %zu/%zu %s queue depth %u: median %.4g MB/s, p50 %.4g us, p99 %.4g us (%" PRIu64 " reads)\n",
-		KERNEL, order_index + 1, points, engine_names[engine], depth, record->summary.median, p50_us, p99_us, ios);
+	fprintf(stderr, "%s: %zu/%zu %s queue depth %u: median %.4g MB/s, p50 %.4g us, p99 %.4g us (%" PRIu64 " reads), %zu windows, %s\n",
+		KERNEL, sweep->position + 1, sweep->length, engine_names[engine], depth, record->summary.median, p50_us,
+		p99_us, ios, sampling.count, sampler_stop_name(sampling.stop));
+	sampler_sweep_done(sweep, &sampling, label);
 	pthread_mutex_destroy(&run.lock);
 	free(run.window_ios);
 	free(latencies.values);
@@ -1073,7 +1128,8 @@ static int aio_run(int argc, char **argv)
 	const struct kopts *opts = &options.common;
 	struct target target;
 	struct record record;
-	size_t points, *order;
+	struct sampler_sweep sweep;
+	size_t points;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, aio_help);
 	kopts_parse(&options.common, argc, argv, "d:f:s:E:q:b:P:D:L", long_options, aio_option, &options);
@@ -1112,21 +1168,21 @@ static int aio_run(int argc, char **argv)
 	}
 
 	points = options.engine_count * options.depth_count;
-	order = kopts_order(opts, points);
+	sampler_sweep_open(&sweep, opts, points);
 	record_open(&record, opts);
 	open_target(&target, &options);
 	fprintf(stderr, "%s: %s, %" PRIu64 " bytes on %s (%s), %s; %zu points, seed %" PRIu64 "\n", KERNEL,
 		target.mode, target.bytes, target.filesystem, target.direct ? "O_DIRECT" : "buffered",
 		options.sequential ? "sequential" : "random", points, opts->seed);
-	for (size_t i = 0; i < points; i++) {
-		int engine = options.engines[order[i] / options.depth_count];
-		unsigned depth = (unsigned)options.depths[order[i] % options.depth_count];
+	while (sampler_sweep_next(&sweep)) {
+		int engine = options.engines[sweep.point / options.depth_count];
+		unsigned depth = (unsigned)options.depths[sweep.point % options.depth_count];
 
-		measure_point(&record, &options, &target, engine, depth, i, points);
+		measure_point(&record, &options, &target, engine, depth, &sweep);
 	}
+	sampler_sweep_close(&sweep);
 	close(target.fd);
 	record_close(&record);
-	free(order);
 	free(options.depths);
 	return CLI_EXIT_OK;
 }

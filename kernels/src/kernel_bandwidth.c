@@ -417,8 +417,8 @@ static void verify_point(const struct point *point, uint64_t *lines_read, uint64
 }
 
 static void write_record(struct record *record, const struct bandwidth_options *options, const struct point *point,
-			 const struct bw_team_result *result, const double *samples, double canary_before,
-			 double canary_after, double core_clock_ghz, double wall_s, size_t order_index,
+			 const struct bw_team_result *result, const struct sampler_run *run, double canary_before,
+			 double canary_after, double core_clock_ghz, double wall_s, struct sampler_sweep *sweep,
 			 const uint64_t *verified)
 {
 	const struct bw_request *r = &point->request;
@@ -473,7 +473,8 @@ static void write_record(struct record *record, const struct bandwidth_options *
 	json_key(json, "huge_bytes_granted");
 	json_uint(json, result->huge_bytes_granted);
 	record_run_params(record, result->passes_per_sample * result->lines_per_pass * point->threads);
-	record_samples(record, samples, options->common.samples);
+	record_samples(record, run->series[0], run->count);
+	record_precision(record, run, run->series[0]);
 	json_key(json, "passes_per_sample");
 	json_uint(json, result->passes_per_sample);
 	json_key(json, "write_allocate_bytes_per_pass");
@@ -484,7 +485,7 @@ static void write_record(struct record *record, const struct bandwidth_options *
 		json_key(json, "verified_lines_written");
 		json_uint(json, verified[1]);
 	}
-	record_clock_context(record, canary_before, canary_after, core_clock_ghz, wall_s, order_index);
+	record_clock_context(record, canary_before, canary_after, core_clock_ghz, wall_s, sweep->position);
 	size_format(result->working_set_bytes, size, sizeof(size));
 	if (r->op == BW_OP_MIX)
 		snprintf(label, sizeof(label), "mix %u:%u %s %s %" PRIu64 "B %s x%" PRIu64, r->read_lines,
@@ -495,7 +496,9 @@ static void write_record(struct record *record, const struct bandwidth_options *
 			 bw_store_name(r->store), bw_pattern_name(r->pattern), r->stride_bytes,
 			 r->software_prefetch ? " swpf" : "", size, point->threads);
 	record_end(record, label);
-	fprintf(stderr, "%s: %s: %.2f GB/s\n", KERNEL, label, record->summary.median);
+	fprintf(stderr, "%s: %zu/%zu %s: %.2f GB/s, %zu samples, %s\n", KERNEL, sweep->position + 1, sweep->length,
+		label, record->summary.median, run->count, sampler_stop_name(run->stop));
+	sampler_sweep_done(sweep, run, label);
 }
 
 static int bandwidth_run(int argc, char **argv)
@@ -537,7 +540,8 @@ static int bandwidth_run(int argc, char **argv)
 	struct record record;
 	struct canary canary;
 	struct point *points;
-	size_t count, *order;
+	struct sampler_sweep sweep;
+	size_t count;
 	double *samples, core_clock_ghz;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, bandwidth_help);
@@ -577,18 +581,19 @@ static int bandwidth_run(int argc, char **argv)
 		return CLI_EXIT_OK;
 	}
 	points = plan_points(&options, &count);
-	samples = calloc(options.common.samples, sizeof(*samples));
+	samples = calloc(sampler_capacity(&options.common), sizeof(*samples));
 	if (!samples || canary_init(&canary, options.common.seed) != 0)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory");
-	order = kopts_order(&options.common, count);
+	sampler_sweep_open(&sweep, &options.common, count);
 	core_clock_ghz = coreclock_measure_ghz();
 	record_open(&record, &options.common);
 	fprintf(stderr, "%s: %zu points, isa %s, CPU order", KERNEL, count, bw_isa_name(bw_isa_resolve(options.isa)));
 	for (size_t i = 0; i < options.cpu_count; i++)
 		fprintf(stderr, "%s%d", i ? "," : " ", options.cpus[i]);
 	fprintf(stderr, " (%zu physical cores first), seed %" PRIu64 "\n", options.cores, options.common.seed);
-	for (size_t i = 0; i < count; i++) {
-		const struct point *point = &points[order[i]];
+	while (sampler_sweep_next(&sweep)) {
+		const struct point *point = &points[sweep.point];
+		struct sampler_run run;
 		struct bw_team_result result;
 		uint64_t verified[2], started = timer_now_ns();
 		double before, after;
@@ -598,17 +603,17 @@ static int bandwidth_run(int argc, char **argv)
 		if (options.verify)
 			verify_point(point, &verified[0], &verified[1], &reads_checked);
 		before = canary_read_ns(&canary);
+		sampler_begin(&run, &options.common, sweep.attempt, &samples, 1);
 		if (bw_team_measure(&point->request, point->threads, options.cpus,
-				    options.common.min_sample_ms * 1e6, samples, options.common.samples, &result, error,
-				    sizeof(error)) != 0)
+				    options.common.min_sample_ms * 1e6, &run, &result, error, sizeof(error)) != 0)
 			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "%s", error);
 		after = canary_read_ns(&canary);
-		write_record(&record, &options, point, &result, samples, before, after, core_clock_ghz,
-			     (double)(timer_now_ns() - started) / 1e9, i, options.verify ? verified : NULL);
+		write_record(&record, &options, point, &result, &run, before, after, core_clock_ghz,
+			     (double)(timer_now_ns() - started) / 1e9, &sweep, options.verify ? verified : NULL);
 	}
+	sampler_sweep_close(&sweep);
 	record_close(&record);
 	canary_free(&canary);
-	free(order);
 	free(samples);
 	free(points);
 	free(options.sizes);

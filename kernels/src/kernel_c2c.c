@@ -77,6 +77,7 @@ struct pair_result {
 	uint64_t round_trips_per_sample;
 	double canary_before_ns, canary_after_ns;
 	double wall_s;
+	struct sampler_run run;
 };
 
 static void c2c_help(FILE *out)
@@ -351,7 +352,8 @@ static void wait_until_ready(pthread_t thread, struct responder *responder)
 /* One ordered pair: the canary before and after (no responder running),
  * warm-up, calibration, samples. Runs on the calling thread pinned to a. */
 static void measure_pair(const struct kopts *opts, struct canary *canary, int cpu_a, int cpu_b,
-			 double *core_clock_ghz, double *samples, struct pair_result *result)
+			 double *core_clock_ghz, double *const *samples, unsigned attempt,
+			 struct pair_result *result)
 {
 	uint64_t started = timer_now_ns(), warmed = 0;
 	struct responder responder = {.cpu = cpu_b};
@@ -373,8 +375,9 @@ static void measure_pair(const struct kopts *opts, struct canary *canary, int cp
 		warmed += time_round_trips(&initiator, WARMUP_ROUND_TRIPS);
 	result->round_trips_per_sample =
 		sampler_calibrate(time_round_trips, &initiator, opts->min_sample_ms * 1e6);
+	sampler_begin(&result->run, opts, attempt, samples, 1);
 	sampler_collect(time_round_trips, &initiator, result->round_trips_per_sample,
-			2.0 * (double)result->round_trips_per_sample, samples, opts->samples);
+			2.0 * (double)result->round_trips_per_sample, &result->run);
 	stop_responder(thread, responder.page, cpu_b);
 	unmap_shared_page(responder.page);
 
@@ -416,7 +419,7 @@ static const char *relation_name(const struct topology_cpu *a, const struct topo
 static void write_pair(struct record *record, const struct kopts *opts,
 		       const struct topology_cpu *a, const struct topology_cpu *b,
 		       const struct pair_result *result, const double *samples, double core_clock_ghz,
-		       size_t order_index, size_t total)
+		       struct sampler_sweep *sweep)
 {
 	struct json *json = &record->json;
 	char label[96];
@@ -441,14 +444,17 @@ static void write_pair(struct record *record, const struct kopts *opts,
 	json_string(json, "round_trip/2");
 	json_key(json, "seed");
 	json_uint(json, opts->seed);
-	record_samples(record, samples, opts->samples);
+	record_samples(record, samples, result->run.count);
+	record_precision(record, &result->run, samples);
 	record_clock_context(record, result->canary_before_ns, result->canary_after_ns,
-			     core_clock_ghz, result->wall_s, order_index);
+			     core_clock_ghz, result->wall_s, sweep->position);
 	snprintf(label, sizeof(label), "cpu %d -> %d (%s)", a->cpu, b->cpu, relation_name(a, b));
 	record_end(record, label);
-	fprintf(stderr, "%s: %zu/%zu cpu %d -> %d median=%.4g ns one-way (%.3g cycles) [%s]\n",
-		KERNEL, order_index + 1, total, a->cpu, b->cpu, record->summary.median,
-		record->summary.median * core_clock_ghz, relation_name(a, b));
+	fprintf(stderr, "%s: %zu/%zu cpu %d -> %d median=%.4g ns one-way (%.3g cycles), %zu samples, %s [%s]\n",
+		KERNEL, sweep->position + 1, sweep->length, a->cpu, b->cpu, record->summary.median,
+		record->summary.median * core_clock_ghz, result->run.count, sampler_stop_name(result->run.stop),
+		relation_name(a, b));
+	sampler_sweep_done(sweep, &result->run, label);
 }
 
 static int c2c_run(int argc, char **argv)
@@ -459,8 +465,9 @@ static int c2c_run(int argc, char **argv)
 	double *samples, *core_clock_ghz;
 	struct canary canary;
 	struct record record;
+	struct sampler_sweep sweep;
 	cpu_set_t original;
-	size_t n, pairs, *order;
+	size_t n, pairs;
 
 	parse_options(argc, argv, &options);
 	validate_options(&options);
@@ -468,13 +475,13 @@ static int c2c_run(int argc, char **argv)
 	pairs = n * (n - 1);
 	topology = calloc(n, sizeof(*topology));
 	core_clock_ghz = calloc(n, sizeof(*core_clock_ghz));
-	samples = malloc(opts->samples * sizeof(*samples));
+	samples = malloc(sampler_capacity(opts) * sizeof(*samples));
 	if (!topology || !core_clock_ghz || !samples)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory planning the run");
 	for (size_t i = 0; i < n; i++)
 		if (topology_read(options.cpus[i], &topology[i]) != 0)
 			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory reading the CPU topology");
-	order = kopts_order(opts, pairs);
+	sampler_sweep_open(&sweep, opts, pairs);
 	if (sched_getaffinity(0, sizeof(original), &original) != 0)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "cannot read this process's CPU affinity: %s",
 			 strerror(errno));
@@ -485,18 +492,19 @@ static int c2c_run(int argc, char **argv)
 			", samples are ns per one-way transfer (round trip / 2)\n",
 		KERNEL, n, pairs, opts->ordered ? "row-major" : "random", opts->seed);
 
-	for (size_t i = 0; i < pairs; i++) {
+	while (sampler_sweep_next(&sweep)) {
 		/* Row-major over ordered pairs without the diagonal. */
-		size_t row = order[i] / (n - 1), column = order[i] % (n - 1);
+		size_t row = sweep.point / (n - 1), column = sweep.point % (n - 1);
 		struct pair_result result;
 
 		if (column >= row)
 			column++;
 		measure_pair(opts, &canary, options.cpus[row], options.cpus[column],
-			     &core_clock_ghz[row], samples, &result);
+			     &core_clock_ghz[row], &samples, sweep.attempt, &result);
 		write_pair(&record, opts, &topology[row], &topology[column], &result, samples,
-			   core_clock_ghz[row], i, pairs);
+			   core_clock_ghz[row], &sweep);
 	}
+	sampler_sweep_close(&sweep);
 
 	sched_setaffinity(0, sizeof(original), &original);
 	record_close(&record);
@@ -506,7 +514,6 @@ static int c2c_run(int argc, char **argv)
 	free(topology);
 	free(core_clock_ghz);
 	free(samples);
-	free(order);
 	free(options.cpus);
 	return CLI_EXIT_OK;
 }

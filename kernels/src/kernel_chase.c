@@ -203,15 +203,13 @@ static int chase_run(int argc, char **argv)
 {
 	struct chase_options options;
 	struct latency_session session;
-	size_t *order;
 
 	parse_options(argc, argv, &options);
 	validate_options(&options);
-	order = kopts_order(&options.common, options.size_count);
 	latency_session_open(&session, &options.common, options.size_count);
-	for (size_t i = 0; i < options.size_count; i++) {
+	while (latency_session_next(&session)) {
 		struct latency_request request = {
-			.span_bytes = options.sizes[order[i]],
+			.span_bytes = options.sizes[session.sweep.point],
 			.stride_bytes = CHAIN_LINE_BYTES,
 			.order = CHAIN_ORDER_RANDOM,
 			.page_policy = options.page_policy,
@@ -219,10 +217,9 @@ static int chase_run(int argc, char **argv)
 			.chains = 1,
 		};
 
-		latency_session_point(&session, &request, i, options.size_count, NULL, NULL);
+		latency_session_point(&session, &request, NULL, NULL);
 	}
 	latency_session_close(&session);
-	free(order);
 	free(options.sizes);
 	return CLI_EXIT_OK;
 }

@@ -485,7 +485,7 @@ static void end_load(struct loaded_state *state)
 struct sample_window {
 	const struct loaded_state *state;
 	uint64_t lines_before, written_before, ns_before;
-	double *gb_s;               /* [samples] */
+	double *gb_s;               /* [sampler_capacity] */
 	uint64_t lines, written, ns; /* totals over the samples */
 };
 
@@ -522,10 +522,9 @@ struct point_params {
 	const char *isa;
 };
 
-static void write_record(struct record *record, const struct kopts *opts,
-			 const struct latency_request *request, const struct latency_point *point,
-			 const struct point_params *params, const struct sample_window *window,
-			 double core_clock_ghz, size_t order_index, size_t total)
+static void write_record(struct record *record, const struct latency_request *request,
+			 const struct latency_point *point, const struct point_params *params, const struct sample_window *window,
+			 double core_clock_ghz, struct sampler_sweep *sweep)
 {
 	struct json *json = &record->json;
 	const struct traffic *traffic = params->point->traffic < 0 ? NULL : &traffics[params->point->traffic];
@@ -571,26 +570,29 @@ static void write_record(struct record *record, const struct kopts *opts,
 	json_string(json, bw_store_name(traffic && traffic->write_lines ? params->options->store
 								 : BW_STORE_NONE));
 	latency_params(record, request, point);
-	record_samples(record, point->samples, opts->samples);
+	record_samples(record, point->samples, point->run.count);
+	record_precision(record, &point->run, point->samples);
 	json_key(json, "bandwidth_gb_s");
 	json_double(json, seconds > 0 ? (double)window->lines * 64.0 / 1e9 / seconds : 0.0);
 	json_key(json, "bandwidth_samples");
 	json_array_begin(json);
-	for (size_t i = 0; i < opts->samples; i++)
+	for (size_t i = 0; i < point->run.count; i++)
 		json_double(json, window->gb_s[i]);
 	json_array_end(json);
 	json_key(json, "write_gb_s");
 	json_double(json, seconds > 0 ? (double)window->written * 64.0 / 1e9 / seconds : 0.0);
 	record_clock_context(record, point->canary_before_ns, point->canary_after_ns, core_clock_ghz,
-			     point->wall_s, order_index);
+			     point->wall_s, sweep->position);
 	if (traffic)
 		snprintf(label, sizeof(label), "%s delay=%" PRIu64, traffic->name, params->point->delay);
 	else
 		snprintf(label, sizeof(label), "idle");
 	record_end(record, label);
-	fprintf(stderr, "%s: %zu/%zu %s: latency median %.4g ns, load %.3g GB/s\n", KERNEL,
-		order_index + 1, total, label, record->summary.median,
-		seconds > 0 ? (double)window->lines * 64.0 / 1e9 / seconds : 0.0);
+	fprintf(stderr, "%s: %zu/%zu %s: latency median %.4g ns, load %.3g GB/s, %zu samples, %s\n", KERNEL,
+		sweep->position + 1, sweep->length, label, record->summary.median,
+		seconds > 0 ? (double)window->lines * 64.0 / 1e9 / seconds : 0.0, point->run.count,
+		sampler_stop_name(point->run.stop));
+	sampler_sweep_done(sweep, &point->run, label);
 }
 
 /* The chase CPU and the load CPUs: given, or from the physical-first order;
@@ -686,9 +688,10 @@ static int loaded_run(int argc, char **argv)
 	struct loaded_point *points;
 	struct canary canary;
 	struct record record;
+	struct sampler_sweep sweep;
 	const char *isa;
 	double core_clock_ghz;
-	size_t count = 0, *order;
+	size_t count = 0, capacity;
 
 	kopts_init(opts, KERNEL, DEFAULT_EXPERIMENT, loaded_help);
 	kopts_parse(opts, argc, argv, "T:D:s:L:C:l:i:S:p:IN", long_options, loaded_option, &options);
@@ -744,8 +747,6 @@ static int loaded_run(int argc, char **argv)
 				points[count++] = (struct loaded_point){.traffic = options.traffic[t],
 									.delay = options.delays[d]};
 	}
-	order = kopts_order(opts, count);
-
 	memset(&state, 0, sizeof(state));
 	pthread_mutex_init(&state.lock, NULL);
 	pthread_cond_init(&state.wake, NULL);
@@ -755,8 +756,9 @@ static int loaded_run(int argc, char **argv)
 	state.thread_count = options.load_cpu_count;
 	state.threads = aligned_alloc(64, (state.thread_count ? state.thread_count : 1) * sizeof(*state.threads));
 	memset(&point, 0, sizeof(point));
-	point.samples = malloc(opts->samples * sizeof(*point.samples));
-	window.gb_s = malloc(opts->samples * sizeof(*window.gb_s));
+	capacity = sampler_capacity(opts);
+	point.samples = malloc(capacity * sizeof(*point.samples));
+	window.gb_s = malloc(capacity * sizeof(*window.gb_s));
 	if (!state.threads || !point.samples || !window.gb_s || canary_init(&canary, opts->seed) != 0)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory setting up");
 	memset(state.threads, 0, (state.thread_count ? state.thread_count : 1) * sizeof(*state.threads));
@@ -776,23 +778,26 @@ static int loaded_run(int argc, char **argv)
 
 	point.around_sample = around_sample;
 	point.around_context = &window;
-	for (size_t k = 0; k < count; k++) {
-		const struct loaded_point *p = &points[order[k]];
+	sampler_sweep_open(&sweep, opts, count);
+	while (sampler_sweep_next(&sweep)) {
+		const struct loaded_point *p = &points[sweep.point];
 		struct point_params params = {.options = &options, .state = &state, .point = p, .isa = isa};
 		struct loaded_state idle_state = {.thread_count = 0};
 		uint64_t started = timer_now_ns();
 
-		memset(window.gb_s, 0, opts->samples * sizeof(*window.gb_s));
+		memset(window.gb_s, 0, capacity * sizeof(*window.gb_s));
 		window.lines = window.written = window.ns = 0;
 		window.state = p->traffic < 0 ? &idle_state : &state;
 		if (p->traffic >= 0)
 			begin_load(&state, &traffics[p->traffic], p->delay);
+		point.attempt = sweep.attempt;
 		latency_sample(opts, &request, &prepared, &canary, &point);
 		if (p->traffic >= 0)
 			end_load(&state);
 		point.wall_s = (double)(timer_now_ns() - started) / 1e9;
-		write_record(&record, opts, &request, &point, &params, &window, core_clock_ghz, k, count);
+		write_record(&record, &request, &point, &params, &window, core_clock_ghz, &sweep);
 	}
+	sampler_sweep_close(&sweep);
 	stop_threads(&state);
 	record_close(&record);
 	latency_release(&prepared);
@@ -801,7 +806,6 @@ static int loaded_run(int argc, char **argv)
 	free(point.samples);
 	free(window.gb_s);
 	free(points);
-	free(order);
 	free(options.delays);
 	free(options.load_cpus);
 	return CLI_EXIT_OK;

@@ -106,7 +106,7 @@ static int mlp_run(int argc, char **argv)
 		.walk = LATENCY_WALK_READ,
 		.chains = 1,
 	};
-	size_t count, *order;
+	size_t count;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, mlp_help);
 	kopts_parse(&options.common, argc, argv, "s:k:R:p:", long_options, mlp_option, &options);
@@ -127,20 +127,18 @@ static int mlp_run(int argc, char **argv)
 	request.span_bytes = options.size;
 	request.page_policy = options.page_policy;
 	count = options.chain_count * options.repeats;
-	order = kopts_order(&options.common, count);
 	latency_session_open(&session, &options.common, count);
 	/* One buffer and one chain for every k: the points differ only in how
 	 * many cursors walk it. */
 	latency_prepare(&options.common, &request, &prepared);
-	for (size_t i = 0; i < count; i++) {
-		uint64_t repeat = order[i] / options.chain_count;
+	while (latency_session_next(&session)) {
+		uint64_t repeat = session.sweep.point / options.chain_count;
 
-		request.chains = (unsigned)options.chains[order[i] % options.chain_count];
-		latency_session_sample(&session, &request, &prepared, i, count, add_repeat, &repeat);
+		request.chains = (unsigned)options.chains[session.sweep.point % options.chain_count];
+		latency_session_sample(&session, &request, &prepared, add_repeat, &repeat);
 	}
 	latency_release(&prepared);
 	latency_session_close(&session);
-	free(order);
 	free(options.chains);
 	return CLI_EXIT_OK;
 }

@@ -143,7 +143,7 @@ static int pattern_stride_run(int argc, char **argv)
 		.pattern_count = 3,
 	};
 	struct latency_session session;
-	size_t count, *order;
+	size_t count;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, pattern_stride_help);
 	kopts_parse(&options.common, argc, argv, "f:P:S:p:", long_options, pattern_stride_option,
@@ -170,15 +170,15 @@ static int pattern_stride_run(int argc, char **argv)
 	}
 
 	count = options.pattern_count * options.stride_count;
-	order = kopts_order(&options.common, count);
 	latency_session_open(&session, &options.common, count);
-	for (size_t i = 0; i < count; i++) {
-		uint64_t stride = options.strides[order[i] % options.stride_count];
+	while (latency_session_next(&session)) {
+		size_t index = session.sweep.point;
+		uint64_t stride = options.strides[index % options.stride_count];
 		uint64_t lines = options.footprint / 64;
 		struct pattern_stride_point point = {0};
 		struct latency_request request = {
 			.stride_bytes = stride,
-			.order = options.patterns[order[i] / options.stride_count],
+			.order = options.patterns[index / options.stride_count],
 			.page_policy = options.page_policy,
 			.walk = LATENCY_WALK_READ,
 			.chains = 1,
@@ -190,10 +190,9 @@ static int pattern_stride_run(int argc, char **argv)
 		}
 		request.span_bytes = lines * stride;
 		point.footprint_bytes = lines * 64;
-		latency_session_point(&session, &request, i, count, add_params, &point);
+		latency_session_point(&session, &request, add_params, &point);
 	}
 	latency_session_close(&session);
-	free(order);
 	free(options.strides);
 	return CLI_EXIT_OK;
 }

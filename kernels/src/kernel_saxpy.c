@@ -227,9 +227,10 @@ static int saxpy_run(int argc, char **argv)
 	struct canary canary;
 	struct record record;
 	struct saxpy_pass pass;
+	struct sampler_sweep sweep;
+	struct sampler_run run;
 	uint64_t n, array_bytes, huge, total_passes = 0;
 	double core_clock_ghz, *samples;
-	size_t *order;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, saxpy_help);
 	kopts_parse(&options.common, argc, argv, "s:N:S:p:", long_options, saxpy_option, &options);
@@ -258,10 +259,10 @@ static int saxpy_run(int argc, char **argv)
 				 options.strides[k], n);
 	kopts_check_bytes(opts, 2 * array_bytes, "the two arrays");
 
-	samples = malloc(opts->samples * sizeof(*samples));
+	samples = malloc(sampler_capacity(opts) * sizeof(*samples));
 	if (!samples || canary_init(&canary, opts->seed) != 0)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory setting up");
-	order = kopts_order(opts, options.stride_count);
+	sampler_sweep_open(&sweep, opts, options.stride_count);
 	kopts_pin(opts);
 	core_clock_ghz = coreclock_measure_ghz();
 	map_array(&options, &xb, array_bytes, "x");
@@ -278,8 +279,8 @@ static int saxpy_run(int argc, char **argv)
 	pass.x = xb.data;
 	pass.y = yb.data;
 	pass.elements = n;
-	for (size_t k = 0; k < options.stride_count; k++) {
-		uint64_t started = timer_now_ns(), s = options.strides[order[k]], rounds, bad;
+	while (sampler_sweep_next(&sweep)) {
+		uint64_t started = timer_now_ns(), s = options.strides[sweep.point], rounds, bad;
 		uint64_t visits = 2 * line_visits_one_array(n, s);
 		double canary_before, canary_after, pass_ns, wall_s;
 		char label[64];
@@ -290,12 +291,13 @@ static int saxpy_run(int argc, char **argv)
 		pass.stride = s;
 		canary_before = canary_read_ns(&canary);
 		rounds = sampler_calibrate_from(time_passes, &pass, opts->min_sample_ms * 1e6, 1);
-		sampler_collect(time_passes, &pass, rounds, (double)(rounds * n), samples, opts->samples);
+		sampler_begin(&run, opts, sweep.attempt, &samples, 1);
+		sampler_collect(time_passes, &pass, rounds, (double)(rounds * n), &run);
 		canary_after = canary_read_ns(&canary);
 		/* Calibration ran passes too; count them all from y itself. */
 		total_passes = (uint64_t)(pass.y[0] / SCALE);
 		bad = check(pass.y, n, total_passes);
-		if (bad != n || total_passes < rounds * opts->samples)
+		if (bad != n || total_passes < rounds * run.count)
 			cli_fail(CLI_EXIT_SELF_CHECK, KERNEL,
 				 "self-check failed at stride %" PRIu64 ": y[%" PRIu64 "] = %.17g, expected %.17g (every element updated once per pass); report this",
 				 s, bad == n ? 0 : bad, bad == n ? pass.y[0] : pass.y[bad],
@@ -322,24 +324,26 @@ static int saxpy_run(int argc, char **argv)
 		json_key(&record.json, "huge_bytes_granted");
 		json_uint(&record.json, huge);
 		record_run_params(&record, rounds * n);
-		record_samples(&record, samples, opts->samples);
+		record_samples(&record, samples, run.count);
+		record_precision(&record, &run, samples);
 		pass_ns = record.summary.median * (double)n;
 		json_key(&record.json, "line_visits_per_pass");
 		json_uint(&record.json, visits);
 		json_key(&record.json, "effective_gb_s");
 		json_double(&record.json, (double)visits * LINE_BYTES / pass_ns);
-		record_clock_context(&record, canary_before, canary_after, core_clock_ghz, wall_s, k);
+		record_clock_context(&record, canary_before, canary_after, core_clock_ghz, wall_s, sweep.position);
 		snprintf(label, sizeof(label), "stride=%" PRIu64 " elements", s);
 		record_end(&record, label);
-		fprintf(stderr, "%s: %zu/%zu stride=%" PRIu64 " median=%.4g ns/update, %.3g GB/s of line visits\n",
-			KERNEL, k + 1, options.stride_count, s, record.summary.median,
-			(double)visits * LINE_BYTES / pass_ns);
+		fprintf(stderr, "%s: %zu/%zu stride=%" PRIu64 " median=%.4g ns/update, %.3g GB/s of line visits, %zu samples, %s\n",
+			KERNEL, sweep.position + 1, sweep.length, s, record.summary.median,
+			(double)visits * LINE_BYTES / pass_ns, run.count, sampler_stop_name(run.stop));
+		sampler_sweep_done(&sweep, &run, label);
 	}
+	sampler_sweep_close(&sweep);
 	record_close(&record);
 	buffer_free(&xb);
 	buffer_free(&yb);
 	canary_free(&canary);
-	free(order);
 	free(samples);
 	free(options.strides);
 	return CLI_EXIT_OK;

@@ -298,7 +298,8 @@ static void print_plan(const struct smt_plan *plan)
 
 static void write_thread(struct record *record, const struct smt_options *options, const struct smt_plan *plan,
 			 int placement, const int *cpus, size_t threads, enum work_kind kind, uint64_t repeat,
-			 size_t thread, const struct team_member *member, double wall_s, size_t order_index)
+			 size_t thread, const struct team_member *member, const struct sampler_run *run, double wall_s,
+			 size_t order_index)
 {
 	struct json *json = &record->json;
 	char label[96];
@@ -330,7 +331,8 @@ static void write_thread(struct record *record, const struct smt_options *option
 	json_uint(json, repeat);
 	snprintf(label, sizeof(label), "%s %s repeat %" PRIu64 " thread %zu cpu %d", placement_names[placement],
 		 work_kind_name(kind), repeat, thread, cpus[thread]);
-	team_member_record(record, member, kind, &options->common, options->buffer_bytes, wall_s, order_index, label);
+	team_member_record(record, member, kind, &options->common, run, options->buffer_bytes, wall_s, order_index,
+			   label);
 }
 
 static int smt_run(int argc, char **argv)
@@ -350,11 +352,14 @@ static int smt_run(int argc, char **argv)
 	};
 	const struct kopts *opts = &options.common;
 	struct team_member members[2];
+	double *series[2];
 	int placements[PLACEMENT_COUNT][2];
 	size_t placement_count;
 	struct smt_plan plan;
 	struct record record;
-	size_t points, *order;
+	struct sampler_sweep sweep;
+	struct sampler_run run;
+	size_t points;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, smt_help);
 	kopts_parse(&options.common, argc, argv, "w:R:B:L", long_options, smt_option, &options);
@@ -380,13 +385,12 @@ static int smt_run(int argc, char **argv)
 	placements[PLACEMENT_CORES][0] = plan.cpu;
 	placements[PLACEMENT_CORES][1] = plan.other_core_cpu;
 	for (int t = 0; t < 2; t++) {
-		members[t].samples = calloc(opts->samples, sizeof(double));
+		members[t].samples = series[t] = calloc(sampler_capacity(opts), sizeof(double));
 		if (!members[t].samples)
 			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory planning the run");
 	}
 	placement_count = plan.other_core_cpu >= 0 ? PLACEMENT_COUNT : PLACEMENT_CORES;
 	points = placement_count * options.workload_count * options.repeats;
-	order = kopts_order(opts, points);
 	record_open(&record, opts);
 	if (plan.other_core_cpu >= 0)
 		fprintf(stderr, "%s: CPU %d alone, with its SMT sibling %d, and beside CPU %d of another core; %zu points, seed %" PRIu64 "\n",
@@ -395,8 +399,9 @@ static int smt_run(int argc, char **argv)
 		fprintf(stderr, "%s: CPU %d alone and with its SMT sibling %d (%s); %zu points, seed %" PRIu64 "\n", KERNEL,
 			plan.cpu, plan.sibling_cpu, plan.note, points, opts->seed);
 
-	for (size_t i = 0; i < points; i++) {
-		size_t index = order[i];
+	sampler_sweep_open(&sweep, opts, points);
+	while (sampler_sweep_next(&sweep)) {
+		size_t index = sweep.point;
 		int placement = (int)(index % placement_count);
 		enum work_kind kind = options.workloads[(index / placement_count) % options.workload_count];
 		uint64_t repeat = index / (placement_count * options.workload_count);
@@ -405,7 +410,7 @@ static int smt_run(int argc, char **argv)
 			.kind = kind,
 			.threads = threads,
 			.cpus = placements[placement],
-			.windows = opts->samples,
+			.run = &run,
 			.warmup_windows = WARMUP_WINDOWS,
 			.window_ns = opts->min_sample_ms * 1e6,
 			.buffer_bytes = options.buffer_bytes,
@@ -413,24 +418,29 @@ static int smt_run(int argc, char **argv)
 		};
 		uint64_t started = timer_now_ns();
 		double wall_s, total = 0.0;
-		char error[256];
+		char error[256], label[64];
 
+		sampler_begin(&run, opts, sweep.attempt, series, threads);
 		if (team_run(&request, members, error, sizeof(error)) != 0)
 			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "%s %s: %s", placement_names[placement], work_kind_name(kind),
 				 error);
 		wall_s = (double)(timer_now_ns() - started) / 1e9;
 		for (size_t t = 0; t < threads; t++) {
 			write_thread(&record, &options, &plan, placement, placements[placement], threads, kind, repeat, t,
-				     &members[t], wall_s, i);
+				     &members[t], &run, wall_s, sweep.position);
 			total += record.summary.median;
 		}
-		fprintf(stderr, "%s: %zu/%zu %s %s repeat %" PRIu64 ": %.4g %s in total\n", KERNEL, i + 1, points,
-			placement_names[placement], work_kind_name(kind), repeat, total, work_kind_unit(kind));
+		fprintf(stderr, "%s: %zu/%zu %s %s repeat %" PRIu64 ": %.4g %s in total, %zu windows, %s\n", KERNEL,
+			sweep.position + 1, sweep.length, placement_names[placement], work_kind_name(kind), repeat, total,
+			work_kind_unit(kind), run.count, sampler_stop_name(run.stop));
+		snprintf(label, sizeof(label), "%s %s repeat %" PRIu64, placement_names[placement], work_kind_name(kind),
+			 repeat);
+		sampler_sweep_done(&sweep, &run, label);
 	}
+	sampler_sweep_close(&sweep);
 	record_close(&record);
 	free(members[0].samples);
 	free(members[1].samples);
-	free(order);
 	return CLI_EXIT_OK;
 }
 

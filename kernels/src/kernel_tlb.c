@@ -361,15 +361,17 @@ struct tlb_session {
 	struct record record;
 	double core_clock_ghz;
 	struct tlb_chain chains[2];
+	double *series[2];      /* chains[k].samples: the pair stops when both reach the target */
 	double *differences;
+	struct sampler_run run;
+	struct sampler_sweep sweep;
 };
 
 static void write_record(struct tlb_session *session, const struct tlb_chain *chain,
 			 uint64_t pages, double canary_before, double canary_after, double wall_s,
-			 size_t order_index, const struct summary *difference)
+			 const struct summary *difference)
 {
 	const struct tlb_options *options = session->options;
-	const struct kopts *opts = &options->common;
 	struct json *json = &session->record.json;
 	char label[96];
 
@@ -391,9 +393,10 @@ static void write_record(struct tlb_session *session, const struct tlb_chain *ch
 	json_key(json, "huge_granted");
 	json_bool(json, chain->huge_granted);
 	record_run_params(&session->record, chain->accesses_per_sample);
-	record_samples(&session->record, chain->samples, opts->samples);
+	record_samples(&session->record, chain->samples, session->run.count);
+	record_precision(&session->record, &session->run, chain->samples);
 	record_clock_context(&session->record, canary_before, canary_after, session->core_clock_ghz,
-			     wall_s, order_index);
+			     wall_s, session->sweep.position);
 	if (chain->kind == TLB_CHAIN_TLB) {
 		json_key(json, "paired_difference_median_ns");
 		json_double(json, difference->median);
@@ -406,8 +409,7 @@ static void write_record(struct tlb_session *session, const struct tlb_chain *ch
 }
 
 /* One page count: both chains set up, calibrated, then sampled ABAB. */
-static void measure_point(struct tlb_session *session, uint64_t pages, size_t order_index,
-			  size_t total)
+static void measure_point(struct tlb_session *session, uint64_t pages)
 {
 	const struct kopts *opts = &session->options->common;
 	uint64_t started = timer_now_ns();
@@ -415,6 +417,8 @@ static void measure_point(struct tlb_session *session, uint64_t pages, size_t or
 	struct tlb_chain *control = &session->chains[TLB_CHAIN_CONTROL];
 	double canary_before, canary_after, wall_s, medians[2];
 	struct summary difference;
+	struct sampler_run *run = &session->run;
+	char label[64];
 
 	for (int kind = 0; kind < 2; kind++)
 		chain_setup(session->options, &session->chains[kind], pages);
@@ -428,17 +432,20 @@ static void measure_point(struct tlb_session *session, uint64_t pages, size_t or
 	}
 	/* Interleaved, so drift and noise hit both chains alike; each pair of
 	 * samples gives one difference. */
-	for (size_t i = 0; i < opts->samples; i++) {
+	sampler_begin(run, opts, session->sweep.attempt, session->series, 2);
+	for (; sampler_more(run); run->count++) {
+		size_t i = run->count;
+
 		for (int kind = 0; kind < 2; kind++) {
 			struct tlb_chain *chain = &session->chains[kind];
 
-			sampler_collect(chain_time_walk_ns, &chain->cursor, chain->rounds,
-					(double)chain->accesses_per_sample, &chain->samples[i], 1);
+			chain->samples[i] = (double)chain_time_walk_ns(&chain->cursor, chain->rounds) /
+					    (double)chain->accesses_per_sample;
 		}
 		session->differences[i] = tlb->samples[i] - control->samples[i];
 	}
 	canary_after = canary_read_ns(&session->canary);
-	if (stats_summarize(session->differences, opts->samples, &difference) != 0)
+	if (stats_summarize(session->differences, run->count, &difference) != 0)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory summarizing samples");
 
 	for (int kind = 0; kind < 2; kind++)
@@ -447,18 +454,21 @@ static void measure_point(struct tlb_session *session, uint64_t pages, size_t or
 
 	for (int kind = 0; kind < 2; kind++) {
 		write_record(session, &session->chains[kind], pages, canary_before, canary_after,
-			     wall_s, order_index, &difference);
+			     wall_s, &difference);
 		medians[kind] = session->record.summary.median;
 	}
 	fprintf(stderr,
-		"%s: %zu/%zu pages=%" PRIu64 " page_size=%s tlb=%.4g ns control=%.4g ns diff=%.4g ns (%.3g cycles)%s\n",
-		KERNEL, order_index + 1, total, pages, page_policy_name(session->options->page_policy),
-		medians[TLB_CHAIN_TLB], medians[TLB_CHAIN_CONTROL], difference.median,
-		difference.median * session->core_clock_ghz,
+		"%s: %zu/%zu pages=%" PRIu64 " page_size=%s tlb=%.4g ns control=%.4g ns diff=%.4g ns (%.3g cycles), %zu samples, %s%s\n",
+		KERNEL, session->sweep.position + 1, session->sweep.length, pages,
+		page_policy_name(session->options->page_policy), medians[TLB_CHAIN_TLB],
+		medians[TLB_CHAIN_CONTROL], difference.median, difference.median * session->core_clock_ghz,
+		run->count, sampler_stop_name(run->stop),
 		session->options->page_policy != PAGE_POLICY_4K &&
 				!(tlb->huge_granted && control->huge_granted)
 			? " [huge pages NOT granted]"
 			: "");
+	snprintf(label, sizeof(label), "pages=%" PRIu64 " %s", pages, page_policy_name(session->options->page_policy));
+	sampler_sweep_done(&session->sweep, run, label);
 }
 
 static int tlb_run(int argc, char **argv)
@@ -466,22 +476,22 @@ static int tlb_run(int argc, char **argv)
 	struct tlb_options options;
 	struct tlb_session session;
 	const struct kopts *opts;
-	size_t *order;
+	size_t capacity;
 
 	parse_options(argc, argv, &options);
 	validate_options(&options);
 	check_hugetlb_pool(&options);
 	opts = &options.common;
-	order = kopts_order(opts, options.page_count);
+	capacity = sampler_capacity(opts);
 
 	memset(&session, 0, sizeof(session));
 	session.options = &options;
 	session.chains[TLB_CHAIN_TLB].kind = TLB_CHAIN_TLB;
 	session.chains[TLB_CHAIN_CONTROL].kind = TLB_CHAIN_CONTROL;
 	kopts_pin(opts);
-	session.chains[0].samples = malloc(opts->samples * sizeof(double));
-	session.chains[1].samples = malloc(opts->samples * sizeof(double));
-	session.differences = malloc(opts->samples * sizeof(double));
+	session.chains[0].samples = session.series[0] = malloc(capacity * sizeof(double));
+	session.chains[1].samples = session.series[1] = malloc(capacity * sizeof(double));
+	session.differences = malloc(capacity * sizeof(double));
 	if (!session.chains[0].samples || !session.chains[1].samples || !session.differences ||
 	    canary_init(&session.canary, opts->seed) != 0)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory setting up");
@@ -493,15 +503,16 @@ static int tlb_run(int argc, char **argv)
 		opts->ordered ? "given" : "random", opts->seed, session.core_clock_ghz,
 		canary_read_ns(&session.canary));
 
-	for (size_t i = 0; i < options.page_count; i++)
-		measure_point(&session, options.pages[order[i]], i, options.page_count);
+	sampler_sweep_open(&session.sweep, opts, options.page_count);
+	while (sampler_sweep_next(&session.sweep))
+		measure_point(&session, options.pages[session.sweep.point]);
 
+	sampler_sweep_close(&session.sweep);
 	record_close(&session.record);
 	canary_free(&session.canary);
 	free(session.chains[0].samples);
 	free(session.chains[1].samples);
 	free(session.differences);
-	free(order);
 	free(options.pages);
 	return CLI_EXIT_OK;
 }

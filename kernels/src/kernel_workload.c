@@ -158,6 +158,8 @@ static void parse_options(int argc, char **argv, struct workload_options *option
 	kopts_parse(&options->common, split, argv, "N:T:C:", long_options, workload_option, options);
 	if (!options->name)
 		cli_fail(CLI_EXIT_USAGE, KERNEL, "--name is required: name the workload, e.g. --name gzip");
+	if (options->common.target_rel > 0.0)
+		cli_fail(CLI_EXIT_USAGE, KERNEL, "--target-ci does not apply to workload: it runs the command --samples times");
 	if (split >= argc - 1)
 		cli_fail(CLI_EXIT_USAGE, KERNEL, "no command: give it after '--', e.g. %s workload --name gzip -- gzip -9 FILE",
 			 CLI_PROGRAM);

@@ -108,9 +108,10 @@ static uint64_t time_flush(void *context, uint64_t rounds)
 	return timer_now_ns() - started;
 }
 
-static void measure_flush(struct latency_session *session, size_t order_index, size_t total)
+static void measure_flush(struct latency_session *session)
 {
 	const struct kopts *opts = session->opts;
+	struct sampler_run *run = &session->point.run;
 	struct flush_context flush = {.lines = aligned_alloc(4096, FLUSH_LINES * 64)};
 	struct record *record = &session->record;
 	struct json *json = &record->json;
@@ -122,8 +123,8 @@ static void measure_flush(struct latency_session *session, size_t order_index, s
 	memset(flush.lines, 0, FLUSH_LINES * 64);
 	before = canary_read_ns(&session->canary);
 	rounds = sampler_calibrate(time_flush, &flush, opts->min_sample_ms * 1e6);
-	sampler_collect(time_flush, &flush, rounds, (double)(rounds * FLUSH_LINES),
-			session->point.samples, opts->samples);
+	sampler_begin(run, opts, session->sweep.attempt, &session->point.samples, 1);
+	sampler_collect(time_flush, &flush, rounds, (double)(rounds * FLUSH_LINES), run);
 	after = canary_read_ns(&session->canary);
 	free(flush.lines);
 
@@ -135,19 +136,21 @@ static void measure_flush(struct latency_session *session, size_t order_index, s
 	record_run_params(record, rounds * FLUSH_LINES);
 	json_key(json, "note");
 	json_string(json, "store, clflush, mfence, reload: a write-back to memory and a read back; not store latency");
-	record_samples(record, session->point.samples, opts->samples);
+	record_samples(record, session->point.samples, run->count);
+	record_precision(record, run, session->point.samples);
 	record_clock_context(record, before, after, session->core_clock_ghz,
-			     (double)(timer_now_ns() - started) / 1e9, order_index);
+			     (double)(timer_now_ns() - started) / 1e9, session->sweep.position);
 	record_end(record, "clflush+mfence round trip");
-	fprintf(stderr, "%s: %zu/%zu flush round trip median=%.4g ns\n", KERNEL, order_index + 1, total,
-		record->summary.median);
+	fprintf(stderr, "%s: %zu/%zu flush round trip median=%.4g ns, %zu samples, %s\n", KERNEL,
+		session->sweep.position + 1, session->sweep.length, record->summary.median, run->count,
+		sampler_stop_name(run->stop));
+	sampler_sweep_done(&session->sweep, run, "clflush+mfence round trip");
 }
 #else
-static void measure_flush(struct latency_session *session, size_t order_index, size_t total)
+static void measure_flush(struct latency_session *session)
 {
-	(void)session;
 	fprintf(stderr, "%s: %zu/%zu flush round trip skipped: clflush is x86 only\n", KERNEL,
-		order_index + 1, total);
+		session->sweep.position + 1, session->sweep.length);
 }
 #endif
 
@@ -161,34 +164,33 @@ static int write_cost_run(int argc, char **argv)
 	struct write_cost_options options = {.levels.page_policy = PAGE_POLICY_THP};
 	struct level levels[LEVELS_MAX];
 	struct latency_session session;
-	size_t level_count, count, *order;
+	size_t level_count, count;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, write_cost_help);
 	kopts_parse(&options.common, argc, argv, LEVELS_SHORT_OPTIONS "F", long_options,
 		    write_cost_option, &options);
 	level_count = levels_plan(&options.common, options.levels.dram_bytes, options.levels.only, levels);
 	count = 2 * level_count + (options.no_flush ? 0 : 1);
-	order = kopts_order(&options.common, count);
 	latency_session_open(&session, &options.common, count);
-	for (size_t i = 0; i < count; i++) {
-		const struct level *level = &levels[order[i] / 2];
+	while (latency_session_next(&session)) {
+		size_t index = session.sweep.point;
+		const struct level *level = &levels[index / 2];
 		struct latency_request request = {
 			.stride_bytes = CHAIN_LINE_BYTES,
 			.order = CHAIN_ORDER_RANDOM,
 			.page_policy = options.levels.page_policy,
-			.walk = order[i] % 2 ? LATENCY_WALK_RMW : LATENCY_WALK_READ,
+			.walk = index % 2 ? LATENCY_WALK_RMW : LATENCY_WALK_READ,
 			.chains = 1,
 		};
 
-		if (order[i] == 2 * level_count) {
-			measure_flush(&session, i, count);
+		if (index == 2 * level_count) {
+			measure_flush(&session);
 			continue;
 		}
 		request.span_bytes = level->working_set_bytes;
-		latency_session_point(&session, &request, i, count, levels_add_params, level);
+		latency_session_point(&session, &request, levels_add_params, level);
 	}
 	latency_session_close(&session);
-	free(order);
 	return CLI_EXIT_OK;
 }
 

@@ -72,16 +72,15 @@ static int zero_queue_run(int argc, char **argv)
 	struct zero_queue_options options = {.levels.page_policy = PAGE_POLICY_THP};
 	struct level levels[LEVELS_MAX];
 	struct latency_session session;
-	size_t count, *order;
+	size_t count;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, zero_queue_help);
 	kopts_parse(&options.common, argc, argv, LEVELS_SHORT_OPTIONS, long_options, zero_queue_option,
 		    &options);
 	count = levels_plan(&options.common, options.levels.dram_bytes, options.levels.only, levels);
-	order = kopts_order(&options.common, count);
 	latency_session_open(&session, &options.common, count);
-	for (size_t i = 0; i < count; i++) {
-		const struct level *level = &levels[order[i]];
+	while (latency_session_next(&session)) {
+		const struct level *level = &levels[session.sweep.point];
 		struct latency_request request = {
 			.span_bytes = level->working_set_bytes,
 			.stride_bytes = CHAIN_LINE_BYTES,
@@ -91,10 +90,9 @@ static int zero_queue_run(int argc, char **argv)
 			.chains = 1,
 		};
 
-		latency_session_point(&session, &request, i, count, levels_add_params, level);
+		latency_session_point(&session, &request, levels_add_params, level);
 	}
 	latency_session_close(&session);
-	free(order);
 	return CLI_EXIT_OK;
 }
 

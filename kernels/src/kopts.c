@@ -16,6 +16,9 @@
 
 #define COMMON_SHORT "n:t:c:r:Oe:o:HM:h"
 #define ORDER_RNG_STREAM 0x6f72646572u
+/* Long-only shared options: values above any character. */
+enum { OPTION_TARGET_CI = 0x100, OPTION_MAX_POINT_SECONDS, OPTION_ATTEMPT, OPTION_TEST_DRIFT };
+#define DEFAULT_MAX_POINT_SECONDS 10.0
 
 static const struct option common_long[] = {
 	{"samples", required_argument, NULL, 'n'},
@@ -28,6 +31,10 @@ static const struct option common_long[] = {
 	{"human", no_argument, NULL, 'H'},
 	{"max-bytes", required_argument, NULL, 'M'},
 	{"help", no_argument, NULL, 'h'},
+	{"target-ci", required_argument, NULL, OPTION_TARGET_CI},
+	{"max-point-seconds", required_argument, NULL, OPTION_MAX_POINT_SECONDS},
+	{"attempt", required_argument, NULL, OPTION_ATTEMPT},
+	{"test-drift", no_argument, NULL, OPTION_TEST_DRIFT},
 };
 #define COMMON_COUNT (sizeof(common_long) / sizeof(common_long[0]))
 
@@ -39,6 +46,8 @@ void kopts_init(struct kopts *opts, const char *kernel, const char *experiment,
 	opts->help = help;
 	opts->samples = 11;
 	opts->min_sample_ms = 10.0;
+	opts->max_point_s = DEFAULT_MAX_POINT_SECONDS;
+	opts->attempt = 1;
 	opts->cpu = -1;
 	opts->experiment = experiment;
 }
@@ -149,6 +158,25 @@ static void common_option(struct kopts *opts, int option, const char *arg)
 	case 'h':
 		opts->help(stdout);
 		exit(CLI_EXIT_OK);
+	case OPTION_TARGET_CI:
+		if (cli_parse_double(arg, 0.0, 1.0, &opts->target_rel) != 0 || opts->target_rel <= 0.0 ||
+		    opts->target_rel >= 1.0)
+			cli_fail(CLI_EXIT_USAGE, opts->kernel,
+				 "--target-ci '%s' is not a share of the median between 0 and 1 (e.g. 0.01 for 1%%)",
+				 arg);
+		break;
+	case OPTION_MAX_POINT_SECONDS:
+		if (cli_parse_double(arg, 0.0, 86400.0, &opts->max_point_s) != 0 || opts->max_point_s <= 0.0)
+			cli_fail(CLI_EXIT_USAGE, opts->kernel,
+				 "--max-point-seconds '%s' is not a positive number of seconds (at most 86400)", arg);
+		opts->have_max_point_s = 1;
+		break;
+	case OPTION_ATTEMPT:
+		opts->attempt = (unsigned)kopts_u64(opts, "--attempt", arg, 1, 2);
+		break;
+	case OPTION_TEST_DRIFT:
+		opts->test_drift = 1;
+		break;
 	}
 }
 
@@ -199,7 +227,7 @@ void kopts_parse(struct kopts *opts, int argc, char **argv, const char *specific
 			cli_fail(CLI_EXIT_USAGE, opts->kernel, "unknown option '%s'; see '%s %s --help'",
 				 argv[optind - 1], CLI_PROGRAM, opts->kernel);
 		}
-		if (strchr(COMMON_SHORT, option))
+		if (option >= OPTION_TARGET_CI || strchr(COMMON_SHORT, option))
 			common_option(opts, option, optarg);
 		else
 			handle(context, option, optarg);
@@ -209,6 +237,9 @@ void kopts_parse(struct kopts *opts, int argc, char **argv, const char *specific
 			 argv[optind], CLI_PROGRAM, opts->kernel);
 	free(long_options);
 	free(short_options);
+	if (opts->have_max_point_s && opts->target_rel == 0.0)
+		cli_fail(CLI_EXIT_USAGE, opts->kernel,
+			 "--max-point-seconds caps adaptive sampling; give --target-ci too, or leave it out for a fixed --samples");
 
 	if (!opts->have_seed)
 		opts->seed = seed_from_clock();
@@ -271,7 +302,19 @@ void kopts_help(FILE *out, const struct kopts *defaults)
 {
 	fprintf(out,
 		"Shared options:\n"
-		"  -n, --samples N         samples per point, every one kept (default %" PRIu64 ")\n"
+		"  -n, --samples N         samples per point, every one kept (default %" PRIu64 ");\n"
+		"                          with --target-ci the minimum\n"
+		"      --target-ci R       adaptive: after --samples, keep sampling a point until\n"
+		"                          the half-width of its median's 95%% confidence\n"
+		"                          interval (order statistics) is at most R x median,\n"
+		"                          e.g. 0.01 (default: a fixed --samples)\n"
+		"      --max-point-seconds S  with --target-ci: stop sampling a point after S\n"
+		"                          seconds of samples (default %g); a point that stops\n"
+		"                          there while its samples drift is measured again once\n"
+		"                          after the other points (context.precision says so)\n"
+		"      --attempt N         1, or 2 for a point measured again (re-queued by the\n"
+		"                          caller); a second attempt is never re-queued\n"
+		"      --test-drift        tests only: every point counts as drifting\n"
 		"  -t, --min-sample-ms MS  calibrate each sample to take at least MS\n"
 		"                          milliseconds (default %g; decimals allowed)\n"
 		"  -c, --cpu N             pin the measuring thread to CPU N (default: not\n"
@@ -293,5 +336,5 @@ void kopts_help(FILE *out, const struct kopts *defaults)
 		"2 invalid arguments (nothing measured, nothing on stdout); 3 a self-check\n"
 		"failed; 4 the host lacks what the kernel measures (smt, aio: the reason on\n"
 		"stderr); 5 the command 'workload' runs failed.\n",
-		defaults->samples, defaults->min_sample_ms, defaults->experiment);
+		defaults->samples, defaults->max_point_s, defaults->min_sample_ms, defaults->experiment);
 }

@@ -237,11 +237,12 @@ void latency_sample(const struct kopts *opts, const struct latency_request *requ
 	point->canary_before_ns = canary_read_ns(canary);
 	rounds = sampler_calibrate(body, &walk, opts->min_sample_ms * 1e6);
 	point->accesses_per_sample = rounds * CHAIN_LOADS_PER_ROUND * request->chains;
+	sampler_begin(&point->run, opts, point->attempt, &point->samples, 1);
 	if (!point->around_sample) {
-		sampler_collect(body, &walk, rounds, (double)point->accesses_per_sample,
-				point->samples, opts->samples);
+		sampler_collect(body, &walk, rounds, (double)point->accesses_per_sample, &point->run);
 	} else {
-		for (size_t i = 0; i < opts->samples; i++) {
+		for (; sampler_more(&point->run); point->run.count++) {
+			size_t i = point->run.count;
 			uint64_t elapsed;
 
 			point->around_sample(point->around_context, i, 0);
@@ -299,7 +300,7 @@ void latency_params(struct record *record, const struct latency_request *request
 
 void latency_write(struct record *record, const struct kopts *opts,
 		   const struct latency_request *request, const struct latency_point *point,
-		   double core_clock_ghz, size_t order_index, size_t total,
+		   double core_clock_ghz, struct sampler_sweep *sweep,
 		   void (*add_params)(struct json *json, const void *context), const void *context)
 {
 	char size[32], label[96];
@@ -308,18 +309,21 @@ void latency_write(struct record *record, const struct kopts *opts,
 	latency_params(record, request, point);
 	if (add_params)
 		add_params(&record->json, context);
-	record_samples(record, point->samples, opts->samples);
+	record_samples(record, point->samples, point->run.count);
+	record_precision(record, &point->run, point->samples);
 	record_clock_context(record, point->canary_before_ns, point->canary_after_ns, core_clock_ghz,
-			     point->wall_s, order_index);
+			     point->wall_s, sweep->position);
 	size_format(request->span_bytes, size, sizeof(size));
 	snprintf(label, sizeof(label), "%s %s stride=%" PRIu64 " %s x%u %s", size,
 		 chain_order_name(request->order), request->stride_bytes,
 		 page_policy_name(request->page_policy), request->chains,
 		 latency_walk_name(request->walk));
 	record_end(record, label);
-	fprintf(stderr, "%s: %zu/%zu working_set=%s median=%.4g ns (%.3g cycles) [%s]\n",
-		opts->kernel, order_index + 1, total, size, record->summary.median,
-		record->summary.median * core_clock_ghz, label);
+	fprintf(stderr, "%s: %zu/%zu working_set=%s median=%.4g ns (%.3g cycles), %zu samples, %s [%s]\n",
+		opts->kernel, sweep->position + 1, sweep->length, size, record->summary.median,
+		record->summary.median * core_clock_ghz, point->run.count, sampler_stop_name(point->run.stop),
+		label);
+	sampler_sweep_done(sweep, &point->run, label);
 }
 
 void latency_session_open(struct latency_session *session, const struct kopts *opts,
@@ -328,38 +332,47 @@ void latency_session_open(struct latency_session *session, const struct kopts *o
 	memset(session, 0, sizeof(*session));
 	session->opts = opts;
 	kopts_pin(opts);
-	session->point.samples = malloc(opts->samples * sizeof(*session->point.samples));
+	session->point.samples = malloc(sampler_capacity(opts) * sizeof(*session->point.samples));
 	if (!session->point.samples || canary_init(&session->canary, opts->seed) != 0)
 		cli_fail(CLI_EXIT_RUNTIME, opts->kernel, "out of memory setting up");
 	session->core_clock_ghz = coreclock_measure_ghz();
 	record_open(&session->record, opts);
+	sampler_sweep_open(&session->sweep, opts, points);
 	fprintf(stderr, "%s: %zu points, %s order, seed %" PRIu64 ", core clock %.3f GHz, canary %.3g ns\n",
 		opts->kernel, points, opts->ordered ? "given" : "random", opts->seed,
 		session->core_clock_ghz, canary_read_ns(&session->canary));
 }
 
+int latency_session_next(struct latency_session *session)
+{
+	if (!sampler_sweep_next(&session->sweep))
+		return 0;
+	session->point.attempt = session->sweep.attempt;
+	return 1;
+}
+
 void latency_session_point(struct latency_session *session, const struct latency_request *request,
-			   size_t order_index, size_t total,
 			   void (*add_params)(struct json *json, const void *context),
 			   const void *context)
 {
 	latency_measure(session->opts, request, &session->canary, &session->point);
 	latency_write(&session->record, session->opts, request, &session->point,
-		      session->core_clock_ghz, order_index, total, add_params, context);
+		      session->core_clock_ghz, &session->sweep, add_params, context);
 }
 
 void latency_session_sample(struct latency_session *session, const struct latency_request *request,
-			    const struct latency_buffer *prepared, size_t order_index, size_t total,
+			    const struct latency_buffer *prepared,
 			    void (*add_params)(struct json *json, const void *context),
 			    const void *context)
 {
 	latency_sample(session->opts, request, prepared, &session->canary, &session->point);
 	latency_write(&session->record, session->opts, request, &session->point,
-		      session->core_clock_ghz, order_index, total, add_params, context);
+		      session->core_clock_ghz, &session->sweep, add_params, context);
 }
 
 void latency_session_close(struct latency_session *session)
 {
+	sampler_sweep_close(&session->sweep);
 	record_close(&session->record);
 	canary_free(&session->canary);
 	free(session->point.samples);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -75,6 +76,55 @@ void record_samples(struct record *record, const double *samples, size_t count)
 	json_object_end(json);
 	json_key(json, "context");
 	json_object_begin(json);
+}
+
+void record_precision(struct record *record, const struct sampler_run *run, const double *samples)
+{
+	const struct kopts *opts = record->opts;
+	struct json *json = &record->json;
+	double achieved = stats_relative_half_width(&record->summary);
+	struct trend trend;
+
+	if (stats_trend(samples, run->count, &trend) != 0)
+		cli_fail(CLI_EXIT_RUNTIME, opts->kernel, "out of memory testing a point for drift");
+	json_key(json, "precision");
+	json_object_begin(json);
+	json_key(json, "target_rel");
+	if (opts->target_rel > 0.0)
+		json_double(json, opts->target_rel);
+	else
+		json_null(json);
+	json_key(json, "achieved_rel");
+	if (isfinite(achieved))
+		json_double(json, achieved);
+	else
+		json_null(json);
+	json_key(json, "samples");
+	json_uint(json, run->count);
+	json_key(json, "stop");
+	json_string(json, sampler_stop_name(run->stop));
+	json_key(json, "cap_s");
+	if (opts->target_rel > 0.0)
+		json_double(json, opts->max_point_s);
+	else
+		json_null(json);
+	json_key(json, "sampling_s");
+	json_double(json, run->sampling_s);
+	json_key(json, "trend_z");
+	json_double(json, trend.z);
+	json_key(json, "shift_rel");
+	json_double(json, trend.shift_rel);
+	json_key(json, "drift");
+	json_bool(json, sampler_drifts(opts, samples, run->count));
+	if (opts->test_drift) {
+		json_key(json, "drift_forced");
+		json_bool(json, 1);
+	}
+	json_key(json, "attempt");
+	json_uint(json, run->attempt);
+	json_key(json, "requeued");
+	json_bool(json, run->requeue);
+	json_object_end(json);
 }
 
 void record_run_params(struct record *record, uint64_t accesses_per_sample)

@@ -1,10 +1,18 @@
-/* Calibrated sampling; see sampler.h. */
+/* Calibrated, adaptive sampling and the measuring order; see sampler.h. */
 #include "sampler.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "stats.h"
+#include "timer.h"
 
 #define CONFIRMATIONS 2
 #define MAX_TRIES 64
+#define MAX_CAPACITY 100000
+#define TREND_Z 1.96
 
 /* Grows the count until CONFIRMATIONS runs in a row reach the target: on a
  * shared machine one preempted run can otherwise stop the search early (a
@@ -41,9 +49,134 @@ uint64_t sampler_calibrate_from(sampler_body body, void *context, double min_sam
 	return rounds;
 }
 
-void sampler_collect(sampler_body body, void *context, uint64_t rounds, double units,
-		     double *samples, size_t count)
+const char *sampler_stop_name(enum sampler_stop stop)
 {
-	for (size_t i = 0; i < count; i++)
-		samples[i] = (double)body(context, rounds) / units;
+	static const char *const names[] = {"fixed", "target", "cap"};
+
+	return names[stop];
+}
+
+size_t sampler_capacity(const struct kopts *opts)
+{
+	double capacity;
+
+	if (opts->target_rel == 0.0)
+		return opts->samples;
+	capacity = (double)opts->samples + 4.0 * ceil(opts->max_point_s * 1e3 / opts->min_sample_ms);
+	return capacity > MAX_CAPACITY ? (opts->samples > MAX_CAPACITY ? opts->samples : MAX_CAPACITY)
+				       : (size_t)capacity;
+}
+
+void sampler_begin(struct sampler_run *run, const struct kopts *opts, unsigned attempt,
+		   double *const *series, size_t series_count)
+{
+	*run = (struct sampler_run){
+		.opts = opts,
+		.series = series,
+		.series_count = series_count,
+		.attempt = attempt,
+		.stop = SAMPLER_STOP_FIXED,
+	};
+}
+
+int sampler_drifts(const struct kopts *opts, const double *samples, size_t count)
+{
+	struct trend trend;
+
+	if (opts->test_drift)
+		return 1;
+	if (stats_trend(samples, count, &trend) != 0)
+		cli_fail(CLI_EXIT_RUNTIME, opts->kernel, "out of memory testing a point for drift");
+	return fabs(trend.z) > TREND_Z && fabs(trend.shift_rel) > opts->target_rel;
+}
+
+/* Every series' CI95 half-width within the target. */
+static int target_reached(const struct sampler_run *run)
+{
+	for (size_t s = 0; s < run->series_count; s++) {
+		struct summary summary;
+
+		if (stats_summarize(run->series[s], run->count, &summary) != 0)
+			cli_fail(CLI_EXIT_RUNTIME, run->opts->kernel, "out of memory summarizing samples");
+		if (!(stats_relative_half_width(&summary) <= run->opts->target_rel))
+			return 0;
+	}
+	return 1;
+}
+
+static int stop(struct sampler_run *run, enum sampler_stop reason)
+{
+	run->stop = reason;
+	run->sampling_s = (double)(timer_now_ns() - run->started_ns) / 1e9;
+	if (reason == SAMPLER_STOP_CAP && run->attempt == 1)
+		for (size_t s = 0; s < run->series_count && !run->requeue; s++)
+			run->requeue = sampler_drifts(run->opts, run->series[s], run->count);
+	return 0;
+}
+
+int sampler_more(struct sampler_run *run)
+{
+	const struct kopts *opts = run->opts;
+
+	if (run->count == 0)
+		run->started_ns = timer_now_ns();
+	if (run->count < opts->samples)
+		return 1;
+	if (opts->target_rel == 0.0)
+		return stop(run, SAMPLER_STOP_FIXED);
+	if (target_reached(run))
+		return stop(run, SAMPLER_STOP_TARGET);
+	if (run->count >= sampler_capacity(opts) ||
+	    (double)(timer_now_ns() - run->started_ns) >= opts->max_point_s * 1e9)
+		return stop(run, SAMPLER_STOP_CAP);
+	return 1;
+}
+
+void sampler_collect(sampler_body body, void *context, uint64_t rounds, double units,
+		     struct sampler_run *run)
+{
+	for (; sampler_more(run); run->count++)
+		run->series[0][run->count] = (double)body(context, rounds) / units;
+}
+
+void sampler_sweep_open(struct sampler_sweep *sweep, const struct kopts *opts, size_t points)
+{
+	size_t *planned = kopts_order(opts, points);
+
+	*sweep = (struct sampler_sweep){.opts = opts, .planned = points, .length = points};
+	sweep->order = malloc((2 * points + 1) * sizeof(*sweep->order));
+	if (!sweep->order)
+		cli_fail(CLI_EXIT_RUNTIME, opts->kernel, "out of memory planning the run");
+	for (size_t i = 0; i < points; i++)
+		sweep->order[i] = planned[i];
+	free(planned);
+	sweep->position = (size_t)-1;
+}
+
+int sampler_sweep_next(struct sampler_sweep *sweep)
+{
+	if (++sweep->position >= sweep->length)
+		return 0;
+	sweep->point = sweep->order[sweep->position];
+	sweep->attempt = sweep->position < sweep->planned ? sweep->opts->attempt : 2;
+	return 1;
+}
+
+void sampler_sweep_done(struct sampler_sweep *sweep, const struct sampler_run *run, const char *label)
+{
+	if (!run->requeue)
+		return;
+	if (sweep->planned > 1) {
+		sweep->order[sweep->length++] = sweep->point;
+		fprintf(stderr, "%s: %s stopped at its %g s cap while drifting; measuring it again after the other points\n",
+			sweep->opts->kernel, label, sweep->opts->max_point_s);
+		return;
+	}
+	fprintf(stderr, "%s: re-queue: %s stopped at its %g s cap while drifting; run it again with --attempt 2 after the other points\n",
+		sweep->opts->kernel, label, sweep->opts->max_point_s);
+}
+
+void sampler_sweep_close(struct sampler_sweep *sweep)
+{
+	free(sweep->order);
 }

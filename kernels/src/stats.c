@@ -12,15 +12,11 @@ static int compare_doubles(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* P(X <= k) for X ~ Binomial(n, 1/2). */
-static double binomial_half_cdf(size_t n, size_t k)
+/* P(X = i) for X ~ Binomial(n, 1/2). */
+static double binomial_half_pmf(size_t n, size_t i)
 {
-	double total = 0.0;
-
-	for (size_t i = 0; i <= k && i <= n; i++)
-		total += exp(lgamma((double)n + 1) - lgamma((double)i + 1) -
-			     lgamma((double)(n - i) + 1) - (double)n * M_LN2);
-	return total;
+	return exp(lgamma((double)n + 1) - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) -
+		   (double)n * M_LN2);
 }
 
 /* Distribution-free 95% CI of the median from order statistics: the number
@@ -30,15 +26,24 @@ static double binomial_half_cdf(size_t n, size_t k)
  * [x_(2), x_(10)]). No normality assumption, which latency samples (skewed,
  * with interrupt outliers) would violate. For n <= 5 even [min, max] covers
  * less than 95% (1 - 2^(1-n)); we then report [min, max] and the consumer can
- * see the small count. */
+ * see the small count. The tail P(Bin <= j) is summed as j grows, so the
+ * search costs O(j): the adaptive sampler asks again after every sample. */
 static void median_ci95(const double *sorted, size_t n, double *low, double *high)
 {
 	size_t j = 1;
+	double tail = binomial_half_pmf(n, 0) + binomial_half_pmf(n, 1);
 
-	while (j + 1 <= (n + 1) / 2 && 1.0 - 2.0 * binomial_half_cdf(n, j) >= 0.95)
+	while (j + 1 <= (n + 1) / 2 && 1.0 - 2.0 * tail >= 0.95) {
 		j++;
+		tail += binomial_half_pmf(n, j);
+	}
 	*low = sorted[j - 1];
 	*high = sorted[n - j];
+}
+
+static double sorted_median(const double *sorted, size_t count)
+{
+	return count % 2 ? sorted[count / 2] : 0.5 * (sorted[count / 2 - 1] + sorted[count / 2]);
 }
 
 int stats_summarize(const double *samples, size_t count, struct summary *out)
@@ -59,11 +64,86 @@ int stats_summarize(const double *samples, size_t count, struct summary *out)
 	out->count = count;
 	out->min = sorted[0];
 	out->mean = sum / (double)count;
-	if (count % 2)
-		out->median = sorted[count / 2];
-	else
-		out->median = 0.5 * (sorted[count / 2 - 1] + sorted[count / 2]);
+	out->median = sorted_median(sorted, count);
 	median_ci95(sorted, count, &out->ci95_low, &out->ci95_high);
 	free(sorted);
+	return 0;
+}
+
+double stats_relative_half_width(const struct summary *summary)
+{
+	if (summary->median == 0.0)
+		return INFINITY;
+	return (summary->ci95_high - summary->ci95_low) / 2.0 / fabs(summary->median);
+}
+
+/* Median of samples[first, first + count), count >= 1, through scratch. */
+static double median_of(const double *samples, size_t first, size_t count, double *scratch)
+{
+	memcpy(scratch, samples + first, count * sizeof(*scratch));
+	qsort(scratch, count, sizeof(*scratch), compare_doubles);
+	return sorted_median(scratch, count);
+}
+
+/* Sorts values[0, count) ascending (stable merge sort through scratch) and
+ * returns the number of pairs i < j with values[i] > values[j]. */
+static double sort_counting_inversions(double *values, double *scratch, size_t count)
+{
+	size_t half = count / 2, left = 0, right = half, out = 0;
+	double inversions;
+
+	if (count < 2)
+		return 0.0;
+	inversions = sort_counting_inversions(values, scratch, half) +
+		     sort_counting_inversions(values + half, scratch, count - half);
+	while (left < half && right < count) {
+		if (values[right] < values[left]) {
+			inversions += (double)(half - left);
+			scratch[out++] = values[right++];
+		} else {
+			scratch[out++] = values[left++];
+		}
+	}
+	while (left < half)
+		scratch[out++] = values[left++];
+	while (right < count)
+		scratch[out++] = values[right++];
+	memcpy(values, scratch, count * sizeof(*values));
+	return inversions;
+}
+
+int stats_trend(const double *samples, size_t count, struct trend *out)
+{
+	double *values, *scratch, whole, variance, pairs, tied = 0.0, discordant, s;
+	size_t third = count / 3;
+
+	out->z = 0.0;
+	out->shift_rel = 0.0;
+	if (count < 3)
+		return 0;
+	values = malloc(2 * count * sizeof(*values));
+	if (!values)
+		return -1;
+	scratch = values + count;
+	/* S = concordant - discordant pairs in time order. Discordant pairs are
+	 * the inversions a merge sort counts (O(n log n): a point may hold
+	 * thousands of samples); tied pairs are neither. */
+	memcpy(values, samples, count * sizeof(*values));
+	discordant = sort_counting_inversions(values, scratch, count);
+	for (size_t i = 0, j; i < count; i = j) {
+		for (j = i + 1; j < count && values[j] == values[i]; j++)
+			;
+		tied += (double)(j - i) * (double)(j - i - 1) / 2.0;
+	}
+	pairs = (double)count * (double)(count - 1) / 2.0;
+	s = (pairs - tied - discordant) - discordant;
+	variance = (double)count * (double)(count - 1) * (double)(2 * count + 5) / 18.0;
+	out->z = s > 0 ? (s - 1.0) / sqrt(variance) : s < 0 ? (s + 1.0) / sqrt(variance) : 0.0;
+
+	whole = sorted_median(values, count);
+	if (whole != 0.0)
+		out->shift_rel = (median_of(samples, count - third, third, scratch) -
+				  median_of(samples, 0, third, scratch)) / fabs(whole);
+	free(values);
 	return 0;
 }

@@ -187,6 +187,7 @@ struct team {
 	pthread_cond_t gate_opened;
 	int gate; /* 0 closed, 1 go, -1 abort: set once every thread exists (or not) */
 	pthread_barrier_t barrier;
+	int more; /* another measured window: decided by one thread, read by all after a barrier */
 	atomic_int failed;
 	char error[192];
 };
@@ -236,12 +237,21 @@ static void measure_windows(struct team *team, struct work *work, struct team_me
 	int previous = sched_getcpu();
 
 	out->first_cpu = previous;
-	for (size_t w = 0; w < request->warmup_windows + request->windows; w++) {
+	for (size_t w = 0;; w++) {
 		int measured = w >= request->warmup_windows;
 		struct rusage before, after;
 		uint64_t done = 0, started, now;
 
+		/* Every thread has finished the window before (its sample stored):
+		 * one of them asks the sampler for the team, all read the answer
+		 * after the start barrier. */
+		if (measured && pthread_barrier_wait(&team->barrier) == PTHREAD_BARRIER_SERIAL_THREAD) {
+			request->run->count = w - request->warmup_windows;
+			team->more = sampler_more(request->run);
+		}
 		pthread_barrier_wait(&team->barrier);
+		if (measured && !team->more)
+			break;
 		getrusage(RUSAGE_THREAD, &before);
 		previous = sched_getcpu();
 		if (measured && previous >= 0 && previous < CPU_SETSIZE)
@@ -411,8 +421,8 @@ void team_member_context(struct json *json, const struct team_member *member)
 }
 
 void team_member_record(struct record *record, const struct team_member *member, enum work_kind kind,
-			const struct kopts *common, uint64_t buffer_bytes, double wall_s,
-			uint64_t order_index, const char *label)
+			const struct kopts *common, const struct sampler_run *run, uint64_t buffer_bytes,
+			double wall_s, uint64_t order_index, const char *label)
 {
 	struct json *json = &record->json;
 
@@ -427,7 +437,8 @@ void team_member_record(struct record *record, const struct team_member *member,
 	json_string(json, work_kind_operation(kind));
 	json_key(json, "seed");
 	json_uint(json, common->seed);
-	record_samples(record, member->samples, common->samples);
+	record_samples(record, member->samples, run->count);
+	record_precision(record, run, member->samples);
 	team_member_context(json, member);
 	if (kind == WORK_MEMORY) {
 		json_key(json, "huge_bytes_granted");

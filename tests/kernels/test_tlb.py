@@ -22,7 +22,7 @@ TOP_KEYS = {"schema_version", "experiment", "kernel", "metric", "unit", "params"
 PARAM_KEYS = {"pages", "page_bytes", "page_size", "chain", "working_set_bytes", "lines_touched",
               "huge_bytes_granted", "huge_granted", "cpu", "accesses_per_sample", "seed"}
 SUMMARY_KEYS = {"min", "median", "mean", "ci95_low", "ci95_high", "count"}
-CONTEXT_KEYS = {"canary_before_ns", "canary_after_ns", "core_clock_ghz",
+CONTEXT_KEYS = {"precision", "canary_before_ns", "canary_after_ns", "core_clock_ghz",
                 "median_cycles", "wall_s", "order_index"}
 PAIRED_KEYS = {"paired_difference_median_ns", "paired_difference_min_ns"}
 
@@ -192,9 +192,12 @@ def test_records_follow_the_output_contract(contract_run):
             assert context["core_clock_ghz"] > 0.2
             assert math.isclose(context["median_cycles"],
                                 summary["median"] * context["core_clock_ghz"], rel_tol=1e-6)
-        # The two records of a page count share the point's context.
-        for key in CONTEXT_KEYS - {"median_cycles"}:
+        # The two records of a page count share the point's context; the precision achieved is each chain's
+        # own, how the pair was sampled is shared.
+        for key in CONTEXT_KEYS - {"median_cycles", "precision"}:
             assert pair["tlb"]["context"][key] == pair["control"]["context"][key], key
+        for key in ("samples", "stop", "sampling_s", "attempt", "requeued"):
+            assert pair["tlb"]["context"]["precision"][key] == pair["control"]["context"]["precision"][key], key
         differences = [t - c for t, c in zip(pair["tlb"]["samples"], pair["control"]["samples"])]
         context = pair["tlb"]["context"]
         assert math.isclose(context["paired_difference_median_ns"],

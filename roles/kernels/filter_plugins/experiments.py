@@ -43,6 +43,19 @@ def perf_points(points, experiment, perf, events, enabled=True):
     return wrapped
 
 
+def requeue_point(point):
+    """A point's second attempt (its kernel asked for one: it stopped at its time cap while drifting):
+    the same argv with `--attempt 2`, and its perf CSV, where it has one, beside the first attempt's
+    (`<NNN>.attempt2.csv`, raw params `attempt: 2`), so both attempts' counts are kept."""
+    again = dict(point, label=f"{point['label']} (second attempt)", argv=[*point["argv"], "--attempt", "2"])
+    if point.get("raw"):
+        first = point["raw"]["path"]
+        path = first.removesuffix(".csv") + ".attempt2.csv"
+        again["argv"] = [path if arg == first else arg for arg in again["argv"]]
+        again["raw"] = dict(point["raw"], path=path, params=dict(point["raw"]["params"], attempt=2))
+    return again
+
+
 def failure_summary(result, tail_lines=5):
     """One readable paragraph from a failed (possibly looped) command result: what failed, rc,
     and the tail of its stderr."""
@@ -61,4 +74,4 @@ def failure_summary(result, tail_lines=5):
 class FilterModule:
     def filters(self):
         return {"select_experiments": select_experiments, "failure_summary": failure_summary,
-                "perf_points": perf_points}
+                "perf_points": perf_points, "requeue_point": requeue_point}
