@@ -30,6 +30,7 @@ import jinja2
 import vl_convert
 
 from fleetscope import __version__, summary
+from fleetscope.batch import Batch, records
 from fleetscope.experiments import FAMILIES, SECTIONS, Column, Section, SectionData
 from fleetscope.report_derived import DERIVED, derived_rows
 from fleetscope.resources import QUERIES_DIR, TEMPLATES_DIR, WAREHOUSE_DIR, sql
@@ -100,38 +101,6 @@ def flatten_facts(facts: object, prefix: str = "") -> list[tuple[str, str]]:
     if isinstance(facts, int) and prefix.endswith("_bytes"):
         text = f"{facts:,} ({format_bytes(facts)})"
     return [(prefix, text)]
-
-
-def records(connection: duckdb.DuckDBPyConnection, query: str, parameters: list) -> list[dict]:
-    """The rows of `query` (its SQL text) as dicts keyed by column name."""
-    cursor = connection.execute(query, parameters)
-    columns = [description[0] for description in cursor.description]
-    return [dict(zip(columns, row)) for row in cursor.fetchall()]
-
-
-class Batch:
-    """The rows of the report's queries (warehouse/queries/report/) for a batch of runs: each query runs
-    once for the whole batch and its rows are handed out per run, in the query's order. A query that
-    fails, fails for every run of the batch that asks for it."""
-
-    def __init__(self, connection: duckdb.DuckDBPyConnection, keys: list[tuple[str, str]]):
-        self.connection = connection
-        self.parameters = [sorted({run_id for run_id, _ in keys}), sorted({host for _, host in keys})]
-        self.results: dict[str, dict[tuple[str, str], list[dict]] | Exception] = {}
-
-    def rows(self, query: str, key: tuple[str, str]) -> list[dict]:
-        if query not in self.results:
-            try:
-                grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
-                for row in records(self.connection, sql(f"report/{query}"), self.parameters):
-                    grouped[(row["run_id"], row["host"])].append(row)
-                self.results[query] = grouped
-            except duckdb.Error as error:
-                self.results[query] = error
-        result = self.results[query]
-        if isinstance(result, Exception):
-            raise result
-        return result.get(key, [])
 
 
 # ---- tables --------------------------------------------------------------------------------------------
