@@ -223,6 +223,12 @@ CAUSES: tuple[tuple[str, bool, str], ...] = (
 )
 # Levels are scored by their latency and size; storage is not a property of the CPU, so it has no peers here.
 PEER_HEADLINES = tuple(headline for headline in HEADLINES if headline.experiment != "fio")
+_NOT_SCORED = {column.key for headline in HEADLINES if headline not in PEER_HEADLINES for column in headline.columns}
+
+
+def peer_columns(columns: list[Column]) -> list[Column]:
+    """The measured columns outliers scores (all but storage's)."""
+    return [column for column in columns if column.key not in _NOT_SCORED]
 
 
 def cause_of(column: str, relative: float, others: set[str]) -> str:

@@ -65,7 +65,6 @@ CURVES: tuple[Curve, ...] = (
           False, False),
 )
 FLEET_CURVES = tuple(curve for curve in CURVES if curve.id in ("latency", "bandwidth", "loaded_latency", "tlb"))
-CURVE_BY_ID = {curve.id: curve for curve in CURVES}
 
 
 def _round(value: float) -> float:
@@ -166,8 +165,7 @@ def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries
                       tuple(host["inventory_groups"]) if host["inventory_groups"] is not None else None)
              for host in hosts]
     by_key = {run.key: values[run.host] for run in runs}
-    peer_columns = [column for column in columns if not column.key.startswith("storage_")]
-    found = fleet.outliers(runs, by_key, peer_columns)
+    found = fleet.outliers(runs, by_key, fleet.peer_columns(columns))
     rows = []
     for index, host in enumerate(hosts):
         before = (previous.get(host["host"]) or {}).get("values")
