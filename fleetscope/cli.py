@@ -82,7 +82,7 @@ examples:
   fleetscope outliers --by cpu-model --format json
 
 Within each microarchitecture (--by cpu-model: each CPU model), a host's figure is an outlier when it is at
-least 10% and 3.5 robust standard deviations (1.4826 x the MAD of its peers) from its peers' median; each
+least 10% and 3.5 robust standard deviations (1.4826 x the group's MAD) from its group's median; each
 outlier comes with the usual cause of such a difference. A group with fewer hosts than --min-peers + 1 is
 listed as not scored. Storage is not a property of the CPU and is not scored. Exit status 0 either way.
 """
@@ -286,12 +286,12 @@ def _command_outliers(arguments: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(fleet.outliers_json(result), indent=2) + "\n")
         return 0
     print(f"Outliers by {arguments.by}: at least {fleet.OUTLIER_RELATIVE:.0%} and {fleet.OUTLIER_Z:g} robust standard "
-          f"deviations from the peers' median")
+          f"deviations from the group's median")
     if result.found:
         sys.stdout.write(render(
-            ["host", "group", "figure", "value", "peers' median", "difference", "usual cause"],
+            ["host", "group", "figure", "value", "group median", "difference", "usual cause"],
             [(item["host"], item["group"], item["column"].header, fleet.format_value(item["column"], item["value"]),
-              fleet.format_value(item["column"], item["peers_median"]), f"{item['relative']:+.0%}", item["cause"])
+              fleet.format_value(item["column"], item["group_median"]), f"{item['relative']:+.0%}", item["cause"])
              for item in result.found], "table"))
     else:
         print("no host sits that far from its peers")

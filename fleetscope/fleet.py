@@ -36,7 +36,7 @@ from fleetscope.units import KINDS, choose_unit, format_bytes, format_count, for
 SIGNIFICANT_CHANGE = 0.05   # a level's latency must move by at least 5% ...
 SIGNIFICANT_P = 0.05        # ... and the Mann-Whitney p-value be below this, to count as a real difference
 EXACT_LIMIT = 20            # exact U distribution up to this many samples per side (no ties), else normal
-# Outliers: a host's value must differ from its peers' median by at least this share AND by this many
+# Outliers: a host's value must differ from its group's median by at least this share AND by this many
 # robust standard deviations (1.4826 x MAD; Iglewicz and Hoaglin's modified z-score cut-off).
 OUTLIER_RELATIVE = 0.10
 OUTLIER_Z = 3.5
@@ -265,9 +265,10 @@ def _peer_group(run: Run, by: str) -> str:
 def outliers(latest: list[Run], values: dict[tuple[str, str], dict[str, float | None]], columns: list[Column],
              by: str = "microarchitecture", min_peers: int = MIN_PEERS) -> Outliers:
     """The hosts whose numbers sit far from their peers': within each group (`by` microarchitecture, or CPU
-    model), a value whose difference from the median of the other hosts is at least OUTLIER_RELATIVE of it
-    and at least OUTLIER_Z robust standard deviations (1.4826 x their MAD; a MAD of 0 counts any difference
-    of that size). A group with fewer than `min_peers` peers per host is listed as not scored."""
+    model), a value whose difference from the group's median is at least OUTLIER_RELATIVE of it and at least
+    OUTLIER_Z robust standard deviations (1.4826 x the group's MAD: Iglewicz and Hoaglin's modified z-score,
+    which one far host barely moves; a MAD of 0 counts any difference of that size). A column is scored
+    where more than `min_peers` hosts of the group have it; a smaller group is listed as not scored."""
     result = Outliers(by, min_peers)
     grouped: dict[str, list[Run]] = defaultdict(list)
     for run in latest:
@@ -281,23 +282,22 @@ def outliers(latest: list[Run], values: dict[tuple[str, str], dict[str, float | 
                              f"needed (each scored against {min_peers} peers or more); not scored")
             continue
         found_here = []
-        for run in members:
-            for column in columns:
-                value = values.get(run.key, {}).get(column.key)
-                peers = [values.get(peer.key, {}).get(column.key) for peer in members if peer is not run]
-                peers = [peer for peer in peers if isinstance(peer, (int, float))]
-                if not isinstance(value, (int, float)) or len(peers) < min_peers:
-                    continue
-                median = statistics.median(peers)
-                mad = statistics.median(abs(peer - median) for peer in peers)
-                if median == 0:
-                    continue
+        for column in columns:
+            present = [(run, values.get(run.key, {}).get(column.key)) for run in members]
+            present = [(run, value) for run, value in present if isinstance(value, (int, float))]
+            if len(present) <= min_peers:
+                continue
+            median = statistics.median(value for _, value in present)
+            mad = statistics.median(abs(value - median) for _, value in present)
+            if median == 0:
+                continue
+            for run, value in present:
                 relative = value / median - 1
                 z = (value - median) / (_MAD_TO_SIGMA * mad) if mad else (math.inf if value != median else 0.0)
                 if abs(relative) >= OUTLIER_RELATIVE and abs(z) >= OUTLIER_Z:
                     found_here.append({"host": run.host, "run_id": run.run_id, "group": group, "column": column,
-                                       "value": value, "peers_median": median, "relative": relative,
-                                       "robust_z": z, "peers": len(peers)})
+                                       "value": value, "group_median": median, "relative": relative,
+                                       "robust_z": z, "peers": len(present) - 1})
         moved = defaultdict(set)
         for item in found_here:
             moved[item["host"]].add(item["column"].key)
@@ -317,7 +317,7 @@ def outliers_json(result: Outliers) -> dict:
                    for group in result.groups],
         "outliers": [{"host": item["host"], "run_id": item["run_id"], "group": item["group"],
                       "metric": item["column"].key, "label": item["column"].header, "unit": unit_of(item["column"]),
-                      "value": item["value"], "peers_median": item["peers_median"], "relative": item["relative"],
+                      "value": item["value"], "group_median": item["group_median"], "relative": item["relative"],
                       "robust_z": item["robust_z"] if math.isfinite(item["robust_z"]) else None,
                       "peers": item["peers"], "cause": item["cause"]}
                      for item in result.found],

@@ -217,7 +217,7 @@ def _grouping(key: str, title: str, members_by_host: dict[str, list[str]], colum
 def _outlier_rows(found: fleet.Outliers, pages: dict[str, str]) -> list[dict]:
     return [{"host": item["host"], "page": pages[item["host"]], "group": item["group"], "label": item["column"].header,
              "value": fleet.format_value(item["column"], item["value"]),
-             "peers_median": fleet.format_value(item["column"], item["peers_median"]),
+             "group_median": fleet.format_value(item["column"], item["group_median"]),
              "relative": f"{item['relative']:+.0%}", "peers": item["peers"], "cause": item["cause"]}
             for item in found.found]
 

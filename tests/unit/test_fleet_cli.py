@@ -11,7 +11,7 @@ import pytest
 from fleet_bundles import EARLIER_RUN_ID, GROUPS
 
 OUTLIERS_KEYS = {"by", "thresholds", "groups", "outliers"}
-OUTLIER_KEYS = {"host", "run_id", "group", "metric", "label", "unit", "value", "peers_median", "relative",
+OUTLIER_KEYS = {"host", "run_id", "group", "metric", "label", "unit", "value", "group_median", "relative",
                 "robust_z", "peers", "cause"}
 COMPARE_KEYS = {"baseline", "test", "operands", "metrics"}
 OPERAND_KEYS = {"operand", "kind", "runs"}
