@@ -171,7 +171,7 @@ def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries
         before = (previous.get(host["host"]) or {}).get("values")
         moved = fleet.change(before, values[host["host"]], columns) if before else None
         rows.append({
-            "index": index, "host": host, "inventory_key": keys[host["host"]],
+            "index": index, "host": host,
             "cells": [(cell(column, values[host["host"]].get(column.key), units), values[host["host"]].get(column.key))
                       for column in columns],
             "flagged": values[host["host"]].get(fleet.FLAGGED.key),
