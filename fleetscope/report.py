@@ -7,8 +7,12 @@ open from file:// with no network and a fleet carries one copy of it.
 
 A page is rewritten only when what it shows may have changed: OUT/.fleetscope-report.json keeps, per page,
 a key over the run's bundle hash, its load and inference, the host's list of runs, the bundle folder's
-presence and the renderer itself (templates, queries, views and this package's code). A section that
-cannot be drawn for a run shows an error box on that page; the others and every other page are written.
+presence and the renderer itself (templates, queries, views and this package's code), and beside it what
+the fleet page shows of the run (its summary's numbers, its thinned curves): the fleet page (index.html,
+fleetscope.fleet_pages) is made from those alone, and written again only when a host's latest or previous
+run, the refused bundles or the renderer changed. A section that cannot be drawn for a run shows an error
+box on that page; the others and every other page are written. `fleetscope compare`'s page is written here
+too (write_compare_page).
 
 This module names no experiment: the sections, their queries and the summary's figures come from
 fleetscope.experiments, the derived tables from fleetscope.report_derived.
