@@ -1,8 +1,10 @@
-"""Compare memory hierarchies across hosts or CPU models (marimo notebook; logic in fleetscope.compare).
+"""Compare hosts, microarchitectures or inventory groups, every family (marimo notebook; the logic is
+fleetscope.compare, the same comparison `fleetscope compare` writes as a page).
 
-Run: .venv/bin/marimo edit analysis/compare_hierarchies.py      (interactive)
+Run: .venv/bin/marimo edit analysis/compare_hierarchies.py -- --db warehouse/fleet.duckdb     (interactive)
      .venv/bin/marimo export html analysis/compare_hierarchies.py -o compare.html -- --db warehouse/fleet.duckdb
-The warehouse is --db, else $FLEETSCOPE_DB, else warehouse/fleet.duckdb.
+The warehouse is --db, else $FLEETSCOPE_DB, else warehouse/fleet.duckdb. An exported HTML file needs marimo's
+front end from the network to show anything; offline, use `fleetscope compare` (a static page) instead.
 """
 
 import marimo
@@ -24,73 +26,51 @@ def _():
 def _(compare, mo):
     connection = compare.connect(mo.cli_args().get("db"))
     host_table = compare.hosts(connection)
-    mo.md(f"# Memory hierarchies side by side\n\n{host_table.height} hosts in the warehouse, latest run of each.")
+    mo.vstack([mo.md(f"# Hosts side by side\n\n{host_table.height} hosts in the warehouse, latest run of each."),
+               mo.ui.table(host_table, selection=None)])
     return connection, host_table
 
 
 @app.cell
-def _(host_table, mo):
-    group_by = mo.ui.dropdown(options={"host": "host", "CPU model": "cpu_model_name",
-                                       "microarchitecture": "microarchitecture"},
-                              value="host", label="group by")
+def _(compare, mo):
+    group_by = mo.ui.dropdown(options=list(compare.GROUPINGS), value="microarchitecture", label="compare by")
     group_by
     return (group_by,)
 
 
 @app.cell
 def _(compare, group_by, host_table, mo):
-    grouped = compare.groups(host_table, group_by.value)
-    chosen_groups = mo.ui.multiselect(options=sorted(grouped), value=sorted(grouped)[:4], label="show")
-    chosen_groups
-    return chosen_groups, grouped
+    choices = compare.operands(host_table, group_by.value)
+    chosen = mo.ui.multiselect(options=choices, value=list(choices)[:4], label="compare (the first is the baseline)")
+    chosen
+    return (chosen,)
 
 
 @app.cell
-def _(chosen_groups, compare, connection, grouped, host_table):
-    chosen_hosts = [host for group in chosen_groups.value for host in grouped[group]]
-    runs = compare.latest_runs_of(host_table, chosen_hosts)
-    levels = compare.level_table(connection, runs)
-    curves = compare.latency_curves(connection, runs)
-    return curves, levels, runs
+def _(chosen, compare, connection, mo):
+    result = compare.comparison(connection, chosen.value) if len(chosen.value) >= 2 else None
+    moved = compare.moved(result) if result else []
+    (mo.vstack([mo.md("## What differs significantly\n\n" + ("\n".join(f"- {line}" for line in moved) if moved else
+                                                               "No level's latency differs by both 5% and the test.")),
+                mo.md("## Figures side by side"), mo.ui.table(compare.figures(result), selection=None)])
+     if result else mo.md("Pick two groups or more to compare."))
+    return (result,)
 
 
 @app.cell
-def _(compare, curves, levels, mo):
-    mo.vstack([mo.md("## Latency curves"), compare.latency_overlay_chart(curves, levels)]) if curves.height else mo.md(
-        "## Latency curves\n\nThe chosen hosts have no latency sweep.")
+def _(compare, mo, result):
+    (mo.vstack([mo.vstack([mo.md(f"## {family}"), mo.hstack(family_charts, wrap=True)])
+                for family, family_charts in compare.charts(result)]) if result else None)
     return
 
 
 @app.cell
-def _(levels, mo):
-    mo.vstack([mo.md("## Inferred levels: latency, effective vs sysfs size, bandwidth"
-                     f"\n\n{levels['bandwidth_note'][0] if levels.height else ''}"),
-               mo.ui.table(levels.drop("bandwidth_note"), selection=None)])
-    return
-
-
-@app.cell
-def _(compare, connection, mo, runs):
-    loaded = compare.loaded_latency_curves(connection, runs)
-    mo.vstack([mo.md("## Loaded latency"), compare.loaded_latency_chart(loaded)]) if loaded.height else mo.md(
-        "## Loaded latency\n\nNo loaded-latency curve for the chosen hosts (neither the loaded_latency kernel nor MLC ran).")
-    return
-
-
-@app.cell
-def _(compare, connection, mo, runs):
-    tlb_curves = compare.tlb_curves(connection, runs)
-    tlb_levels = compare.tlb_table(connection, runs)
-    mo.vstack([mo.md("## TLB reach"), compare.tlb_chart(tlb_curves), mo.ui.table(tlb_levels, selection=None)]
-              ) if tlb_curves.height else mo.md("## TLB reach\n\nNo TLB sweep for the chosen hosts.")
-    return
-
-
-@app.cell
-def _(compare, connection, mo, runs):
-    flags = compare.flag_table(connection, runs)
-    mo.vstack([mo.md("## Plausibility flags\n\n`flagged` rows first; `not_run` says why a check could not run."),
-               mo.ui.table(flags, selection=None)])
+def _(compare, connection, mo, result):
+    (mo.vstack([mo.md("## Core-to-core latency"), mo.ui.table(compare.c2c(connection, result), selection=None),
+                mo.md("## SMT interference (empty where no host has SMT siblings)"),
+                mo.ui.table(compare.smt(connection, result), selection=None),
+                mo.md("## Plausibility checks\n\nflagged first; `not_run` says why a check could not run"),
+                mo.ui.table(compare.flags(connection, result), selection=None)]) if result else None)
     return
 
 

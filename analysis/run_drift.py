@@ -1,9 +1,12 @@
 """One host across runs: which level moved, by how much, and whether the move is significant (marimo
-notebook; logic in fleetscope.compare). A level moved when its latency changed by at least the threshold
-AND a Mann-Whitney U test on the raw samples of its plateau says the change is not noise, as asv does.
+notebook; the logic is fleetscope.compare, the same comparison as `fleetscope compare HOST@RUN HOST@RUN`).
+A level moved when its latency changed by at least the threshold AND a Mann-Whitney U test on the raw samples
+of its plateau says the change is not noise, as asv does.
 
-Run: .venv/bin/marimo edit analysis/run_drift.py
+Run: .venv/bin/marimo edit analysis/run_drift.py -- --db warehouse/fleet.duckdb
      .venv/bin/marimo export html analysis/run_drift.py -o drift.html -- --db warehouse/fleet.duckdb --host node1
+An exported HTML file needs marimo's front end from the network to show anything; offline, use
+`fleetscope compare HOST@RUN HOST@RUN` (a static page) instead.
 """
 
 import marimo
@@ -33,11 +36,10 @@ def _(compare, mo):
 
 @app.cell
 def _(compare, connection, host, mo):
-    runs = compare.host_runs(connection, host.value) if host.value else None
-    run_ids = runs["run_id"].to_list() if runs is not None else []
+    run_ids = compare.host_runs(connection, host.value) if host.value else []
     baseline = mo.ui.dropdown(options=run_ids, value=run_ids[0] if run_ids else None, label="baseline run")
     later = mo.ui.dropdown(options=run_ids, value=run_ids[-1] if run_ids else None, label="compared run")
-    threshold = mo.ui.slider(1, 50, value=round(compare.DRIFT_THRESHOLD * 100), label="threshold (%)")
+    threshold = mo.ui.slider(1, 50, value=5, label="threshold (%)")
     mo.vstack([mo.md(f"# Drift of {host.value}\n\n{len(run_ids)} runs"), mo.hstack([baseline, later, threshold])])
     return baseline, later, threshold
 
@@ -45,25 +47,18 @@ def _(compare, connection, host, mo):
 @app.cell
 def _(baseline, compare, connection, host, later, mo, threshold):
     if baseline.value and later.value and baseline.value != later.value:
-        drift = compare.level_drift(connection, host.value, baseline.value, later.value,
+        result = compare.comparison(connection, [f"{host.value}@{baseline.value}", f"{host.value}@{later.value}"],
                                     threshold=threshold.value / 100)
-        moved = compare.describe_drift(drift)
+        moved = compare.moved(result)
         summary = ("**Moved:**\n\n" + "\n".join(f"- {line}" for line in moved)) if moved else (
             "No level moved by both the threshold and the test.")
-        output = mo.vstack([mo.md(summary), mo.ui.table(drift, selection=None)])
+        output = mo.vstack([mo.md(summary), mo.ui.table(compare.drift(result), selection=None),
+                            mo.md("## Every figure"), mo.ui.table(compare.figures(result), selection=None),
+                            *[mo.vstack([mo.md(f"## {family}"), mo.hstack(charts, wrap=True)])
+                              for family, charts in compare.charts(result)]])
     else:
         output = mo.md("Pick two different runs of the host to compare.")
     output
-    return
-
-
-@app.cell
-def _(baseline, compare, connection, host, later, mo):
-    pair = [(host.value, run) for run in dict.fromkeys([baseline.value, later.value]) if run]
-    curves = compare.latency_curves(connection, pair)
-    (mo.vstack([mo.md("## Latency curves of the two runs"),
-                compare.latency_overlay_chart(curves.with_columns(host=curves["run_id"]))])
-     if curves.height else mo.md("No latency sweep in these runs."))
     return
 
 

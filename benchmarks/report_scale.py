@@ -45,11 +45,12 @@ def fleetscope(*arguments) -> tuple[float, str]:
     return elapsed, proc.stdout
 
 
-def copy_bundle(source: Path, results: Path, host: str, run_id: str) -> None:
+def copy_bundle(source: Path, results: Path, host: str, run_id: str, **changes) -> None:
+    """Copy a bundle as `host`'s run `run_id`, with any other manifest keys replaced by `changes`."""
     target = results / run_id / host
     shutil.copytree(source, target)
     manifest = json.loads((target / "manifest.json").read_text())
-    manifest.update(host=host, run_id=run_id)
+    manifest.update(host=host, run_id=run_id, **changes)
     (target / "manifest.json").write_text(json.dumps(manifest))
 
 

@@ -141,7 +141,8 @@ class Chart:
         for layer in self.layers:
             uses[layer["data"]["name"]] = uses.get(layer["data"]["name"], 0) + 1
         for layer in self.layers:
-            if uses[layer["data"]["name"]] == 1:
+            # a name that is not one of this chart's datasets is data the page supplies when it draws
+            if uses[layer["data"]["name"]] == 1 and layer["data"]["name"] in self.datasets:
                 layer["data"] = {"values": self.datasets.pop(layer["data"]["name"])}
         body = self.layers[0] if len(self.layers) == 1 else {"layer": self.layers}
         body = {**body, "width": width, "height": height}

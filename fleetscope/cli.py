@@ -1,5 +1,5 @@
-"""The `fleetscope` command: verbs in workflow order (ingest, report, query, parse, import, infer, export,
-migrate, version)."""
+"""The `fleetscope` command: verbs in workflow order (ingest, report, compare, outliers, query, parse, import,
+infer, export, migrate, version)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ MAIN_EXAMPLES = """\
 examples:
   fleetscope ingest results/                 load every bundle under results/<run_id>/<host>/
   fleetscope report --out reports/           write reports/index.html and one page per host
+  fleetscope compare group:rack_a group:rack_b      two inventory groups side by side, level by level
+  fleetscope outliers                               hosts far from their peers of the same microarchitecture
   fleetscope query "SELECT * FROM runs_overview"
   fleetscope parse mlc raw/mlc_loaded_latency.txt   what fleetscope reads from a raw tool output
   fleetscope import --host node7 mlc old/mlc.txt    a lab's past outputs as an external run
@@ -65,6 +67,34 @@ Pages open from file:// with no network (keep assets/ beside them). Only the pag
 since the last report are written again (OUT/.fleetscope-report.json remembers what each shows).
 A section that cannot be drawn for a run shows an error box on that page; every other section and
 page is still written. Exit status 1 when any section or page could not be drawn.
+"""
+
+COMPARE_EXAMPLES = """\
+examples:
+  fleetscope compare node1 node2                       two hosts (their latest runs)
+  fleetscope compare group:rack_a group:rack_b --out reports/racks.html
+  fleetscope compare uarch:zen3 uarch:raptor-lake uarch:zen4 --format json
+  fleetscope compare node1@20261122T034500Z-a1b2c3 node1@20261129T034500Z-d4e5f6    drift of one host
+
+An operand is a host (its latest run), HOST@RUN_ID (one run), group:NAME (the latest run of every host in
+that inventory group) or uarch:NAME (of every host of that microarchitecture; case, spaces and punctuation
+do not matter, and 'zen4' matches 'Zen 4 (Genoa)' and 'Zen 4 (Raphael)'). The first operand is the
+baseline. Every figure of the host pages' summaries is shown per operand (the median over its runs) with its
+difference from the baseline; a level's latency is tested with a Mann-Whitney U test on the raw samples of
+its plateau and reported as significant only when the difference is at least 5% and p < 0.05. The page
+(default compare.html, the charts' script under assets/ beside it) overlays every family's curves; --format
+json prints the same figures (keys in README.md), to --out when given.
+"""
+
+OUTLIERS_EXAMPLES = """\
+examples:
+  fleetscope outliers
+  fleetscope outliers --by cpu-model --format json
+
+Within each microarchitecture (--by cpu-model: each CPU model), a host's figure is an outlier when it is at
+least 10% and 3.5 robust standard deviations (1.4826 x the group's MAD) from its group's median; each
+outlier comes with the usual cause of such a difference. A group with fewer hosts than --min-peers + 1 is
+listed as not scored. Storage is not a property of the CPU and is not scored. Exit status 0 either way.
 """
 
 QUERY_EXAMPLES = """\
@@ -237,6 +267,63 @@ def _command_report(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def _command_compare(arguments: argparse.Namespace) -> int:
+    from fleetscope import fleet, fleet_pages
+    from fleetscope.report import write_compare_page
+    from fleetscope.warehouse import open_read_only
+
+    if len(arguments.operands) < 2:
+        raise UserError(f"compare needs two operands or more ({', '.join(fleet.OPERAND_FORMS)}), got one")
+    with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+        comparison = fleet_pages.compare(connection, arguments.operands, with_curves=arguments.format == "html")
+    operands, rows = comparison.operands, comparison.rows
+    if arguments.format == "json":
+        text = json.dumps(fleet.compare_json(operands, rows), indent=2, default=str) + "\n"
+        if arguments.out is None:
+            sys.stdout.write(text)
+        else:
+            arguments.out.write_text(text, encoding="utf-8")
+            print(f"wrote {arguments.out}")
+        return 0
+    context = fleet_pages.compare_context(operands, rows, comparison.curves)
+    out = write_compare_page(arguments.out or Path("compare.html"), context, fleet.SIGNIFICANT_CHANGE,
+                             fleet.SIGNIFICANT_P)
+    print("\n".join(["significant differences:", *(f"  {sentence}" for sentence in context["moved"])])
+          if context["moved"] else "no level's latency differs by both the threshold and the test")
+    print(f"wrote {out}")
+    return 0
+
+
+def _command_outliers(arguments: argparse.Namespace) -> int:
+    from fleetscope import fleet
+    from fleetscope.query import render
+    from fleetscope.warehouse import open_read_only
+
+    with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+        latest = [run for run in fleet.runs(connection) if run.recency == 1]
+        keys = [run.key for run in latest]
+        values = fleet.run_values(fleet.batch(connection, keys).rows, keys, fleet.PEER_HEADLINES)
+    columns = fleet.measured_columns(values.values(), fleet.PEER_HEADLINES)
+    result = fleet.outliers(latest, values, columns, by=arguments.by.replace("-", "_"), min_peers=arguments.min_peers)
+    if arguments.format == "json":
+        sys.stdout.write(json.dumps(fleet.outliers_json(result), indent=2) + "\n")
+        return 0
+    print(f"Outliers by {arguments.by}: at least {fleet.OUTLIER_RELATIVE:.0%} and {fleet.OUTLIER_Z:g} robust standard "
+          f"deviations from the group's median")
+    if result.found:
+        sys.stdout.write(render(
+            ["host", "group", "figure", "value", "group median", "difference", "usual cause"],
+            [(item["host"], item["group"], item["column"].header, fleet.format_value(item["column"], item["value"]),
+              fleet.format_value(item["column"], item["group_median"]), f"{item['relative']:+.0%}", item["cause"])
+             for item in result.found], "table"))
+    else:
+        print("no host sits that far from its peers")
+    for group in result.groups:
+        state = "scored" if group["scored"] else group["note"]
+        print(f"  {group['group']}: {len(group['hosts'])} hosts, {state}")
+    return 0
+
+
 def _command_query(arguments: argparse.Namespace) -> int:
     from fleetscope.query import render
     from fleetscope.warehouse import open_read_only
@@ -384,6 +471,20 @@ def build_parser() -> argparse.ArgumentParser:
     report = add_verb("report", "write an HTML page per host and a fleet index", REPORT_EXAMPLES, _command_report)
     report.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")
     report.add_argument("--all", action="store_true", help="write every page again, not only those whose data changed")
+    compare = add_verb("compare", "compare hosts, inventory groups, microarchitectures or runs level by level",
+                       COMPARE_EXAMPLES, _command_compare)
+    compare.add_argument("operands", nargs="+", metavar="OPERAND",
+                         help="HOST, HOST@RUN_ID, group:NAME or uarch:NAME; the first is the baseline")
+    compare.add_argument("--out", type=Path, metavar="FILE",
+                         help="where to write (html default: compare.html; json default: standard output)")
+    compare.add_argument("--format", choices=("html", "json"), default="html", help="output format (default: html)")
+    outliers = add_verb("outliers", "list hosts whose figures sit far from their peers'", OUTLIERS_EXAMPLES,
+                        _command_outliers)
+    outliers.add_argument("--by", choices=("microarchitecture", "cpu-model"), default="microarchitecture",
+                          help="who a host's peers are (default: microarchitecture)")
+    outliers.add_argument("--min-peers", type=int, default=4, metavar="N",
+                          help="peers a host needs before it is scored (default: 4)")
+    outliers.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
     query = add_verb("query", "run one SQL query against the warehouse (read-only)", QUERY_EXAMPLES, _command_query)
     query.add_argument("sql", metavar="SQL", help="the query, e.g. \"SELECT * FROM runs_overview\"")
     query.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format (default: table)")

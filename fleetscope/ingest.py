@@ -183,6 +183,7 @@ def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded
         "profile": manifest["profile"],
         "status": manifest.get("status"),
         "error": manifest.get("error"),
+        "inventory_groups": manifest.get("inventory_groups"),
         "started_at": utc_timestamp(manifest["started_at"]),
         "finished_at": utc_timestamp(manifest["finished_at"]),
         "fleetscope_version": manifest["fleetscope"]["version"],

@@ -7,8 +7,12 @@ open from file:// with no network and a fleet carries one copy of it.
 
 A page is rewritten only when what it shows may have changed: OUT/.fleetscope-report.json keeps, per page,
 a key over the run's bundle hash, its load and inference, the host's list of runs, the bundle folder's
-presence and the renderer itself (templates, queries, views and this package's code). A section that
-cannot be drawn for a run shows an error box on that page; the others and every other page are written.
+presence and the renderer itself (templates, queries, views and this package's code), and beside it what
+the fleet page shows of the run (its summary's numbers, its thinned curves): the fleet page (index.html,
+fleetscope.fleet_pages) is made from those alone, and written again only when a host's latest or previous
+run, the refused bundles or the renderer changed. A section that cannot be drawn for a run shows an error
+box on that page; the others and every other page are written. `fleetscope compare`'s page is written here
+too (write_compare_page).
 
 This module names no experiment: the sections, their queries and the summary's figures come from
 fleetscope.experiments, the derived tables from fleetscope.report_derived.
@@ -29,12 +33,13 @@ import duckdb
 import jinja2
 import vl_convert
 
-from fleetscope import __version__, summary
+from fleetscope import __version__, fleet, fleet_pages, summary
+from fleetscope.batch import Batch, records
 from fleetscope.experiments import FAMILIES, SECTIONS, Column, Section, SectionData
 from fleetscope.report_derived import DERIVED, derived_rows
 from fleetscope.resources import QUERIES_DIR, TEMPLATES_DIR, WAREHOUSE_DIR, sql
 from fleetscope.units import (KINDS, QUANTITIES, Unit, choose_unit, format_bytes, format_count, format_number,
-                              format_with_unit, readable_text, to_base)
+                              format_percent, format_with_unit, readable_text, to_base)
 
 PAGE_TEMPLATES_DIR = TEMPLATES_DIR / "report"
 MANIFEST_NAME = ".fleetscope-report.json"
@@ -102,38 +107,6 @@ def flatten_facts(facts: object, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix, text)]
 
 
-def records(connection: duckdb.DuckDBPyConnection, query: str, parameters: list) -> list[dict]:
-    """The rows of `query` (its SQL text) as dicts keyed by column name."""
-    cursor = connection.execute(query, parameters)
-    columns = [description[0] for description in cursor.description]
-    return [dict(zip(columns, row)) for row in cursor.fetchall()]
-
-
-class Batch:
-    """The rows of the report's queries (warehouse/queries/report/) for a batch of runs: each query runs
-    once for the whole batch and its rows are handed out per run, in the query's order. A query that
-    fails, fails for every run of the batch that asks for it."""
-
-    def __init__(self, connection: duckdb.DuckDBPyConnection, keys: list[tuple[str, str]]):
-        self.connection = connection
-        self.parameters = [sorted({run_id for run_id, _ in keys}), sorted({host for _, host in keys})]
-        self.results: dict[str, dict[tuple[str, str], list[dict]] | Exception] = {}
-
-    def rows(self, query: str, key: tuple[str, str]) -> list[dict]:
-        if query not in self.results:
-            try:
-                grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
-                for row in records(self.connection, sql(f"report/{query}"), self.parameters):
-                    grouped[(row["run_id"], row["host"])].append(row)
-                self.results[query] = grouped
-            except duckdb.Error as error:
-                self.results[query] = error
-        result = self.results[query]
-        if isinstance(result, Exception):
-            raise result
-        return result.get(key, [])
-
-
 # ---- tables --------------------------------------------------------------------------------------------
 
 def choose_units(tables: list[tuple[tuple[Column, ...], list[dict]]]) -> dict[str, Unit]:
@@ -162,6 +135,8 @@ def cell_text(value: object, kind: str, units: dict[str, Unit]) -> str | None:
             return format_bytes(value)
         if kind == "count":
             return format_count(value)
+        if kind == "percent":
+            return format_percent(value)
         return format_number(value)
     return readable_text(str(value))
 
@@ -361,17 +336,44 @@ def _write_atomically(path: Path, content: bytes) -> None:
     partial.replace(path)
 
 
-def _read_manifest(out_dir: Path) -> tuple[str | None, dict[str, str]]:
-    """What the last report wrote here: its script asset and each page's key (nothing if unreadable)."""
+def _write_fleet_asset(out_dir: Path) -> str:
+    """Write the fleet page's script (templates/report/fleet.js) under a name made of its content's hash,
+    removing the script of an earlier fleetscope; return its path relative to the output folder."""
+    content = (PAGE_TEMPLATES_DIR / "fleet.js").read_bytes()
+    name = f"{ASSETS_DIR}/fleet-{hashlib.sha256(content).hexdigest()[:12]}.js"
+    if not (out_dir / name).is_file():
+        _write_atomically(out_dir / name, content)
+    for old in (out_dir / ASSETS_DIR).glob("fleet-*.js"):
+        if old.name != Path(name).name:
+            old.unlink()
+    return name
+
+
+@dataclass
+class Previous:
+    """What the last report wrote here: its Vega asset, each page's key, each page's summary (what the
+    fleet page shows of its run) and the fleet page's key."""
+    asset: str | None = None
+    pages: dict[str, str] = field(default_factory=dict)
+    summaries: dict[str, dict] = field(default_factory=dict)
+    index: str | None = None
+
+
+def _read_manifest(out_dir: Path) -> Previous:
+    """The last report's manifest (nothing if it is unreadable)."""
     try:
         manifest = json.loads((out_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None, {}
+        return Previous()
     if not isinstance(manifest, dict) or not isinstance(manifest.get("pages"), dict):
-        return None, {}
+        return Previous()
     asset = manifest.get("asset")
-    asset = asset if isinstance(asset, str) and re.fullmatch(rf"{ASSETS_DIR}/vega-[\w.-]+\.js", asset) else None
-    return asset, {page: key for page, key in manifest["pages"].items() if isinstance(page, str) and isinstance(key, str)}
+    summaries = manifest.get("summaries") if isinstance(manifest.get("summaries"), dict) else {}
+    return Previous(
+        asset if isinstance(asset, str) and re.fullmatch(rf"{ASSETS_DIR}/vega-[\w.-]+\.js", asset) else None,
+        {page: key for page, key in manifest["pages"].items() if isinstance(page, str) and isinstance(key, str)},
+        {page: record for page, record in summaries.items() if isinstance(record, dict)},
+        manifest.get("index") if isinstance(manifest.get("index"), str) else None)
 
 
 def _page_key(renderer: str, asset: str, run: dict, runs: list[dict]) -> str:
@@ -389,8 +391,10 @@ def _page_key(renderer: str, asset: str, run: dict, runs: list[dict]) -> str:
 
 
 def _write_host_page(out_dir: Path, environment: jinja2.Environment, template: jinja2.Template, common: dict,
-                     asset: str, batch: Batch, run: dict, runs: list[dict], is_latest: bool) -> list[Failure]:
-    """Render and write one run's page; return what could not be drawn on it."""
+                     asset: str, batch: Batch, run: dict, runs: list[dict], is_latest: bool
+                     ) -> tuple[list[Failure], dict | None]:
+    """Render and write one run's page; return what could not be drawn on it and what the fleet page shows
+    of the run (None when the page could not be rendered)."""
     name = run["page"]
     depth = "../" * name.count("/")
     key = (run["run_id"], run["host"])
@@ -399,14 +403,34 @@ def _write_host_page(out_dir: Path, environment: jinja2.Environment, template: j
     def fail(part: str, what: str, error: str) -> None:
         failures.append(Failure(name, part, what, error))
 
+    def fetch(query: str) -> list[dict]:
+        return batch.rows(query, key)
+
+    summary_record = None
     try:
-        html = template.render(**common, **host_page_context(lambda query: batch.rows(query, key), run, runs, fail),
-                               is_latest=is_latest, root=depth, vega_script=depth + asset)
+        context = host_page_context(fetch, run, runs, fail)
+        html = template.render(**common, **context, is_latest=is_latest, root=depth, vega_script=depth + asset)
     except Exception as error:  # noqa: BLE001 - one host's page must not stop the fleet's
         fail("page", "rendering the page", _error_text(error))
         html = environment.get_template("failed.html.j2").render(**common, run=run, failure=failures[-1], root=depth)
+    else:
+        try:
+            summary_record = fleet_pages.run_summary(
+                fetch, {**context["summary"]["values"], **fleet.flag_values(context["flags"])}, is_latest)
+        except Exception as error:  # noqa: BLE001 - the host's page is written; the fleet shows no numbers for it
+            fail("fleet summary", "reading the curves the fleet page overlays", _error_text(error))
     _write_atomically(out_dir / name, html.encode("utf-8"))
-    return failures
+    return failures, summary_record
+
+
+def _index_key(renderer: str, assets: tuple[str, str], hosts: list[dict], runs_by_host: dict[str, list[dict]],
+               pages: dict[str, str], refused: list[dict]) -> str:
+    """What the fleet page shows depends on: the renderer, its scripts, each host's latest and previous run
+    (their pages' keys stand for their summaries) and the refused bundles."""
+    shown = [[host["host"], *[[run["page"], pages[run["page"]]] for run in runs_by_host[host["host"]][:2]]]
+             for host in hosts]
+    identity = {"renderer": renderer, "assets": assets, "hosts": shown, "refused": refused}
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()
 
 
 @dataclass
@@ -423,14 +447,16 @@ def write_reports(connection: duckdb.DuckDBPyConnection, out_dir: Path, *, rewri
     result = ReportResult()
     environment = _environment()
     asset = _write_vega_asset(out_dir)
+    fleet_asset = _write_fleet_asset(out_dir)
     renderer = _renderer_hash()
     common = {"generated_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "fleetscope_version": __version__}
-    previous_asset, previous = _read_manifest(out_dir)
-    if previous_asset not in (None, asset) and (out_dir / previous_asset).is_file():
-        (out_dir / previous_asset).unlink()  # the script of an earlier fleetscope: no page loads it any more
+    previous = _read_manifest(out_dir)
+    if previous.asset not in (None, asset) and (out_dir / previous.asset).is_file():
+        (out_dir / previous.asset).unlink()  # the script of an earlier fleetscope: no page loads it any more
     if rewrite_all:
-        previous = {}
+        previous = Previous()
     pages: dict[str, str] = {}
+    summaries: dict[str, dict] = {}
     runs_by_host: dict[str, list[dict]] = defaultdict(list)
     for run in records(connection, sql("report/runs"), []):
         runs_by_host[run["host"]].append(run)
@@ -444,30 +470,57 @@ def write_reports(connection: duckdb.DuckDBPyConnection, out_dir: Path, *, rewri
         host["page"] = runs[0]["page"]
         for run in runs:
             pages[run["page"]] = _page_key(renderer, asset, run, runs)
-            if previous.get(run["page"]) == pages[run["page"]] and (out_dir / run["page"]).is_file():
+            if (previous.pages.get(run["page"]) == pages[run["page"]] and (out_dir / run["page"]).is_file()
+                    and run["page"] in previous.summaries):
                 result.unchanged.append(out_dir / run["page"])
+                summaries[run["page"]] = previous.summaries[run["page"]]
             else:
                 stale.append((run, runs, run["run_id"] == host["last_run_id"]))
     for start in range(0, len(stale), BATCH_RUNS):
         chunk = stale[start:start + BATCH_RUNS]
         batch = Batch(connection, [(run["run_id"], run["host"]) for run, _, _ in chunk])
         for run, runs, is_latest in chunk:
-            failures = _write_host_page(out_dir, environment, host_template, common, asset, batch, run, runs, is_latest)
+            failures, summary_record = _write_host_page(out_dir, environment, host_template, common, asset, batch,
+                                                        run, runs, is_latest)
             result.written.append(out_dir / run["page"])
             result.failures.extend(failures)
+            if summary_record is not None:
+                summaries[run["page"]] = summary_record
             if failures:
                 pages[run["page"]] = ""  # drawn again by the next report
-    for name in sorted(set(previous) - set(pages)):  # runs no longer in the warehouse
+    for name in sorted(set(previous.pages) - set(pages)):  # runs no longer in the warehouse
         gone = out_dir / name
         if gone.is_file():
             gone.unlink()
             result.removed.append(gone)
             if gone.parent != out_dir and not any(gone.parent.iterdir()):
                 gone.parent.rmdir()
+    refused = records(connection, sql("report/refused_bundles"), [])
+    index_key = _index_key(renderer, (asset, fleet_asset), hosts, runs_by_host, pages, refused)
     index = out_dir / "index.html"
-    _write_atomically(index, environment.get_template("index.html.j2").render(
-        **common, hosts=hosts, refused=records(connection, sql("report/refused_bundles"), []), root="").encode("utf-8"))
-    result.written.append(index)
+    if previous.index == index_key and index.is_file():
+        result.unchanged.append(index)
+    else:
+        latest = {host["host"]: summaries.get(host["page"]) for host in hosts}
+        before = {host["host"]: summaries.get(runs_by_host[host["host"]][1]["page"])
+                  if len(runs_by_host[host["host"]]) > 1 else None for host in hosts}
+        _write_atomically(index, environment.get_template("index.html.j2").render(
+            **common, hosts=hosts, refused=refused, root="", vega_script=asset, fleet_script=fleet_asset,
+            fleet=fleet_pages.fleet_context(hosts, before, latest)).encode("utf-8"))
+        result.written.append(index)
     _write_atomically(out_dir / MANIFEST_NAME, json.dumps(
-        {"fleetscope_version": __version__, "asset": asset, "pages": pages}, indent=1, sort_keys=True).encode("utf-8"))
+        {"fleetscope_version": __version__, "asset": asset, "pages": pages, "summaries": summaries,
+         "index": index_key}, sort_keys=True, separators=(",", ":")).encode("utf-8"))
     return result
+
+
+def write_compare_page(out: Path, context: dict, threshold: float, alpha: float) -> Path:
+    """Write `fleetscope compare`'s page (fleetscope.fleet_pages.compare_context) to `out`, with the charts'
+    script under assets/ beside it; link the fleet page when `out` sits beside one."""
+    asset = _write_vega_asset(out.parent)
+    html = _environment().get_template("compare.html.j2").render(
+        compare=context, threshold=threshold, alpha=alpha, vega_script=asset, root="",
+        fleet_page="index.html" if (out.parent / "index.html").is_file() else None,
+        generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), fleetscope_version=__version__)
+    _write_atomically(out, html.encode("utf-8"))
+    return out

@@ -1,10 +1,11 @@
-"""The summary at the top of a host page: the machine (CPU, cores and threads, memory, kernel,
-virtualization), the run (status, profile, duration), the hierarchy as one table (per level the effective
-and sysfs size, latency in ns and cycles, DRAM last), the headline figures the experiment modules name,
-and the plausibility flags with links to the sections they concern.
+"""The summary at the top of a host page: the machine (CPU and its microarchitecture, cores and threads,
+memory, kernel, virtualization, inventory groups), the run (status, profile, duration), the hierarchy as one
+table (per level the effective and sysfs size, latency in ns and cycles, DRAM last), the headline figures the
+experiment modules name, and the plausibility flags with links to the sections they concern.
 
 A figure the run did not measure says why (not run, skipped or failed with the experiment's own words, or
-what the inference found instead); it is never filled in.
+what the inference found instead); it is never filled in. The numbers behind the hierarchy and the figures
+(`run_values`) are what the fleet page, `compare` and `outliers` put side by side: one computation for all.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import Callable
 
 from fleetscope.charts import one_policy
-from fleetscope.experiments import HEADLINES, SECTIONS, Figure
+from fleetscope.experiments import HEADLINES, SECTIONS, Figure, Headline
 from fleetscope.report_derived import DERIVED
 from fleetscope.units import format_bytes, format_number, format_time_ns
 
@@ -20,14 +21,22 @@ _REASON_CHARS = 240
 
 
 def describe_cpu(facts: dict) -> dict:
-    """The CPU's name and, where known, its microarchitecture. Today that is the vendor's family and model
-    numbers; a table of microarchitectures can name them here, in this one place."""
+    """The CPU's name, its microarchitecture as the warehouse names it (view host_identity, from the table in
+    microarchitectures.sql) with its cores and segment, and the numbers it was named from: vendor, family
+    and model on x86, implementer and parts on Arm."""
     family, model = facts.get("cpu_family"), facts.get("cpu_model")
     numbers = ", ".join(f"{name} {value} (0x{value:x})" for name, value in (("family", family), ("model", model))
                         if isinstance(value, int))
-    vendor = facts.get("cpu_vendor")
-    microarchitecture = " ".join(part for part in (vendor, numbers) if part) or None
-    return {"name": facts.get("cpu_model_name"), "microarchitecture": microarchitecture}
+    vendor = facts.get("cpu_vendor") if facts.get("cpu_vendor") != "unavailable" else None
+    parts = facts.get("cpu_parts") or []
+    arm = (f"implementer {facts['cpu_implementer']}, part{'s' if len(parts) > 1 else ''} {', '.join(parts)}"
+           if facts.get("cpu_implementer") and parts else None)
+    detail = [text for text in (facts.get("uarch_cores") and f"{facts['uarch_cores']} cores", facts.get("uarch_segment"))
+              if text]
+    return {"name": facts.get("cpu_model_name"), "microarchitecture": facts.get("microarchitecture"),
+            "known": bool(facts.get("uarch_known")), "detail": ", ".join(detail) or None,
+            "numbers": arm or " ".join(part for part in (vendor, numbers) if part) or None,
+            "virtual": facts.get("virtualization") not in (None, "none")}
 
 
 def _duration(seconds: int | float | None) -> str | None:
@@ -55,14 +64,52 @@ def why_missing(experiment: str, by_name: dict[str, dict], figure: Figure) -> st
     return _shorten(f"not inferred: {figure.note}" if figure.note else "measured, but there is no figure to show")
 
 
+def level_column_keys(level: str) -> tuple[str, str]:
+    """The fleet columns of one inferred level: its effective size and its latency ('l2_size', 'l2_latency')."""
+    return f"{level.lower()}_size", f"{level.lower()}_latency"
+
+
+def levels(derived: dict[str, list[dict]]) -> list[dict]:
+    """The inferred levels of one page policy with their numbers; the last (memory) has no effective size."""
+    rows = one_policy(derived["inferred_levels"])
+    return [{**level, "capacity_bytes": level["capacity_bytes"] if index < len(rows) - 1 else None}
+            for index, level in enumerate(rows)]
+
+
 def _hierarchy(derived: dict[str, list[dict]]) -> list[dict]:
-    """The inferred levels of one page policy; the last (memory) has no effective size to show."""
-    levels = one_policy(derived["inferred_levels"])
-    return [{"level": level["level"],
-             "effective": format_bytes(level["capacity_bytes"]) or None if index < len(levels) - 1 else None,
+    return [{"level": level["level"], "effective": format_bytes(level["capacity_bytes"]) or None,
              "sysfs": format_bytes(level["sysfs_size_bytes"]) or None, "latency": format_time_ns(level["latency_ns"]) or None,
              "cycles": format_number(level["latency_cycles"]) or None, "page_policy": level["page_policy"]}
-            for index, level in enumerate(levels)]
+            for level in levels(derived)]
+
+
+def figures(fetch: Callable[[str], list[dict]], derived: dict[str, list[dict]],
+            headlines: tuple[Headline, ...] = HEADLINES) -> list[tuple[Headline, Figure | None, str | None]]:
+    """Each headline's figure for one run, or the error that stopped it: (headline, figure, error text)."""
+    computed = []
+    for headline in headlines:
+        try:
+            rows = derived[headline.source] if headline.source in derived else fetch(headline.source)
+            computed.append((headline, headline.figure(rows), None))
+        except Exception as error:  # noqa: BLE001 - one figure must not stop the page
+            computed.append((headline, None, f"{type(error).__name__}: {error}"))
+    return computed
+
+
+def run_values(derived: dict[str, list[dict]],
+               computed: list[tuple[Headline, Figure | None, str | None]]) -> dict[str, float | None]:
+    """The numbers of one run's summary by fleet column: each level's effective size and latency (as
+    level_column_keys names them) and each figure's values."""
+    values: dict[str, float | None] = {}
+    for level in levels(derived):
+        size, latency = level_column_keys(level["level"])
+        if level["capacity_bytes"] is not None:
+            values[size] = level["capacity_bytes"]
+        values[latency] = level["latency_ns"]
+    for headline, figure, _ in computed:
+        for column in headline.columns:
+            values[column.key] = figure.values.get(column.key) if figure else None
+    return values
 
 
 def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiments: list[dict],
@@ -71,21 +118,18 @@ def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiment
     figure that cannot be computed is reported to `fail(part, what, error)` and shown in its place."""
     by_name = {experiment["experiment"]: experiment for experiment in experiments}
     on_page = {item["section"].id for item in sections}
+    computed = figures(fetch, derived)
     headlines = []
-    for headline in HEADLINES:
-        shown = {"label": headline.label, "value": None, "missing": None, "error": None,
+    for headline, figure, error in computed:
+        shown = {"label": headline.label, "value": None, "missing": None, "error": error,
                  "section": headline.section if headline.section in on_page else None}
-        try:
-            rows = derived[headline.source] if headline.source in derived else fetch(headline.source)
-            figure = headline.figure(rows)
-        except Exception as error:  # noqa: BLE001 - one figure must not stop the page
-            shown["error"] = f"{type(error).__name__}: {error}"
-            fail(f"summary: {headline.label}", "computing the figure", shown["error"])
+        if error:
+            fail(f"summary: {headline.label}", "computing the figure", error)
         else:
             shown["value"] = figure.text
             shown["missing"] = None if figure.text else why_missing(headline.experiment, by_name, figure)
         headlines.append(shown)
-    levels = _hierarchy(derived)
+    hierarchy = _hierarchy(derived)
     levels_section = next(section for section in SECTIONS
                           if section.id == next(table.section for table in DERIVED if table.name == "inferred_levels"))
     level_notes = "; ".join(level["note"] for level in derived["inferred_levels"] if level["note"])
@@ -95,13 +139,14 @@ def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiment
         "facts": facts,
         "memory": format_bytes(facts.get("mem_total_bytes")) or None,
         "duration": _duration(run["duration_s"]),
-        "levels": levels,
+        "levels": hierarchy,
         "levels_section": levels_section.id,
-        "levels_missing": None if levels else why_missing(levels_section.experiment, by_name,
+        "levels_missing": None if hierarchy else why_missing(levels_section.experiment, by_name,
                                                           Figure(None, level_notes or None)),
         "headlines": headlines,
         "flag_counts": {status: sum(flag["status"] == status for flag in flags)
                         for status in ("flagged", "clear", "not_run")},
+        "values": run_values(derived, computed),
         "flagged": [{"flag": flag, "section": next((item["section"] for item in sections if flag in item["flags"]), None)}
                     for flag in flags if flag["status"] == "flagged"],
     }

@@ -46,6 +46,11 @@ def format_count(value: int | float | None) -> str:
     return "" if value is None else f"{round(value):,}"
 
 
+def format_percent(fraction: float | None) -> str:
+    """0.975 -> '97.5%'; 1 -> '100%'."""
+    return "" if fraction is None else f"{format_number(100 * fraction)}%"
+
+
 def format_bytes(value: object) -> str:
     """1048576 -> '1 MiB', 46341 -> '45.25 KiB' (sizes keep four significant digits: they are exact, and
     often a power of two apart); anything that is not a number is shown as it is."""

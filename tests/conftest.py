@@ -169,3 +169,17 @@ def bundle_tools():
     """(BundleBuilder, run_cli) for fixtures wider than one test: a `from conftest import` would find
     whichever conftest.py came first on sys.path (tests/lab has its own)."""
     return BundleBuilder, run_cli
+
+
+@pytest.fixture(scope="session")
+def synthetic_fleet(tmp_path_factory) -> tuple[Path, Path]:
+    """The fleet of tests/fleet_bundles.py (three CPU groups, rpl-03's DRAM slow in its latest run) loaded into
+    one warehouse, shared by the tests of the fleet page, `compare` and `outliers`: (results dir, warehouse)."""
+    import fleet_bundles
+
+    root = tmp_path_factory.mktemp("synthetic-fleet")
+    builder = BundleBuilder(root / "results")
+    fleet_bundles.write_fleet(builder)
+    proc = run_cli("ingest", builder.results_dir, "--db", root / "fleet.duckdb")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return builder.results_dir, root / "fleet.duckdb"

@@ -176,7 +176,9 @@ def read_bandwidth_figure(rows: list[dict]) -> Figure:
     if row["peak_threads"] not in (None, row["max_threads"]):
         parts.append(f"peak {format_gb_s(row['peak_gb_s'])} at {row['peak_threads']} "
                      f"thread{'' if row['peak_threads'] == 1 else 's'}")
-    return Figure(" · ".join(parts) or None)
+    return Figure(" · ".join(parts) or None, values={
+        "read_1_thread_gb_s": row["single_thread_gb_s"],
+        "read_all_threads_gb_s": row["all_threads_gb_s"] if row["max_threads"] != 1 else None})
 
 
 def knee_figure(rows: list[dict]) -> Figure:
@@ -243,6 +245,8 @@ FAMILY = Family("Bandwidth", sections=(
              Column("median_gb_s", "median", "gb_s"), Column("working_set_bytes", "span", "bytes")),
             _BW_NOTE, flag_prefix="prefetch"),
 ), headlines=(
-    Headline("Read bandwidth (DRAM-sized)", "thread_sweep", "thread-sweep", "thread_sweep_read", read_bandwidth_figure),
+    Headline("Read bandwidth (DRAM-sized)", "thread_sweep", "thread-sweep", "thread_sweep_read", read_bandwidth_figure,
+             (Column("read_1_thread_gb_s", "read 1 thread", "gb_s"),
+              Column("read_all_threads_gb_s", "read all threads", "gb_s"))),
     Headline("Loaded-latency knee", "loaded_latency", "loaded-latency", "inferred_loaded_latency", knee_figure),
 ))

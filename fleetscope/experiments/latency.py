@@ -193,7 +193,8 @@ def tlb_figure(rows: list[dict]) -> Figure:
              f"page walk {format_time_ns(row['walk_ns'])}" if row["walk_ns"] is not None else None]
     parts = [part for part in parts if part]
     size = format_bytes(row["page_bytes"]) if row["page_bytes"] else row["page_size"]
-    return Figure(f"{' · '.join(parts)} ({size} pages)" if parts else None, row["note"])
+    return Figure(f"{' · '.join(parts)} ({size} pages)" if parts else None, row["note"],
+                  {"tlb_l1_entries": row["l1_entries"], "tlb_l2_entries": row["l2_entries"]})
 
 
 def mlp_figure(rows: list[dict]) -> Figure:
@@ -202,7 +203,8 @@ def mlp_figure(rows: list[dict]) -> Figure:
     row = rows[0]
     saturation = (f", saturates at {row['saturation_chains']} chains" if row["saturation_chains"] is not None
                   else ", no saturation within the chains measured")
-    return Figure(f"{format_number(row['max_mlp'])} at {row['max_mlp_chains']} chains{saturation}", row["note"])
+    return Figure(f"{format_number(row['max_mlp'])} at {row['max_mlp_chains']} chains{saturation}", row["note"],
+                  {"mlp": row["max_mlp"]})
 
 
 _NS = ("median_ns", "median", "ns")
@@ -250,6 +252,7 @@ FAMILY = Family("Latency", sections=(
              Column("same_core", "same core", "bool"), Column("numa_node_a", "node a", "count"),
              Column("numa_node_b", "node b", "count"))),
 ), headlines=(
-    Headline("TLB", "tlb", "tlb", "inferred_tlb", tlb_figure),
-    Headline("Memory-level parallelism", "mlp", "mlp", "inferred_mlp", mlp_figure),
+    Headline("TLB", "tlb", "tlb", "inferred_tlb", tlb_figure,
+             (Column("tlb_l1_entries", "TLB L1 entries", "count"), Column("tlb_l2_entries", "TLB L2 entries", "count"))),
+    Headline("Memory-level parallelism", "mlp", "mlp", "inferred_mlp", mlp_figure, (Column("mlp", "MLP", "number"),)),
 ))

@@ -15,7 +15,8 @@ from fleetscope.units import Unit
 class Column:
     key: str
     header: str
-    kind: str = "text"  # text | number | count | bytes | bool, or a quantity kind of fleetscope.units.KINDS
+    kind: str = "text"  # text | number | count | bytes | bool | percent (a fraction shown as %), or a quantity
+                        # kind of fleetscope.units.KINDS
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,11 @@ class Section:
 
 @dataclass(frozen=True)
 class Figure:
-    """A headline figure in words, or why there is none although the experiment ran."""
+    """A headline figure in words, or why there is none although the experiment ran, and the numbers the
+    words show, keyed by their headline's columns (the fleet page, `compare` and `outliers` read those)."""
     text: str | None
     note: str | None = None
+    values: dict[str, float | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,9 @@ class Headline:
     source: str       # the rows it reads: a derived table (fleetscope.report_derived) or a query
                       # warehouse/queries/report/<source>.sql of the run's (run_id, host)
     figure: Callable[[list[dict]], Figure]
+    # The numbers of the figure as fleet columns (key, header, unit kind), in the order the fleet table
+    # shows them; a figure with none (the knee: a pair of numbers no host is sorted by) has no column.
+    columns: tuple[Column, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)

@@ -60,10 +60,14 @@ def p99_figure(rows: list[dict]) -> Figure:
     pure = [row for row in rows if row["rw"] in ("randread", "randwrite")]
     if not rows:
         return Figure(None, "no random-access job ran at queue depth 1 with a 99th percentile")
+    shown = pure or rows
     parts = [f"{row['direction']} {format_time_ns(row['latency_ns'])}" if pure else
-             f"{row['rw']} {row['direction']} {format_time_ns(row['latency_ns'])}" for row in (pure or rows)]
-    sizes = {format_bytes(row["block_size_bytes"]) for row in (pure or rows) if row["block_size_bytes"]}
-    return Figure(" · ".join(parts) + (f" ({', '.join(sorted(sizes))} random)" if sizes else ""))
+             f"{row['rw']} {row['direction']} {format_time_ns(row['latency_ns'])}" for row in shown]
+    sizes = {format_bytes(row["block_size_bytes"]) for row in shown if row["block_size_bytes"]}
+    first = {direction: next((row["latency_ns"] for row in shown if row["direction"] == direction), None)
+             for direction in ("read", "write")}
+    return Figure(" · ".join(parts) + (f" ({', '.join(sorted(sizes))} random)" if sizes else ""),
+                  values={"storage_p99_read_ns": first["read"], "storage_p99_write_ns": first["write"]})
 
 
 FAMILY = Family("Storage", sections=(
@@ -80,5 +84,7 @@ FAMILY = Family("Storage", sections=(
                            Column("p99_99_ns", "p99.99", "ns")),
             drawn=(Column("latency_ns", "latency", "ns"),)),
 ), headlines=(
-    Headline("Storage p99 at queue depth 1", "fio", "storage", "storage_p99_qd1", p99_figure),
+    Headline("Storage p99 at queue depth 1", "fio", "storage", "storage_p99_qd1", p99_figure,
+             (Column("storage_p99_read_ns", "storage p99 read QD1", "ns"),
+              Column("storage_p99_write_ns", "storage p99 write QD1", "ns"))),
 ))

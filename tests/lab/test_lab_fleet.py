@@ -120,6 +120,13 @@ def test_the_warehouse_and_the_fleet_page_list_the_three_hosts(fleet):
     for host in ("fslab1", "fslab2", "fslab3"):
         assert f'href="{host}.html"' in index
         assert (run.reports / f"{host}.html").exists()
+    # grouped on the fleet page by their inventory groups (the lab's racks), which each bundle recorded
+    assert {host: manifest["inventory_groups"] for host, manifest in run.manifests().items()} == {
+        "fslab1": ["lab", "rack_a"], "fslab2": ["lab", "rack_b"], "fslab3": ["lab", "rack_a"]}
+    groups = index[index.index('id="groups-inventory-table"'):]
+    groups = groups[:groups.index("</table>")]
+    assert re.search(r'data-filter="rack_a" title="fslab1, fslab3">rack_a</button></td><td class="num">2<', groups)
+    assert re.search(r'data-filter="rack_b" title="fslab2">rack_b</button></td><td class="num">1<', groups)
 
 
 def test_a_crashing_kernel_fails_its_experiment_and_the_others_on_that_host_run(fleet):

@@ -1,90 +1,87 @@
-"""The analysis notebooks and the package logic behind them (fleetscope.compare): hosts side by side,
-grouped by CPU model; one host's drift across runs, reported only when large AND significant; both
-notebooks run headless and export to HTML."""
+"""The analysis notebooks and the package logic behind them (fleetscope.compare) on the synthetic fleet of
+tests/fleet_bundles.py: groups side by side over every family with formatted numbers and charts with legends,
+one host's drift across runs reported only when large AND significant, and both notebooks running headless
+and exporting to HTML."""
 
 from __future__ import annotations
 
-import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from fleet_bundles import EARLIER_RUN_ID
 
 from fleetscope import compare
 
 ANALYSIS = Path(__file__).resolve().parents[2] / "analysis"
 MARIMO = Path(sys.executable).parent / "marimo"
-LATER_RUN = "20261129T034500Z-d4e5f6"
+RAW_FLOAT = re.compile(r"^-?\d+\.\d{5,}$|e[+-]\d+$")
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory, bundle_tools):
-    """node1 twice (the later run's L2 30% slower), node2 once with another CPU model."""
-    BundleBuilder, run_cli = bundle_tools  # noqa: N806 (a class)
-
-    root = tmp_path_factory.mktemp("notebooks")
-    bundles = BundleBuilder(root / "results")
-    bundles.write()
-    later = bundles.manifest(run_id=LATER_RUN, started_at="2026-11-29T03:45:00Z", finished_at="2026-11-29T03:47:00Z")
-    slower = bundles.latency_points(seed=8)
-    for point in slower:
-        if 64 * 1024 <= point["params"]["working_set_bytes"] <= 512 * 1024:
-            point["samples"] = [value * 1.3 for value in point["samples"]]
-            point["summary"] = {key: value * 1.3 if key != "count" else value for key, value in point["summary"].items()}
-    bundles.write(later, results={"results/latency_sweep.jsonl": slower})
-    other = bundles.manifest(host="node2")
-    other["facts"]["cpu"]["model_name"] = "Intel Xeon Gold 6248"
-    bundles.write(other, results={"results/latency_sweep.jsonl": bundles.latency_points(seed=9)})
-    db = root / "fleet.duckdb"
-    proc = run_cli("ingest", bundles.results_dir, "--db", db)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return db
+def warehouse(synthetic_fleet):
+    return synthetic_fleet[1]
 
 
-def test_hosts_group_by_cpu_model_and_levels_sit_side_by_side(warehouse):
-    connection = compare.connect(warehouse)
+def test_groups_side_by_side_over_every_family(warehouse):
+    with compare.connect(warehouse) as connection:
+        groups_side_by_side(connection)
+
+
+def groups_side_by_side(connection):
     hosts = compare.hosts(connection)
-    assert hosts["host"].to_list() == ["node1", "node2"]
-    assert hosts.filter(hosts["host"] == "node1")["run_id"][0] == LATER_RUN
-    assert compare.groups(hosts, "cpu_model_name") == {"AMD EPYC 9B14": ["node1"], "Intel Xeon Gold 6248": ["node2"]}
-    runs = compare.latest_runs_of(hosts, ["node1", "node2"])
-    levels = compare.level_table(connection, runs)
-    assert set(levels["host"]) == {"node1", "node2"}
-    assert levels.filter(levels["level"] == "L1")["capacity_bytes"].to_list() == [32768, 32768]
-    assert levels["bandwidth_gb_s"].null_count() == levels.height  # no bandwidth sweep in these runs
-    assert "inferred_level_bandwidth" in levels["bandwidth_note"][0]
-    assert compare.latency_curves(connection, runs).height == 2 * 34
-    assert compare.latency_overlay_chart(compare.latency_curves(connection, runs), levels).to_dict()
+    assert hosts.height == 18
+    choices = compare.operands(hosts, "microarchitecture")
+    assert choices == {"Neoverse N1": "uarch:Neoverse N1", "Raptor Lake": "uarch:Raptor Lake",
+                       "Zen 3 (Vermeer)": "uarch:Zen 3 (Vermeer)"}
+    assert compare.operands(hosts, "inventory group") == {name: f"group:{name}"
+                                                         for name in ("lab", "neoverse", "raptor_lake", "zen3")}
+    result = compare.comparison(connection, [choices["Raptor Lake"], choices["Zen 3 (Vermeer)"]])
+    figures = compare.figures(result)
+    dram = figures.filter(figures["figure"] == "DRAM latency").row(0, named=True)
+    assert dram["uarch:Raptor Lake"].endswith(" ns") and dram["uarch:Zen 3 (Vermeer) vs uarch:Raptor Lake"] == "+25.0%"
+    assert dram["test uarch:Zen 3 (Vermeer)"].endswith(": significant")
+    for column in figures.columns:  # numbers for people: no raw floats, no scientific notation
+        assert not any(RAW_FLOAT.search(cell) for cell in figures[column].drop_nulls().to_list()), column
+    families = dict(compare.charts(result))
+    assert set(families) == {"Latency", "Bandwidth", "CPU, OS and I/O", "Storage"}
+    for chart in (chart for charts in families.values() for chart in charts):
+        spec = chart.to_dict()
+        colour = next(layer["encoding"]["color"] for layer in spec["layer"] if "color" in layer["encoding"])
+        assert colour["title"] == "operand" and colour["legend"]  # one line per operand, with a legend
+    c2c = compare.c2c(connection, result)
+    assert c2c.height >= 2 and all(text.endswith(" ns") for text in c2c["median one-way"].to_list())
+    assert compare.smt(connection, result).height == 0  # the default run's VM has no SMT siblings
+    flags = compare.flags(connection, result)
+    results = flags["result"].to_list()
+    assert flags.height > 0 and set(results) <= {"flagged", "clear", "not_run"}
+    assert results == sorted(results, key=lambda result: result != "flagged")  # flagged first
+    assert all(flags["evidence or reason"].to_list())  # every row says what it saw or why it could not run
 
 
-def test_drift_reports_the_level_that_moved_by_threshold_and_test(warehouse, bundle_tools):
-    connection = compare.connect(warehouse)
-    drift = compare.level_drift(connection, "node1", bundle_tools[0].run_id, LATER_RUN)
-    rows = {row["level"]: row for row in drift.iter_rows(named=True)}
-    assert rows["L2"]["moved"] and rows["L2"]["change"] == pytest.approx(0.3, abs=0.05)
-    assert rows["L2"]["p_value"] < 0.001
-    assert not rows["L1"]["moved"] and abs(rows["L1"]["change"]) < 0.05
-    assert compare.describe_drift(drift)[0].startswith("L2: 4.2")
+def test_drift_reports_the_level_that_moved_by_threshold_and_test(warehouse):
+    with compare.connect(warehouse) as connection:
+        drift_of_one_host(connection)
+
+
+def drift_of_one_host(connection):
+    assert compare.host_runs(connection, "rpl-03") == [EARLIER_RUN_ID, "20261201T000200Z-000002"]
+    result = compare.comparison(connection, [f"rpl-03@{EARLIER_RUN_ID}", "rpl-03"])
+    drift = {row["level"]: row for row in compare.drift(result).iter_rows(named=True)}
+    assert drift["DRAM"]["moved"] == "yes" and drift["DRAM"]["change"].startswith("+6")
+    assert drift["L1"]["moved"] == "no" and drift["L2"]["moved"] == "no"
+    assert compare.moved(result)[0].startswith("rpl-03: DRAM latency 13")
     # the same change judged against a higher threshold is not reported
-    assert not compare.level_drift(connection, "node1", bundle_tools[0].run_id, LATER_RUN, threshold=0.5)["moved"].any()
-
-
-
-
-def test_mann_whitney_exact_and_approximate():
-    assert compare.mann_whitney_u([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]) == (0.0, pytest.approx(0.1))
-    assert compare.mann_whitney_u([4.0, 5.0, 6.0], [1.0, 2.0, 3.0]) == (9.0, pytest.approx(0.1))
-    assert compare.mann_whitney_u([1.0, 1.0], [1.0, 1.0])[1] == 1.0
-    # past 20 samples per side: normal approximation, U = 190 of 900, z = (450 - 190 - 0.5) / sqrt(900 * 61 / 12)
-    u_value, p_value = compare.mann_whitney_u([float(value) for value in range(30)], [value + 10.5 for value in range(30)])
-    assert u_value == 190 and p_value == pytest.approx(math.erfc(259.5 / math.sqrt(4575) / math.sqrt(2)))
+    assert compare.moved(compare.comparison(connection, [f"rpl-03@{EARLIER_RUN_ID}", "rpl-03"], threshold=0.7)) == []
 
 
 @pytest.mark.parametrize("notebook, arguments, expected", [
-    ("compare_hierarchies.py", [], ["Memory hierarchies side by side", "Inferred levels", "node2"]),
-    ("run_drift.py", ["--host", "node1"], ["Drift of node1", "L2: 4.2"]),
+    ("compare_hierarchies.py", [], ["Hosts side by side", "Figures side by side", "Zen 3 (Vermeer)",
+                                    "Core-to-core latency"]),
+    ("run_drift.py", ["--host", "rpl-03"], ["Drift of rpl-03", "DRAM latency"]),
 ])
 def test_notebooks_run_headless_and_export_html(warehouse, tmp_path, notebook, arguments, expected):
     out = tmp_path / "notebook.html"

@@ -46,8 +46,9 @@ def test_report_writes_a_page_per_host_an_index_and_the_vega_runtime_once(bundle
     db, out, reported = ingest_and_report(cli, bundles.results_dir, tmp_path)
     assert pages(out) == ["index.html", "node1.html", "node2.html"]
     assert "wrote 3 pages (0 unchanged)" in reported.stdout
-    (asset,) = (out / "assets").iterdir()
+    asset, fleet_script = sorted((out / "assets").iterdir(), key=lambda path: path.name.startswith("fleet-"))
     assert re.fullmatch(r"vega-embed-vl-convert-[0-9.]+\.js", asset.name) and asset.stat().st_size > 500_000
+    assert re.fullmatch(r"fleet-[0-9a-f]{12}\.js", fleet_script.name)  # the fleet page's own script
 
     index = (out / "index.html").read_text()
     assert 'href="node1.html"' in index and 'href="node2.html"' in index
@@ -194,7 +195,7 @@ def test_only_pages_whose_data_changed_are_written_again(bundles, cli, tmp_path)
     first = {name: (out / name).stat().st_mtime_ns for name in pages(out)}
 
     again = cli("report", "--db", db, "--out", out)
-    assert again.returncode == 0 and "wrote 1 pages (3 unchanged)" in again.stdout  # the index only
+    assert again.returncode == 0 and "wrote 0 pages (4 unchanged)" in again.stdout  # the index too
     # node2 is re-run: its new latest page and its older-run page are written, node1's and node3's are not
     bundles.write(bundles.manifest(host="node2", run_id="20261123T010000Z-0a0b0c", started_at="2026-11-23T01:00:00Z",
                                    finished_at="2026-11-23T01:02:00Z"))
@@ -204,9 +205,10 @@ def test_only_pages_whose_data_changed_are_written_again(bundles, cli, tmp_path)
     after = {name: (out / name).stat().st_mtime_ns for name in pages(out)}
     assert after["node1.html"] == first["node1.html"] and after["node3.html"] == first["node3.html"]
     assert after["node2.html"] != first["node2.html"] and f"node2/{bundles.run_id}.html" in after
+    assert after["index.html"] != first["index.html"]  # the fleet page shows node2's new run
     # a page removed by hand is written again; --all writes every page
     (out / "node3.html").unlink()
-    assert "wrote 2 pages (3 unchanged)" in cli("report", "--db", db, "--out", out).stdout
+    assert "wrote 1 pages (4 unchanged)" in cli("report", "--db", db, "--out", out).stdout  # what it shows is the same
     assert "wrote 5 pages (0 unchanged)" in cli("report", "--db", db, "--out", out, "--all").stdout
     assert set(json.loads((out / MANIFEST_NAME).read_text())["pages"]) == set(pages(out)) - {"index.html"}
 
@@ -253,7 +255,7 @@ def test_a_section_that_cannot_be_drawn_stays_on_its_hosts_page(bundles, cli, tm
     assert not re.search(r'id="[a-z-]+-error"', (out / "node1.html").read_text())
     # the failed pages are drawn again next time, the good one is not
     again = cli("report", "--db", tmp_path / "fleet.duckdb", "--out", out)
-    assert again.returncode == 1 and "wrote 3 pages (1 unchanged)" in again.stdout
+    assert again.returncode == 1 and "wrote 2 pages (2 unchanged)" in again.stdout
 
 
 def test_refused_bundles_are_listed_on_the_fleet_page(bundles, cli, tmp_path):

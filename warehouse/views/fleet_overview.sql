@@ -1,4 +1,5 @@
--- fleet_overview: one row per host: its latest run, CPU, memory and sysfs cache sizes (per instance).
+-- fleet_overview: one row per host: its latest run, CPU, memory and sysfs cache sizes (per instance), and
+-- its identity as that run recorded it (inventory groups, microarchitecture: view host_identity).
 CREATE OR REPLACE VIEW fleet_overview AS
 SELECT
     latest.host,
@@ -18,11 +19,15 @@ SELECT
     facts.mem_total_bytes,
     facts.virtualization,
     facts.kernel_release,
+    identity.inventory_groups,
+    identity.microarchitecture,
+    identity.uarch_known,
     caches.l1d_bytes,
     caches.l2_bytes,
     caches.l3_bytes
 FROM latest_runs AS latest
 LEFT JOIN host_facts AS facts USING (run_id, host)
+LEFT JOIN host_identity AS identity USING (run_id, host)
 LEFT JOIN (
     SELECT
         run_id,

@@ -85,6 +85,23 @@ def cpuinfo() -> dict:
     return fields
 
 
+def arm_cpu_ids(cpuinfo_text: str) -> dict:
+    """On Arm, the MIDR implementer of the first CPU and every distinct part number in CPU order, as
+    /proc/cpuinfo writes them ("0x41", ["0xd0b", "0xd05"] on a big.LITTLE SoC): together they name the
+    cores. Empty on x86, whose /proc/cpuinfo has no such lines."""
+    implementer, parts = None, []
+    for line in cpuinfo_text.splitlines():
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        key, value = key.strip(), value.strip().lower()
+        if key == "CPU implementer" and implementer is None:
+            implementer = value
+        elif key == "CPU part" and value not in parts:
+            parts.append(value)
+    return {"implementer": implementer, "parts": parts} if implementer and parts else {}
+
+
 def cpu_facts() -> dict:
     info = cpuinfo()
     online = read("/sys/devices/system/cpu/online", "0") or "0"
@@ -115,6 +132,7 @@ def cpu_facts() -> dict:
         "tsc_mhz": float(info["cpu MHz"]) if re.fullmatch(r"[\d.]+", info.get("cpu MHz", "")) else None,
         "vector_extensions": [f for f in ("sse2", "avx", "avx2", "avx512f", "asimd", "sve") if f in flags],
         "hypervisor_flag": "hypervisor" in flags,
+        **arm_cpu_ids(read("/proc/cpuinfo", "") or ""),
     }
 
 

@@ -1,6 +1,6 @@
--- report/affinity_summary: throughput and spread per workload and placement, of a batch of runs (their
--- run_ids, their hosts).
+-- report/affinity_summary: throughput and spread per workload and placement, of a batch of runs (the runs in
+-- chosen_runs).
 SELECT *
 FROM affinity_summary
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY workload, placement

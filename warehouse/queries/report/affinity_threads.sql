@@ -1,6 +1,6 @@
--- report/affinity_threads: every thread's throughput per placement and repeat, of a batch of runs (their
--- run_ids, their hosts).
+-- report/affinity_threads: every thread's throughput per placement and repeat, of a batch of runs (the runs
+-- in chosen_runs).
 SELECT *
 FROM affinity_threads
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY workload, placement, repeat, thread

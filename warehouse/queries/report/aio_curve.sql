@@ -1,5 +1,5 @@
--- report/aio_curve: reads per engine and queue depth, of a batch of runs (their run_ids, their hosts).
+-- report/aio_curve: reads per engine and queue depth, of a batch of runs (the runs in chosen_runs).
 SELECT *
 FROM aio_curve
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY engine, queue_depth

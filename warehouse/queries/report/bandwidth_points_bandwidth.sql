@@ -1,6 +1,6 @@
 -- report/bandwidth_points_bandwidth: the bandwidth sweep's points (experiment bandwidth), of a batch of
--- runs (their run_ids, their hosts).
+-- runs (the runs in chosen_runs).
 SELECT *
 FROM bandwidth_points
-WHERE list_contains(?, run_id) AND list_contains(?, host) AND experiment = 'bandwidth'
+WHERE (run_id, host) IN (FROM chosen_runs) AND experiment = 'bandwidth'
 ORDER BY op, store, working_set_bytes

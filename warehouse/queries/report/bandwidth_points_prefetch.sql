@@ -1,6 +1,6 @@
 -- report/bandwidth_points_prefetch: read bandwidth with and without prefetch (experiments prefetch,
--- prefetch_hw_off), of a batch of runs (their run_ids, their hosts).
+-- prefetch_hw_off), of a batch of runs (the runs in chosen_runs).
 SELECT *
 FROM bandwidth_points
-WHERE list_contains(?, run_id) AND list_contains(?, host) AND experiment IN ('prefetch', 'prefetch_hw_off')
+WHERE (run_id, host) IN (FROM chosen_runs) AND experiment IN ('prefetch', 'prefetch_hw_off')
 ORDER BY hw_prefetchers, stride_bytes, prefetch

@@ -1,6 +1,6 @@
--- report/c2c_matrix: one-way core-to-core latency per ordered CPU pair, of a batch of runs (their run_ids,
--- their hosts).
+-- report/c2c_matrix: one-way core-to-core latency per ordered CPU pair, of a batch of runs (the runs in
+-- chosen_runs).
 SELECT *
 FROM c2c_matrix
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY cpu_a, cpu_b

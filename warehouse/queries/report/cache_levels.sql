@@ -1,5 +1,5 @@
--- report/cache_levels: the sysfs caches of a batch of runs (their run_ids, their hosts).
+-- report/cache_levels: the sysfs caches of a batch of runs (the runs in chosen_runs).
 SELECT *
 FROM cache_levels
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY cache_index

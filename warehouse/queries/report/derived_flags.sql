@@ -1,6 +1,6 @@
--- report/derived_flags: the flags rows of a batch of runs (their run_ids, their hosts), flagged first, then
+-- report/derived_flags: the flags rows of a batch of runs (the runs in chosen_runs), flagged first, then
 -- not run, then clear.
 SELECT *
 FROM flags
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY status <> 'flagged', status <> 'not_run', rule, subject

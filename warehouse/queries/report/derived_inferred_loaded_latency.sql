@@ -1,6 +1,6 @@
--- report/derived_inferred_loaded_latency: the inferred_loaded_latency rows of a batch of runs (their
--- run_ids, their hosts), per source, output and traffic.
+-- report/derived_inferred_loaded_latency: the inferred_loaded_latency rows of a batch of runs (the runs in
+-- chosen_runs), per source, output and traffic.
 SELECT *
 FROM inferred_loaded_latency
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY source, path, run_index, traffic

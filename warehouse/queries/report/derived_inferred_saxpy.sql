@@ -1,5 +1,5 @@
--- report/derived_inferred_saxpy: the inferred_saxpy rows of a batch of runs (their run_ids, their hosts).
+-- report/derived_inferred_saxpy: the inferred_saxpy rows of a batch of runs (the runs in chosen_runs).
 SELECT *
 FROM inferred_saxpy
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY strides

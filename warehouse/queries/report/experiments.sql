@@ -1,5 +1,5 @@
--- report/experiments: every experiment of a batch of runs (their run_ids, their hosts) in the order it ran.
+-- report/experiments: every experiment of a batch of runs (the runs in chosen_runs) in the order it ran.
 SELECT *
 FROM experiments
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY run_order

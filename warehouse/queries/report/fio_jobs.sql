@@ -1,5 +1,5 @@
--- report/fio_jobs: one row per fio job and direction, of a batch of runs (their run_ids, their hosts).
+-- report/fio_jobs: one row per fio job and direction, of a batch of runs (the runs in chosen_runs).
 SELECT *
 FROM fio_jobs
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY job, direction

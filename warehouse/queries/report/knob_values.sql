@@ -1,6 +1,6 @@
--- report/knob_values: every knob's before / applied / after value of a batch of runs (their run_ids, their
--- hosts).
+-- report/knob_values: every knob's before / applied / after value of a batch of runs (the runs in
+-- chosen_runs).
 SELECT *
 FROM knob_values
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY knob

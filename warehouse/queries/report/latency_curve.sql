@@ -1,6 +1,6 @@
 -- report/latency_curve: the latency sweep's points, per page policy by working set, of a batch of runs
--- (their run_ids, their hosts).
+-- (the runs in chosen_runs).
 SELECT *
 FROM latency_curve
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY page_policy, working_set_bytes

@@ -1,6 +1,6 @@
 -- report/mlc_loaded_latency: MLC's loaded-latency ladders, largest delay (idle) first, of a batch of runs
--- (their run_ids, their hosts).
+-- (the runs in chosen_runs).
 SELECT *
 FROM mlc_loaded_latency
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY path, run_index, delay_cycles DESC

@@ -1,6 +1,5 @@
--- report/mlp_curve: MLP(k) per number of interleaved chains, of a batch of runs (their run_ids, their
--- hosts).
+-- report/mlp_curve: MLP(k) per number of interleaved chains, of a batch of runs (the runs in chosen_runs).
 SELECT *
 FROM mlp_curve
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY chains

@@ -1,6 +1,6 @@
--- report/pattern_stride_latency: DRAM latency per pattern and stride, of a batch of runs (their run_ids,
--- their hosts).
+-- report/pattern_stride_latency: DRAM latency per pattern and stride, of a batch of runs (the runs in
+-- chosen_runs).
 SELECT *
 FROM pattern_stride_latency
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY pattern, stride_bytes

@@ -1,5 +1,5 @@
--- report/saxpy_stride: SAXPY time per update per stride, of a batch of runs (their run_ids, their hosts).
+-- report/saxpy_stride: SAXPY time per update per stride, of a batch of runs (the runs in chosen_runs).
 SELECT *
 FROM saxpy_stride
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY stride_elements

@@ -1,6 +1,6 @@
 -- report/smt_interference: throughput per workload and placement (alone, siblings, cores), of a batch of
--- runs (their run_ids, their hosts).
+-- runs (the runs in chosen_runs).
 SELECT *
 FROM smt_interference
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY workload, placement

@@ -1,6 +1,6 @@
--- report/storage_percentiles: storage latency percentiles per job and direction, of a batch of runs (their
--- run_ids, their hosts).
+-- report/storage_percentiles: storage latency percentiles per job and direction, of a batch of runs (the runs
+-- in chosen_runs).
 SELECT *
 FROM storage_percentiles
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY job, direction, percentile

@@ -1,6 +1,6 @@
 -- report/thread_saturation: single-thread, peak and saturation of the thread sweep per op, of a batch of
--- runs (their run_ids, their hosts).
+-- runs (the runs in chosen_runs).
 SELECT *
 FROM thread_saturation
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY op, store

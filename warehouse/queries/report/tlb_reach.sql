@@ -1,6 +1,6 @@
--- report/tlb_reach: ns per access vs pages touched, per page size, of a batch of runs (their run_ids, their
--- hosts).
+-- report/tlb_reach: ns per access vs pages touched, per page size, of a batch of runs (the runs in
+-- chosen_runs).
 SELECT *
 FROM tlb_reach
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY page_size, pages

@@ -1,5 +1,5 @@
--- report/workload_profile: one row per workload, of a batch of runs (their run_ids, their hosts).
+-- report/workload_profile: one row per workload, of a batch of runs (the runs in chosen_runs).
 SELECT *
 FROM workload_profile
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY workload

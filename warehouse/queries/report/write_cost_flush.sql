@@ -1,5 +1,5 @@
--- report/write_cost_flush: the clflush+mfence round trip, of a batch of runs (their run_ids, their hosts).
+-- report/write_cost_flush: the clflush+mfence round trip, of a batch of runs (the runs in chosen_runs).
 SELECT *
 FROM write_cost_flush
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY variant

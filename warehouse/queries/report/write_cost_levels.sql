@@ -1,6 +1,6 @@
 -- report/write_cost_levels: read vs read-modify-write per level, caches by sysfs size then DRAM, of a batch
--- of runs (their run_ids, their hosts).
+-- of runs (the runs in chosen_runs).
 SELECT *
 FROM write_cost_levels
-WHERE list_contains(?, run_id) AND list_contains(?, host)
+WHERE (run_id, host) IN (FROM chosen_runs)
 ORDER BY level = 'DRAM', sysfs_size_bytes

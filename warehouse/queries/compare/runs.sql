@@ -1,0 +1,9 @@
+-- compare/runs: every run with its host's identity as that run recorded it (inventory groups,
+-- microarchitecture, CPU model) and its recency: 1 for the host's latest run (as latest_runs orders
+-- them), 2 for the one before, and so on.
+SELECT r.host, r.run_id, r.started_at, r.status, i.microarchitecture, i.uarch_known, i.cpu_model_name,
+       i.inventory_groups,
+       row_number() OVER (PARTITION BY r.host ORDER BY r.started_at DESC, r.run_id DESC) AS recency
+FROM runs AS r
+JOIN host_identity AS i USING (run_id, host)
+ORDER BY r.host, recency
