@@ -9,11 +9,12 @@ record has no rows there, and `run_precision` says so instead of inventing a fig
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import duckdb
 
-from fleetscope.resources import sql
+from fleetscope.batch import Batch
 
 # How many of the least sure experiments the sentence names.
 LEAST_SURE_NAMED = 3
@@ -100,13 +101,23 @@ def describe(run: RunPrecision) -> str:
             f"{extra}; {spread}{least_text}{again}.")
 
 
+def from_rows(fetch: Callable[[str], list[dict]], run_id: str, host: str) -> RunPrecision:
+    """The precision of one run of one host from its rows of the report queries precision_run and
+    precision_experiments (`fetch(query)`, as a host page reads them)."""
+    experiments = tuple(ExperimentPrecision(**{key: value for key, value in row.items()
+                                               if key not in ("run_id", "host", "experiment_wall_s")},
+                                            wall_s=row["experiment_wall_s"])
+                        for row in fetch("precision_experiments"))
+    totals = (fetch("precision_run") or [{}])[0]
+    run = RunPrecision(run_id=run_id, host=host, experiments=experiments, points=totals.get("points", 0),
+                       points_with_target=totals.get("points_with_target", 0), points_met=totals.get("points_met", 0),
+                       median_achieved_rel=totals.get("median_achieved_rel"),
+                       p90_achieved_rel=totals.get("p90_achieved_rel"), requeued=totals.get("requeued", 0),
+                       targets=tuple(totals.get("targets") or ()), sentence="")
+    return replace(run, sentence=describe(run))
+
+
 def run_precision(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> RunPrecision:
     """The precision of one run of one host, from the views precision_summary and precision_points."""
-    experiments = tuple(ExperimentPrecision(*row) for row in
-                        connection.execute(sql("precision/experiments"), [run_id, host]).fetchall())
-    points, with_target, met, median, p90, requeued, targets = connection.execute(
-        sql("precision/run"), [run_id, host]).fetchone()
-    run = RunPrecision(run_id=run_id, host=host, experiments=experiments, points=points,
-                       points_with_target=with_target, points_met=met, median_achieved_rel=median,
-                       p90_achieved_rel=p90, requeued=requeued, targets=tuple(targets or ()), sentence="")
-    return replace(run, sentence=describe(run))
+    batch = Batch(connection, [(run_id, host)])
+    return from_rows(lambda query: batch.rows(query, (run_id, host)), run_id, host)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from fleetscope import precision
 from fleetscope.charts import one_policy
 from fleetscope.experiments import HEADLINES, SECTIONS, Figure, Headline
 from fleetscope.report_derived import DERIVED
@@ -112,6 +113,25 @@ def run_values(derived: dict[str, list[dict]],
     return values
 
 
+def _precision(fetch: Callable[[str], list[dict]], run: dict) -> dict:
+    """How sure the run is: a short figure for the Run card, the sentence, and per experiment the share of
+    points that met the target and the median CI95 half-width (fleetscope.precision)."""
+    measured = precision.from_rows(fetch, run["run_id"], run["host"])
+    if measured.points == 0:
+        short = None
+    elif measured.points_with_target == 0:
+        short = f"fixed sample counts; median CI95 ±{precision.percent(measured.median_achieved_rel)}"
+    else:
+        short = (f"{precision.percent(measured.share_met)} of points at their target; "
+                 f"median CI95 ±{precision.percent(measured.median_achieved_rel)}")
+    return {"short": short, "sentence": measured.sentence, "by_experiment": {
+        experiment.experiment: {
+            "met": precision.percent(experiment.share_met) if experiment.target_rel is not None else "fixed count",
+            "median": f"±{precision.percent(experiment.median_achieved_rel)}"
+            if experiment.median_achieved_rel is not None else None}
+        for experiment in measured.experiments}}
+
+
 def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiments: list[dict],
           derived: dict[str, list[dict]], sections: list[dict], fail: Callable[[str, str, str], None]) -> dict:
     """The summary's template variables for one run (`fetch(query)`: the run's rows of a report query); a
@@ -135,6 +155,7 @@ def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiment
     level_notes = "; ".join(level["note"] for level in derived["inferred_levels"] if level["note"])
     flags = derived["flags"]
     return {
+        "precision": _precision(fetch, run),
         "cpu": describe_cpu(facts),
         "facts": facts,
         "memory": format_bytes(facts.get("mem_total_bytes")) or None,

@@ -4,6 +4,7 @@ and the kernels role's requeue_point filter, which plans a drifting point's seco
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -178,3 +179,27 @@ def test_requeue_point_plans_the_second_attempt_beside_the_first():
     assert perf["raw"]["path"].endswith("003.csv")  # the first attempt's entry is left as it was
     plain = requeue_point({"label": "x", "argv": ["/k", "saxpy", "--strides", "8"], "raw": None})
     assert plain["argv"] == ["/k", "saxpy", "--strides", "8", "--attempt", "2"] and plain["raw"] is None
+
+
+def test_the_host_page_says_how_sure_each_run_is(db, cli, tmp_path):
+    """The Run card carries the short figure (the sentence on hover) and links to the sentence above the
+    experiments table, whose rows carry each experiment's share at target and median half-width."""
+    database = db.execute("SELECT file FROM pragma_database_list WHERE name = current_database()").fetchone()[0]
+    db.close()
+    out = tmp_path / "reports"
+    proc = cli("report", "--db", database, "--out", out, "--all")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    pages = {run_id: (out / "node1" / f"{run_id}.html") for run_id in (STANDARD, QUICK, OLD)}
+    latest = max(pages, key=lambda run_id: run_id)
+    pages[latest] = out / "node1.html"
+    standard = pages[STANDARD].read_text()
+    card = standard[standard.index('id="summary-precision"'):]
+    card = card[:card.index("</dd>")]
+    assert '<a href="#precision">62% of points at their target; median CI95 ±0.9%</a>' in card
+    assert 'id="precision">8 of 13 points (62%) reached the ±1% target' in standard
+    row = standard[standard.index("<td>aio</td>"):]
+    assert re.search(r'<td class="num">2</td><td class="num">0%</td><td class="num">±7%</td>', row[:400])
+    quick = pages[QUICK].read_text()
+    assert "fixed sample counts; median CI95 ±2.5%" in quick and "fixed count</td>" in quick
+    old = pages[OLD].read_text()
+    assert '<span class="why">not recorded in this bundle</span>' in old[old.index('id="summary-precision"'):]

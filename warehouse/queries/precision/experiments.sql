@@ -1,6 +1,0 @@
--- One run's precision per experiment (view precision_summary), in experiment order.
-SELECT experiment, points, target_rel, points_met, share_met, stopped_at_target, stopped_at_cap, fixed_count,
-       median_achieved_rel, p90_achieved_rel, requeued, drifting_at_cap, sampling_s, experiment_wall_s
-FROM precision_summary
-WHERE run_id = ? AND host = ?
-ORDER BY experiment;
