@@ -168,7 +168,7 @@ def test_supplied_archive_runs_every_quick_mode_and_keeps_outputs_verbatim(outpu
 def test_a_wrong_sha256_fails_the_experiment_and_runs_nothing(outputs, knobs_unchanged, standin_env, tmp_path):
     archive = standin_archive(tmp_path)
     wrong = "0" * 64
-    record = run_mlc(outputs, "--tags", "bandwidth", mlc_path=str(archive), mlc_sha256=wrong)
+    record = run_mlc(outputs, mlc_path=str(archive), mlc_sha256=wrong)
     assert record["status"] == "failed" and record["raw"] == []
     error = record["error"]
     assert str(archive) in error and wrong in error and sha256(archive) in error

@@ -405,6 +405,9 @@ def wait_for(condition, proc: subprocess.Popen, timeout: float = 240, what: str 
         time.sleep(0.02)
 
 
+LAB_DRAM_BYTES = 256 * 2**20
+
+
 class LabRun:
     """Where the runs of one test write on the controller (results, warehouse, reports, logs), and
     how they start: ansible-playbook from the project root against the lab inventory."""
@@ -418,8 +421,10 @@ class LabRun:
         self.logs = 0
 
     def argv(self, playbook: str, *args: str, inventory: Path | None = None) -> list[str]:
+        # The lab's hosts share this machine's CPUs, memory and sysfs: the DRAM rule's 8 x the last level
+        # (3.75 GiB a host where sysfs reports the host's 480 MiB L3) would build three such chains at once.
         outputs = {"fleet_results_dir": str(self.results), "fleet_warehouse": str(self.warehouse),
-                   "fleet_reports_dir": str(self.reports)}
+                   "fleet_reports_dir": str(self.reports), "kernels_dram_bytes": LAB_DRAM_BYTES}
         return [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory or self.inventory),
                 playbook, "-e", json.dumps(outputs), *args]
 
