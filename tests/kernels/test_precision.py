@@ -109,7 +109,13 @@ def test_every_sampling_loop_reports_its_precision(run, kernel, mode, aio_direct
     for record in found:
         check_consistent(record)
         p = precision(record)
-        assert p["stop"] == mode
+        if mode == "cap" and p["stop"] == "target":
+            # samples alike at the interval's order statistics (a count per window, as aio's can be) meet any
+            # target at once: the interval has no width
+            summary = record["summary"]
+            assert p["achieved_rel"] <= p["target_rel"] and summary["ci95_low"] == summary["ci95_high"], p
+        else:
+            assert p["stop"] == mode
         assert p["samples"] >= 3 if mode == "cap" else p["samples"] == 3
     if kernel == "loaded_latency":  # one bandwidth reading per latency sample
         assert all(len(r["context"]["bandwidth_samples"]) == r["summary"]["count"] for r in found)
