@@ -204,6 +204,14 @@ def level_marks(chart: Chart, levels: list[dict]) -> None:
                        "dy": -2, "color": LEVEL_COLOR}, x=q("capacity"), text=n("label"))
 
 
+def ci_band(chart: Chart, records: list[dict], *, x: dict, color: dict, opacity: float = 0.15) -> None:
+    """A shaded 95% CI band (ci_low .. ci_high) under each line, over the records that have one."""
+    with_ci = [record for record in records if record["ci_low"] is not None and record["ci_high"] is not None]
+    if with_ci:
+        chart.layer(with_ci, {"type": "area", "opacity": opacity}, x=x, y=q("ci_low"), y2={"field": "ci_high"},
+                    color=color)
+
+
 def bars_with_ci(chart: Chart, records: list[dict], *, x: str, x_title: str, y: str, y_title: str,
                  low: str | None, high: str | None, group: str | None = None, group_title: str = "",
                  sort: list | None = None, tooltip: list | None = None) -> None:

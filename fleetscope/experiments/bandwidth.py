@@ -39,9 +39,7 @@ def bandwidth_chart(section: SectionData) -> dict | None:
                          "working_set_bytes", "working set per thread", as_bytes=True)
     color = n("variant", "op (stores)", legend=charts.LINE_LEGEND)
     chart = Chart()
-    with_ci = [record for record in records if record["ci_low"] is not None and record["ci_high"] is not None]
-    if with_ci:
-        chart.layer(with_ci, {"type": "area", "opacity": 0.12}, x=x, y=q("ci_low"), y2={"field": "ci_high"}, color=color)
+    charts.ci_band(chart, records, x=x, color=color, opacity=0.12)
     chart.layer(records, {"type": "line", "point": True}, x=x, color=color,
                 y=q("rate", f"{rate.symbol} (lines moved)", axis={"format": NUMBER}),
                 tooltip=[tip("variant", number=False), tip("working_set", number=False), tip("isa", number=False),
@@ -98,9 +96,7 @@ def thread_sweep_chart(section: SectionData) -> dict | None:
     x = q("threads", "threads", axis=charts.whole_axis([record["threads"] for record in records]))
     color = n("variant", "op", legend=charts.LINE_LEGEND)
     chart = Chart()
-    with_ci = [record for record in records if record["ci_low"] is not None and record["ci_high"] is not None]
-    if with_ci:
-        chart.layer(with_ci, {"type": "area", "opacity": 0.15}, x=x, y=q("ci_low"), y2={"field": "ci_high"}, color=color)
+    charts.ci_band(chart, records, x=x, color=color)
     chart.layer(records, {"type": "line", "point": True}, x=x, color=color, shape=n("placement", "placement"),
                 y=q("rate", f"{rate.symbol}, all threads", axis={"format": NUMBER}),
                 tooltip=[tip("threads", whole=True), tip("variant", number=False), tip("placement", number=False),

@@ -70,9 +70,7 @@ def aio_chart(section: SectionData) -> dict | None:
           axis={"values": depths, "format": WHOLE, "grid": False})
     color = n("engine", "engine", sort=["blocking", "posix_aio", "io_uring"], legend=charts.LINE_LEGEND)
     chart = Chart()
-    with_ci = [record for record in records if record["ci_low"] is not None and record["ci_high"] is not None]
-    if with_ci:
-        chart.layer(with_ci, {"type": "area", "opacity": 0.15}, x=x, y=q("ci_low"), y2={"field": "ci_high"}, color=color)
+    charts.ci_band(chart, records, x=x, color=color)
     chart.layer(records, {"type": "line", "point": True}, x=x, color=color,
                 y=q("rate", f"{rate.symbol}, median of windows", axis={"format": NUMBER}),
                 tooltip=[tip("engine", number=False), tip("queue_depth", whole=True), tip("rate", rate.symbol),

@@ -20,12 +20,22 @@ ROOT_STATE_FILE = "/var/lib/fleetscope/tuning-state.json"
 
 @contextmanager
 def no_localhost_run():
-    with open(LOCALHOST_RUN_LOCK, "a") as lock:
+    """Hold LOCALHOST_RUN_LOCK, and remove the file on release so no run leaves it behind: a holder that
+    finds the path gone or replaced after its flock (another holder unlinked it) locks the new file."""
+    while True:
+        lock = os.open(LOCALHOST_RUN_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+            if os.stat(LOCALHOST_RUN_LOCK).st_ino == os.fstat(lock).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(lock)
+    try:
+        yield
+    finally:
+        os.unlink(LOCALHOST_RUN_LOCK)
+        os.close(lock)
 
 
 def root_namespace_state() -> dict:

@@ -345,14 +345,22 @@ def apply(module: AnsibleModule) -> dict:
     return outcome
 
 
+def nothing_to_do(state: dict | None, params: dict) -> dict | None:
+    """restore's and release's outcome when the host holds nothing of this run's to act on: no state
+    file, or another live run's; None when they may act."""
+    if state is None:
+        return {"changed": False, "knobs": []}
+    if not may_act(state, params):
+        return {"changed": False, "knobs": [], "held_by": holder(state)}
+    return None
+
+
 def restore(module: AnsibleModule, release: bool) -> dict:
     params, state_file = module.params, module.params["state_file"]
     with exclusive(state_file, module.check_mode):
         state = load_state(state_file)
-        if state is None:
-            return {"changed": False, "knobs": []}
-        if not may_act(state, params):
-            return {"changed": False, "knobs": [], "held_by": holder(state)}
+        if (nothing := nothing_to_do(state, params)) is not None:
+            return nothing
         changed, result, mismatches = False, [], []
         for name, original in state["knobs"].items():
             wrote, errors = set_files(original["values"], module.check_mode)
@@ -377,10 +385,8 @@ def release(module: AnsibleModule) -> dict:
     params, state_file = module.params, module.params["state_file"]
     with exclusive(state_file, module.check_mode):
         state = load_state(state_file)
-        if state is None:
-            return {"changed": False, "knobs": []}
-        if not may_act(state, params):
-            return {"changed": False, "knobs": [], "held_by": holder(state)}
+        if (nothing := nothing_to_do(state, params)) is not None:
+            return nothing
         if not module.check_mode:
             remove_state(state_file)
     return {"changed": True, "knobs": []}
