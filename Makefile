@@ -1,7 +1,9 @@
 # fleetscope — the two commands of the quick start:
 #   make run    site.yml against the default inventory (this machine), then warehouse and report
 #   make test   the whole test suite
-# Both build the Python environment (.venv, locked by requirements.lock) first.
+# Both build the Python environment (.venv) first: `make run` from the runtime lock (requirements.lock:
+# ansible-core, DuckDB, ...) only; `make test` and `make lint` add the development lock
+# (requirements-dev.lock: pytest, ansible-lint, black, yamllint, ansible-builder, ...).
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -16,11 +18,11 @@ PYTEST_ARGS ?=
 # openssh-server runs the lab hosts of tests/lab).
 TEST_DEBS := chromium fio openssh-server
 
-.PHONY: run test lint venv test-deps clean help
+.PHONY: run test lint venv dev test-deps clean help
 
 help:
 	@echo "make run [INVENTORY=inventory/lab.yml] [PROFILE=quick|standard|full] [ANSIBLE_ARGS=...]"
-	@echo "make test [PYTEST_ARGS=...]     make lint     make clean"
+	@echo "make test [PYTEST_ARGS=...]     make lint     make dev (add the development lock)     make clean"
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || { echo "installing python3-venv"; \
@@ -31,7 +33,14 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
+# The development tools, hash-locked like the runtime: a superset of requirements.lock at its versions.
+$(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.lock
+	$(BIN)/pip install -q --require-hashes -r requirements-dev.lock
+	touch $@
+
 venv: $(VENV)/.installed
+
+dev: $(VENV)/.dev-installed
 
 run: venv
 	$(BIN)/ansible-playbook -i $(INVENTORY) site.yml $(if $(PROFILE),-e fleet_profile=$(PROFILE)) $(ANSIBLE_ARGS)
@@ -41,10 +50,10 @@ test-deps:
 	if [ -n "$$missing" ]; then echo "installing $$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
 
-test: venv test-deps
+test: dev test-deps
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/pytest $(PYTEST_ARGS)
 
-lint: venv
+lint: dev
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/ansible-lint
 
 clean:

@@ -21,7 +21,7 @@ WANTED = {"thp_enabled": "always", "nr_hugepages": 4, "perf_event_paranoid": -1,
 RUN_ID = "20261122T034500Z-a1b2c3"
 MSR_STATE_FILE = "/var/lib/fleetscope/msr-prefetch-state.json"
 
-_spec = importlib.util.spec_from_file_location("fleetscope_knob_plugin", PROJECT / "roles/tuning/action_plugins/fleetscope_knob.py")
+_spec = importlib.util.spec_from_file_location("fleetscope_knob_plugin", PROJECT / "plugins/action/fleetscope_knob.py")
 plugin = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(plugin)
 # This test process as the controller process of a run: alive for as long as the test runs.
@@ -44,7 +44,7 @@ def knob_module(action: str, *extra: str, knobs: dict | None = None, owner: dict
     """The module alone (an ad-hoc call does not go through the role's action plugin)."""
     args = json.dumps({"action": action, "state_file": STATE_FILE, "knobs": knobs or {}, "run_id": RUN_ID,
                        "owner": owner or ALIVE, "takeover": takeover})
-    proc = subprocess.run([str(BIN / "ansible"), "localhost", "-M", "roles/tuning/library",
+    proc = subprocess.run([str(BIN / "ansible"), "localhost", "-M", "plugins/modules",
                            "-m", "fleetscope_knob", "-a", args, "-o", *extra],
                           cwd=PROJECT, capture_output=True, text=True, check=False)
     assert "=> " in proc.stdout, proc.stdout + proc.stderr

@@ -329,12 +329,9 @@ class Lab:
         return self
 
     def write_inventory(self, path: Path, extra_hosts: dict[str, dict] | None = None) -> Path:
-        """An inventory of the lab hosts (plus `extra_hosts`, name -> host vars) next to a link to the
-        project's group_vars, so the fleet_* settings apply as they do to any inventory/ file."""
+        """An inventory of the lab hosts (plus `extra_hosts`, name -> host vars), outside the project: the
+        fleet_* settings are role defaults, so they apply to an inventory anywhere."""
         self.inventory_dir.mkdir(exist_ok=True)
-        group_vars = self.inventory_dir / "group_vars"
-        if not group_vars.exists():
-            group_vars.symlink_to(PROJECT / "inventory" / "group_vars")
         hosts = {host.name: {"ansible_host": host.address} for host in self.hosts}
         hosts.update(extra_hosts or {})
         lines = "".join(

@@ -39,7 +39,7 @@ FAST = {"kernels_samples": 3, "kernels_min_sample_ms": 2, **CAPS}
 
 def lock_plugin():
     """The tuning role's action plugin, which names a run's controller process."""
-    spec = importlib.util.spec_from_file_location("tuning_lock_plugin", PROJECT / "roles/tuning/action_plugins/fleetscope_knob.py")
+    spec = importlib.util.spec_from_file_location("tuning_lock_plugin", PROJECT / "plugins/action/fleetscope_knob.py")
     plugin = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(plugin)
     return plugin
@@ -71,7 +71,7 @@ def leave_tuned_by_a_dead_run(lab, host) -> None:
     args = {"action": "apply", "state_file": "/var/lib/fleetscope/tuning-state.json", "run_id": DEAD_RUN_ID,
             "owner": owner, "knobs": QUICK_APPLIED}
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible"), "-i", str(lab.inventory), host.name,
-                           "-M", "roles/tuning/library", "-m", "fleetscope_knob", "-a", json.dumps(args), "-o"],
+                           "-M", "plugins/modules", "-m", "fleetscope_knob", "-a", json.dumps(args), "-o"],
                           cwd=PROJECT, env=LabRun.env(), capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert host.knobs() == QUICK_APPLIED

@@ -1,4 +1,4 @@
-"""The collect role's controller-side unpacking (roles/collect/library/fleetscope_bundle.py) against
+"""The collect role's controller-side unpacking (plugins/modules/fleetscope_bundle.py) against
 hostile archives a host could send: each is refused whole with the member and the reason named, the
 bundle folder keeps what it held, and nothing is written outside it. An honest bundle is unpacked with
 plain modes into a fresh folder that replaces the previous attempt's whole."""
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 PROJECT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("fleetscope_bundle", PROJECT / "roles/collect/library/fleetscope_bundle.py")
+_spec = importlib.util.spec_from_file_location("fleetscope_bundle", PROJECT / "plugins/modules/fleetscope_bundle.py")
 bundle = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bundle)
 

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-for folder in ("roles/kernels/filter_plugins", "roles/workloads/filter_plugins", "roles/preflight/filter_plugins"):
-    sys.path.insert(0, str(ROOT / folder))
+sys.path.insert(0, str(ROOT / "plugins" / "filter"))
 
 from cpu_io import aio_plan  # noqa: E402
 from workloads import top_functions, workload_points, workload_record  # noqa: E402

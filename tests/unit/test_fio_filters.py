@@ -23,8 +23,8 @@ def _load(path: Path):
     return module
 
 
-storage = _load(PROJECT / "roles/fio/filter_plugins/storage.py")
-experiments = _load(PROJECT / "roles/kernels/filter_plugins/experiments.py")
+storage = _load(PROJECT / "plugins/filter/storage.py")
+experiments = _load(PROJECT / "plugins/filter/experiments.py")
 ALL_PATTERNS = ["randread", "randwrite", "randrw", "seqread", "seqwrite"]
 
 
@@ -182,18 +182,17 @@ def test_diskspd_command_lines_capture_latency_in_xml():
     assert "-w100" in sequential and not any(arg.startswith("-r") for arg in sequential) and "-Sh" not in sequential
 
 
-@pytest.mark.parametrize("run_tags, skip_tags, selected", [
-    (["all"], [], True),
-    (["storage"], [], True),
-    (["fio"], [], True),
-    (["latency"], [], False),
-    (["c2c", "tlb"], [], False),
-    (["all"], ["storage"], False),
-    (["all"], ["fio"], False),
+@pytest.mark.parametrize("tagged, selected", [
+    (["fio"], True),
+    (["zero_queue", "fio"], True),
+    (["latency_sweep", "c2c"], False),
+    ([], False),
 ])
-def test_tags_select_fio_like_the_kernels(run_tags, skip_tags, selected):
-    registry = {"fio": {"enabled": True, "tags": ["storage", "fio"]}}
-    assert ("fio" in experiments.select_experiments(registry, run_tags, skip_tags)) is selected
+def test_fio_runs_when_its_tagged_task_ran_and_it_is_enabled(tagged, selected):
+    registry = {"fio": {"enabled": True}}
+    assert ("fio" in experiments.select_experiments(registry, tagged)) is selected
     registry["fio"]["enabled"] = False
-    assert experiments.select_experiments(registry, run_tags, skip_tags) == []
+    assert experiments.select_experiments(registry, tagged) == []
+    with pytest.raises(ValueError, match="true or false"):
+        experiments.select_experiments({"fio": {"enabled": "yes"}}, tagged)
 

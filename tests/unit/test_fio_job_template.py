@@ -20,7 +20,7 @@ FIO = shutil.which("fio")
 pytestmark = pytest.mark.skipif(FIO is None, reason="fio is not installed (make test installs it)")
 PERCENTILES = [50, 90, 95, 99, 99.9, 99.99]
 
-_spec = importlib.util.spec_from_file_location("_fio_storage_filters", PROJECT / "roles/fio/filter_plugins/storage.py")
+_spec = importlib.util.spec_from_file_location("_fio_storage_filters", PROJECT / "plugins/filter/storage.py")
 storage = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(storage)
 

@@ -16,7 +16,7 @@ import pytest
 from fleetscope.warehouse import open_warehouse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-FACTS_MODULE = Path(__file__).resolve().parents[2] / "roles" / "facts" / "library" / "fleetscope_facts.py"
+FACTS_MODULE = Path(__file__).resolve().parents[2] / "plugins" / "modules" / "fleetscope_facts.py"
 DEFAULT_RUN_MANIFEST = next((FIXTURES / "default_run" / "results").glob("*/*/manifest.json"))
 
 

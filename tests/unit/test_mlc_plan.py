@@ -20,8 +20,8 @@ def _load(path: Path):
     return module
 
 
-mlc = _load(ROLES / "mlc" / "filter_plugins" / "mlc.py")
-experiments = _load(ROLES / "kernels" / "filter_plugins" / "experiments.py")
+mlc = _load(ROLES.parent / "plugins" / "filter" / "mlc.py")
+experiments = _load(ROLES.parent / "plugins" / "filter" / "experiments.py")
 PROFILES = yaml.safe_load((ROLES / "mlc" / "vars" / "main.yml").read_text())["__mlc_profiles"]
 
 # The dev VM's sysfs (Zen 4 guest): L1d 32 KiB, L1i 32 KiB, L2 512 KiB, L3 32 MiB.
@@ -166,16 +166,15 @@ def test_host_notes_say_whether_msr_worked_and_what_it_means():
     assert "only 1024" in short[-1] and "asked for 4096" in short[-1]
 
 
-def test_tags_select_mlc_only_for_mlc_or_bandwidth():
-    registry = {"mlc": {"enabled": True, "tags": yaml.safe_load(
-        (ROLES / "mlc" / "vars" / "main.yml").read_text())["__mlc_registry"]["mlc"]["tags"]}}
+def test_mlc_is_tagged_mlc_and_bandwidth_and_runs_only_when_enabled_and_tagged():
+    tasks = yaml.safe_load((ROLES / "fleet" / "tasks" / "select.yml").read_text())
+    (task,) = [task for task in tasks if "'mlc'" in str(task["ansible.builtin.set_fact"])]
+    assert sorted(task["tags"]) == ["bandwidth", "mlc"]
     select = experiments.select_experiments
-    assert select(registry, ["all"], []) == ["mlc"]
-    assert select(registry, ["mlc"], []) == ["mlc"]
-    assert select(registry, ["bandwidth"], []) == ["mlc"]
-    assert select(registry, ["latency"], []) == []
-    assert select(registry, ["all"], ["mlc"]) == []
-    assert select({"mlc": {**registry["mlc"], "enabled": False}}, ["all"], []) == []
+    registry = {"mlc": {"enabled": True}}
+    assert select(registry, ["tlb", "mlc"]) == ["mlc"]
+    assert select(registry, ["tlb"]) == []
+    assert select({"mlc": {"enabled": False}}, ["mlc"]) == []
 
 
 def test_outcome_is_ok_failed_or_skipped():

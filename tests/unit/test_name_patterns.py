@@ -32,7 +32,7 @@ def test_preflight_takes_a_run_id_only_whole(run_id, accepted):
 
 def test_a_workload_name_with_a_final_newline_is_refused():
     spec = importlib.util.spec_from_file_location("workloads_input",
-                                                  PROJECT / "roles/preflight/filter_plugins/workloads_input.py")
+                                                  PROJECT / "plugins/filter/workloads_input.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     problems = module.preflight_workload_problems([{"name": "gzip\n", "command": ["gzip", "-c", "/etc/hostname"]}])

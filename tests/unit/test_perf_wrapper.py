@@ -1,4 +1,4 @@
-"""The kernels' perf stat wrapper (roles/kernels/filter_plugins/experiments.py) and the facts
+"""The kernels' perf stat wrapper (plugins/filter/experiments.py) and the facts
 module's perf capability probe, run against this machine's real perf."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "roles" / "kernels" / "filter_plugins"))
-sys.path.insert(0, str(ROOT / "roles" / "facts" / "library"))
+sys.path.insert(0, str(ROOT / "plugins" / "filter"))
+sys.path.insert(0, str(ROOT / "plugins" / "modules"))
 
 from experiments import perf_points  # noqa: E402
 import fleetscope_facts  # noqa: E402

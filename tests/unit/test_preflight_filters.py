@@ -19,11 +19,10 @@ def _load(path: Path):
     return module
 
 
-inputs = _load(PROJECT / "roles/preflight/filter_plugins/inputs.py")
+inputs = _load(PROJECT / "plugins/filter/inputs.py")
 OPTIONS = {role: yaml.safe_load((PROJECT / f"roles/{role}/meta/argument_specs.yml").read_text())
            ["argument_specs"]["main"]["options"] for role in ROLES}
-REGISTRIES = [yaml.safe_load(path.read_text()) for role in ROLES
-              if (path := PROJECT / f"roles/{role}/vars/main.yml").exists()]
+SELECT_TASKS = yaml.safe_load((PROJECT / "roles/fleet/tasks/select.yml").read_text())
 
 
 def test_negative_sizes_counts_and_durations_are_named():
@@ -60,8 +59,8 @@ def test_every_role_default_is_a_known_variable():
         assert inputs.preflight_unknown_role_variables(list(defaults), OPTIONS) == [], role
 
 
-def test_tags_come_from_the_experiment_registries():
-    known = inputs.preflight_experiment_tags(REGISTRIES)
+def test_tags_come_from_the_selection_tasks():
+    known = inputs.preflight_experiment_tags(SELECT_TASKS)
     assert {"zero_queue", "latency", "fio", "storage", "mlc", "all", "always"} <= set(known)
     assert "quick" not in known and "__kernels_profiles" not in known
     assert inputs.preflight_unknown_tags(["latency", "zero_queu"], ["storage"], known) == [
@@ -100,9 +99,9 @@ def _tags_in(node):
 
 
 def test_every_tag_the_playbooks_use_is_one_preflight_accepts():
-    """A tag written in a playbook or task file but missing from every experiment registry would be
-    refused by preflight's --tags check: register the experiment (vars/main.yml {enabled, tags})."""
-    known = set(inputs.preflight_experiment_tags(REGISTRIES))
-    files = [*PROJECT.glob("*.yml"), *PROJECT.glob("playbooks/*.yml"), *PROJECT.glob("roles/*/tasks/**/*.yml")]
+    """A tag written in a playbook or task file but on no selection task would be refused by
+    preflight's --tags check: give the experiment its task in roles/fleet/tasks/select.yml."""
+    known = set(inputs.preflight_experiment_tags(SELECT_TASKS))
+    files = [PROJECT / "site.yml", *PROJECT.glob("playbooks/*.yml"), *PROJECT.glob("roles/*/tasks/**/*.yml")]
     used = {tag for path in files for tag in _tags_in(yaml.safe_load(path.read_text()))}
     assert used and used <= known, sorted(used - known)

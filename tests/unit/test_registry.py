@@ -27,6 +27,7 @@ NOT_KERNELS = {"fio", "mlc"}
 # commands a user names (switch `workloads_enabled` in roles/workloads/), so the kernels role has no entry.
 OTHER_ROLES = {"workloads"}
 _ENABLED = re.compile(r"^kernels_(\w+)_enabled$")
+_SELECTED = re.compile(r"\+ \['(\w+)'\]")
 
 
 def differences(place: str, found: set[str], expected: set[str]) -> list[str]:
@@ -99,11 +100,21 @@ def test_every_place_names_the_same_experiments(kernel_list, warehouse_views):
     options = yaml_file(ROLES / "kernels" / "meta" / "argument_specs.yml")["argument_specs"]["main"]["options"]
     specs = {match.group(1) for key in options if (match := _ENABLED.match(key))}
     problems += differences("roles/kernels/meta/argument_specs.yml kernels_<name>_enabled", specs, kernels_role)
+    # The tags: one selection task per experiment (roles/fleet/tasks/select.yml), tagged with its family
+    # and its own name; the kernels role's README lists the same tags.
+    select_tags = {}
+    for task in yaml_file(ROLES / "fleet" / "tasks" / "select.yml"):
+        if "always" not in task["tags"]:
+            (name,) = _SELECTED.findall(task["ansible.builtin.set_fact"]["fleet_tagged_experiments"])
+            select_tags[name] = task["tags"]
+            if name not in task["tags"]:
+                problems.append(f"roles/fleet/tasks/select.yml: the task of {name} is not tagged {name}")
+    problems += differences("roles/fleet/tasks/select.yml", set(select_tags), every)
     readme_table = markdown_table(ROLES / "kernels" / "README.md", "| experiment | tags | what it measures |")
     readme_tags = {code_names(row[0])[0]: code_names(row[1]) for row in readme_table}
     problems += differences("roles/kernels/README.md experiment table", set(readme_tags), kernels_role)
-    problems += [f"roles/kernels/README.md: tags of {name} are {readme_tags[name]}, the table's {table[name]['tags']}"
-                 for name in set(readme_tags) & set(table) if readme_tags[name] != table[name]["tags"]]
+    problems += [f"roles/kernels/README.md: tags of {name} are {readme_tags[name]}, select.yml's {select_tags[name]}"
+                 for name in set(readme_tags) & set(select_tags) if sorted(readme_tags[name]) != sorted(select_tags[name])]
 
     # Experiments of other roles: each role has its switch in defaults and argument specs.
     for name in sorted(NOT_KERNELS | OTHER_ROLES):

@@ -13,7 +13,7 @@ import pytest
 
 from fleetscope.precision import describe, percent, run_precision
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "roles" / "kernels" / "filter_plugins"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "plugins" / "filter"))
 from experiments import requeue_point  # noqa: E402  (the role's filter, imported from its folder)
 
 

@@ -1,4 +1,4 @@
-"""The run's scratch directory (roles/tuning/library/fleetscope_scratch.py): fresh, private and
+"""The run's scratch directory (plugins/modules/fleetscope_scratch.py): fresh, private and
 unpredictable for every run; a scratch root another user controls is refused; a folder named like
 the run's but not its own is never used."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 PROJECT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("fleetscope_scratch", PROJECT / "roles/tuning/library/fleetscope_scratch.py")
+_spec = importlib.util.spec_from_file_location("fleetscope_scratch", PROJECT / "plugins/modules/fleetscope_scratch.py")
 scratch = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(scratch)
 

@@ -1,5 +1,5 @@
 """The tuning role's per-host lock, on files of this test's own:
-  * the module (roles/tuning/library/fleetscope_knob.py) on private knob files: the lock names its run,
+  * the module (plugins/modules/fleetscope_knob.py) on private knob files: the lock names its run,
     a second run gets the holder back and changes nothing, a dead holder's lock is taken over only if
     it is still the holder, restore/release act on their own lock only, and a corrupt, truncated or
     incomplete state file stops it with the file, the problem and the recovery named;
@@ -27,8 +27,8 @@ def load(relative: str):
     return module
 
 
-knob = load("roles/tuning/library/fleetscope_knob.py")
-plugin = load("roles/tuning/action_plugins/fleetscope_knob.py")
+knob = load("plugins/modules/fleetscope_knob.py")
+plugin = load("plugins/action/fleetscope_knob.py")
 
 RUN_A, RUN_B = "20261122T034500Z-aaaaaa", "20261122T050000Z-bbbbbb"
 

@@ -58,18 +58,14 @@ def preflight_unknown_role_variables(names, options_by_role: Mapping) -> list[st
     return problems
 
 
-def preflight_experiment_tags(vars_documents) -> list[str]:
-    """Every experiment name and tag in the roles' experiment registries: the vars/main.yml entries
-    mapping each experiment to {enabled, tags} (read as plain data, nothing templated)."""
+def preflight_experiment_tags(select_tasks) -> list[str]:
+    """Every experiment tag, Ansible's own tags included: the tags of the selection tasks
+    (roles/fleet/tasks/select.yml, one task per experiment tagged with its family and its name; read
+    as plain data, nothing templated)."""
     known = set(ANSIBLE_TAGS)
-    for document in vars_documents:
-        for value in (document or {}).values():
-            if (isinstance(value, Mapping) and value
-                    and all(isinstance(entry, Mapping) and "tags" in entry and "enabled" in entry
-                            for entry in value.values())):
-                for experiment, entry in value.items():
-                    known.add(experiment)
-                    known.update(entry["tags"])
+    for task in select_tasks or []:
+        tags = task.get("tags", []) if isinstance(task, Mapping) else []
+        known.update([tags] if isinstance(tags, str) else tags)
     return sorted(known)
 
 

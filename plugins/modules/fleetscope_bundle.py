@@ -34,7 +34,7 @@ description:
   - The archive may unpack to at most O(max_bytes) bytes (its tar stream, headers included) and hold
     at most O(max_files) members; the check stops reading as soon as a cap is passed.
   - With O(manifest), writes that manifest alone as O(dest)/manifest.json.
-  - Either way O(dest) is built in a fresh temporary sibling and renamed into place: whatever was at
+  - Either way O(dest) is built in a fresh temporary sibling and renamed into place, so whatever was at
     O(dest) before (an earlier attempt of the same run) is replaced whole. The archive is removed.
 options:
   dest:

@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 
-def select_experiments(registry, run_tags, skip_tags):
-    """Names of enabled experiments (registry entry `enabled`, from kernels_<name>_enabled) that
-    the tags select.
-
-    `--tags latency` selects every experiment carrying that tag; with no --tags (run_tags is
-    ['all']) every enabled experiment runs; `--skip-tags` removes experiments carrying a skipped tag.
-    """
-    run_all = "all" in run_tags
+def select_experiments(registry, tagged):
+    """Names of the registry's experiments that are enabled (entry `enabled`, from <role>_<name>_enabled)
+    and that Ansible's --tags/--skip-tags selected: `tagged` is fleet_tagged_experiments, the names whose
+    task in roles/fleet/tasks/select.yml ran (each is tagged with its family and its name)."""
     selected = []
     for name, spec in registry.items():
         enabled = spec["enabled"]
         if not isinstance(enabled, bool):
-            raise ValueError(f"kernels_{name}_enabled must be true or false, got {enabled!r}")
-        tags = set(spec.get("tags", [])) | {name}
-        if not enabled or tags & set(skip_tags):
-            continue
-        if run_all or tags & set(run_tags):
+            raise ValueError(f"{name}: its _enabled switch must be true or false, got {enabled!r}")
+        if enabled and name in tagged:
             selected.append(name)
     return selected
 
