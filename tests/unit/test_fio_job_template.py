@@ -28,7 +28,7 @@ _spec.loader.exec_module(storage)
 def render(target: Path, **overrides) -> str:
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(PROJECT / "templates/fio"),
                                      undefined=jinja2.StrictUndefined, trim_blocks=True)
-    environment.filters.update(storage.FilterModule().filters())
+    environment.filters.update({f"fleetscope.fleet.{name}": function for name, function in storage.FilterModule().filters().items()})
     jobs = storage.fio_plan(["randread", "randwrite", "randrw", "seqread", "seqwrite"], [1, 16], 4096, 1048576, 8, 70)
     variables = {"__fio_target": str(target), "__fio_size_bytes": target.stat().st_size, "__fio_engine": "psync",
                  "__fio_direct": False, "fio_runtime_s": 1, "fio_ramp_s": 0, "fio_percentiles": PERCENTILES,
