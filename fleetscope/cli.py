@@ -102,10 +102,12 @@ examples:
   fleetscope query "SELECT * FROM fleet_overview"
   fleetscope query --format csv "SELECT * FROM latency_curve WHERE host = 'node1'" > node1.csv
   fleetscope query --format json "SELECT host, run_id, status FROM runs_overview"
+  fleetscope query - < analysis/my_query.sql          the SQL from standard input (a file, a heredoc)
 
 The warehouse is opened read-only with DuckDB's external access off: the query cannot change the
 file, read or write other files (read_csv, COPY, ...), ATTACH databases or INSTALL/LOAD extensions.
-Tables and views are described in warehouse/README.md.
+Tables and views are described in warehouse/README.md, and carry those descriptions as comments:
+  fleetscope query "SELECT table_name, column_name, comment FROM duckdb_columns() WHERE table_name = 'runs'"
 """
 
 MIGRATE_EXAMPLES = """\
@@ -328,9 +330,12 @@ def _command_query(arguments: argparse.Namespace) -> int:
     from fleetscope.query import render
     from fleetscope.warehouse import open_read_only
 
+    statement = sys.stdin.read() if arguments.sql == "-" else arguments.sql
+    if not statement.strip():
+        raise UserError("no SQL given (standard input was empty)")
     with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
         try:
-            cursor = connection.execute(arguments.sql)
+            cursor = connection.execute(statement)
         except duckdb.Error as error:
             raise UserError(f"query failed: {error}") from None
         if cursor.description is None:
@@ -434,6 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=MAIN_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"fleetscope {__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
 
     warehouse_options = argparse.ArgumentParser(add_help=False)
@@ -486,7 +492,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="peers a host needs before it is scored (default: 4)")
     outliers.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
     query = add_verb("query", "run one SQL query against the warehouse (read-only)", QUERY_EXAMPLES, _command_query)
-    query.add_argument("sql", metavar="SQL", help="the query, e.g. \"SELECT * FROM runs_overview\"")
+    query.add_argument("sql", metavar="SQL",
+                       help="the query, e.g. \"SELECT * FROM runs_overview\"; '-' reads it from standard input")
     query.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format (default: table)")
     parse = verbs.add_parser(
         "parse",

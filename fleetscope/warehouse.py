@@ -20,7 +20,7 @@ import json
 import re
 import time
 from collections.abc import Iterable
-from itertools import islice
+from itertools import islice, takewhile
 from pathlib import Path
 
 import duckdb
@@ -157,12 +157,55 @@ def create_views(connection: duckdb.DuckDBPyConnection, *, every: bool = False) 
         connection.execute(sql("warehouse/record_views"), [changed, [hashes[name] for name in changed]])
 
 
+def data_dictionary(text: str | None = None) -> dict[str, tuple[str, dict[str, str]]]:
+    """The descriptions of the data dictionary (warehouse/README.md, or `text`): for each "### `name`"
+    section, the relation's description (the prose before its column table, one line) and each column's
+    meaning with its unit in brackets. Markdown backticks are dropped."""
+    text = (WAREHOUSE_DIR / "README.md").read_text(encoding="utf-8") if text is None else text
+    dictionary = {}
+    for name, body in re.findall(r"^### `(\w+)`\n(.*?)(?=^#{2,3} |\Z)", text, flags=re.MULTILINE | re.DOTALL):
+        prose_lines = takewhile(lambda line: not line.startswith("|"), body.splitlines())
+        prose = " ".join(line.strip() for line in prose_lines if line.strip())
+        columns = {}
+        for cells in re.findall(r"^\| `(\w+)` \|([^\n]*)$", body, flags=re.MULTILINE):
+            column, rest = cells
+            fields = [field.strip() for field in rest.strip().removesuffix("|").split("|", 2)]
+            if len(fields) == 3 and fields[2]:
+                unit, meaning = fields[1], fields[2]
+                columns[column] = (meaning + (f" [{unit}]" if unit else "")).replace("`", "")
+        dictionary[name] = (prose.replace("`", ""), columns)
+    return dictionary
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def apply_comments(connection: duckdb.DuckDBPyConnection) -> int:
+    """Give every table, view and column the data dictionary describes its description as a DuckDB
+    COMMENT (shown by duckdb_tables(), duckdb_views(), duckdb_columns()), setting only those that differ,
+    so a warehouse already up to date is not written. Returns how many comments were set."""
+    dictionary = data_dictionary()
+    relations = {name: (kind, comment) for name, kind, comment in connection.execute(sql("warehouse/relation_comments")).fetchall()}
+    statements = []
+    for name, (kind, comment) in relations.items():
+        if name in dictionary and dictionary[name][0] and comment != dictionary[name][0]:
+            statements.append(f'COMMENT ON {kind} "{name}" IS {_quote(dictionary[name][0])}')
+    for table, column, comment in connection.execute(sql("warehouse/column_comments")).fetchall():
+        wanted = dictionary.get(table, ("", {}))[1].get(column)
+        if wanted and comment != wanted:
+            statements.append(f'COMMENT ON COLUMN "{table}"."{column}" IS {_quote(wanted)}')
+    for statement in statements:
+        connection.execute(statement)
+    return len(statements)
+
+
 def open_warehouse(
     db_path: Path, *, lock_wait_s: float = DEFAULT_LOCK_WAIT_S, create: bool = True, every_view: bool = False
 ) -> duckdb.DuckDBPyConnection:
     """Open the warehouse for writing (creating it and its parent folders if `create`) and bring its
     schema up to date: the migrations it lacks, the views whose files changed (every view if
-    `every_view`)."""
+    `every_view`), and the data dictionary's descriptions as comments."""
     db_path = Path(db_path)
     if not db_path.exists():
         if not create:
@@ -173,6 +216,7 @@ def open_warehouse(
         _refuse_newer(_applied(connection), db_path)
         apply_migrations(connection)
         create_views(connection, every=every_view)
+        apply_comments(connection)
     except BaseException:
         connection.close()
         raise

@@ -6,6 +6,8 @@ import csv
 import io
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -39,6 +41,11 @@ def test_version_names_the_formats_it_reads(cli):
     assert result.stdout.startswith("fleetscope 0.1.0 (bundle schema 1")
 
 
+def test_dash_dash_version_prints_the_version(cli):
+    result = cli("--version")
+    assert result.returncode == 0 and result.stdout.strip() == "fleetscope 0.1.0"
+
+
 def test_query_without_a_warehouse_is_a_one_line_error(cli, tmp_path):
     result = cli("query", "SELECT 1", "--db", tmp_path / "missing.duckdb")
     assert result.returncode == 1
@@ -58,6 +65,18 @@ def test_query_reports_bad_sql_without_a_traceback(cli, loaded_db):
     result = cli("query", "SELEC nonsense", "--db", loaded_db)
     assert result.returncode == 1
     assert "query failed" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_query_dash_reads_the_sql_from_standard_input(loaded_db):
+    def query(sql: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "fleetscope", "query", "-", "--format", "csv", "--db", str(loaded_db)],
+                              input=sql, capture_output=True, text=True, timeout=120, check=False)
+
+    result = query("-- hosts and their runs\nSELECT host, count(*) AS runs\nFROM runs\nGROUP BY host\nORDER BY host;\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "host,runs" and len(result.stdout.splitlines()) >= 2
+    empty = query("  \n")
+    assert empty.returncode == 1 and "no SQL given" in empty.stderr
 
 
 def test_query_is_read_only(cli, loaded_db):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[2]
 # What the wheel must carry from outside fleetscope/, and where (pyproject.toml's package-dir).
-SHIPPED = {"warehouse": ("migrations/*.sql", "views/*.sql", "queries/**/*.sql"), "templates": ("report/**/*",)}
+SHIPPED = {"warehouse": ("README.md", "migrations/*.sql", "views/*.sql", "queries/**/*.sql"), "templates": ("report/**/*",)}
 
 
 def run(*argv: object, cwd: Path | None = None) -> subprocess.CompletedProcess:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from fleetscope.warehouse import MIGRATIONS_DIR, VIEWS_DIR, WAREHOUSE_DIR, apply_migrations, open_warehouse
+from fleetscope.warehouse import (MIGRATIONS_DIR, VIEWS_DIR, WAREHOUSE_DIR, apply_comments, apply_migrations,
+                                  create_views, data_dictionary, open_warehouse)
 
 
 def _schema_snapshot(connection) -> list[tuple]:
@@ -34,6 +35,51 @@ def test_each_view_file_defines_the_view_it_is_named_after(tmp_path):
         assert len(re.findall(r"CREATE OR REPLACE VIEW", text)) == 1, path
         assert path.stem in views
     assert {"latency_curve", "runs_overview"} <= views
+
+
+def test_the_data_dictionary_is_read_into_descriptions():
+    text = """## Tables
+
+### `t`
+One row per `thing`.
+Second line.
+
+| column | type | unit | meaning |
+|---|---|---|---|
+| `a` | DOUBLE | ns | median latency, `p50` |
+| `b` | VARCHAR | | name, or 'none' |
+
+### `v`
+| column | type | unit | meaning |
+|---|---|---|---|
+| `c` | INTEGER | the point's `unit` | a | b |
+"""
+    assert data_dictionary(text) == {
+        "t": ("One row per thing. Second line.", {"a": "median latency, p50 [ns]", "b": "name, or 'none'"}),
+        "v": ("", {"c": "a | b [the point's unit]"}),
+    }
+
+
+def test_the_descriptions_are_comments_on_every_table_view_and_column(tmp_path):
+    db = tmp_path / "fleet.duckdb"
+    with open_warehouse(db) as connection:
+        missing = connection.execute(
+            "SELECT table_name || '.' || column_name FROM duckdb_columns() "
+            "WHERE NOT internal AND schema_name = 'main' AND comment IS NULL").fetchall()
+        assert missing == []
+        runs = connection.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 'runs'").fetchone()[0]
+        assert runs == "One row per loaded bundle."
+        view = connection.execute("SELECT comment FROM duckdb_views() WHERE view_name = 'latency_curve'").fetchone()[0]
+        assert view and view == data_dictionary()["latency_curve"][0]
+        column = connection.execute("SELECT comment FROM duckdb_columns() WHERE table_name = 'runs' "
+                                    "AND column_name = 'started_at'").fetchone()[0]
+        assert column == "run start on the host [UTC]"
+        assert apply_comments(connection) == 0  # nothing differs: an up-to-date warehouse is not written
+        # A view re-created from its file loses its comments; the next writer puts them back.
+        create_views(connection, every=True)
+        assert connection.execute("SELECT comment FROM duckdb_views() WHERE view_name = 'latency_curve'").fetchone()[0] is None
+        assert apply_comments(connection) > 0
+        assert connection.execute("SELECT comment FROM duckdb_views() WHERE view_name = 'latency_curve'").fetchone()[0] == view
 
 
 def test_the_data_dictionary_documents_every_table_view_and_column(tmp_path):
