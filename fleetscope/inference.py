@@ -1,4 +1,4 @@
-"""Infer a host's memory hierarchy from its measured curves (METHODS.md, "Inferring the hierarchy from a curve").
+"""Infer a host's memory hierarchy from its measured curves (docs/methods.md, "Inferring the hierarchy from a curve").
 
 Pure functions over plain sequences, so the warehouse (fleetscope.derive), `fleetscope infer --csv` and the
 notebooks share one method. What cannot be inferred is None with a note saying why, never a guess.

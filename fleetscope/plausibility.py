@@ -1,4 +1,4 @@
-"""Plausibility checks: the numbers METHODS.md says the tool must refuse to present as normal.
+"""Plausibility checks: the numbers docs/methods.md says fleetscope must not present as normal.
 
 Each rule looks at one run of one host in the warehouse and returns flag rows with their evidence: the
 value, the threshold and what was compared. A rule that cannot run (no DIMM facts, no bandwidth
@@ -259,7 +259,7 @@ def stride_bytes_counted(run: Run) -> list[Flag]:
 
 def nt_write_far_above_read(run: Run) -> list[Flag]:
     """A single-thread non-temporal store figure far above single-thread read bandwidth at DRAM size is suspect
-    (METHODS.md): streaming stores that never reached memory, or a buffer the kernel did not cover. METHODS.md
+    (docs/methods.md): streaming stores that never reached memory, or a buffer the kernel did not cover. The method
     says to validate such a figure by size scaling: one that another non-temporal write figure at a different
     DRAM-sized working set confirms (within NT_SIZE_AGREEMENT) is real — cores whose single-thread reads are
     latency-bound, such as Intel's server parts, write with streaming stores well above 1.5x read."""

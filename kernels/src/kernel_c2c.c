@@ -4,7 +4,7 @@
  * spins until it sees it and writes it back plus one, the initiator spins
  * until it sees the reply. One round trip moves the line twice (a to b, b to
  * a), so a sample is round-trip time / 2: ns per ONE-WAY transfer. Method:
- * shared/METHODS.md ("Write cost": core-to-core ping-pong) and "Statistics". */
+ * docs/methods.md ("Write cost": core-to-core ping-pong) and "Statistics". */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>

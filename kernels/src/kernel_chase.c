@@ -1,7 +1,7 @@
 /* chase: idle load-to-use latency by pointer chasing, swept over working-set
  * sizes. Each point is one random cycle through every cache line of a buffer
  * of that size; the time per dependent load is the latency of the level of
- * the hierarchy that holds the buffer. Method: shared/METHODS.md, "Latency
+ * the hierarchy that holds the buffer. Method: docs/methods.md, "Latency
  * (pointer chase)" and "Statistics". */
 #include <inttypes.h>
 #include <math.h>

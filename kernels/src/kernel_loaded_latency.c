@@ -1,4 +1,4 @@
-/* loaded_latency: the throughput-latency curve (METHODS.md, "Bandwidth and
+/* loaded_latency: the throughput-latency curve (docs/methods.md, "Bandwidth and
  * load"; Intel MLC's --loaded_latency). One chase thread walks a random
  * cycle through a DRAM-sized buffer (the latency engine) pinned on one CPU,
  * while load threads pinned on the other CPUs stream through buffers of

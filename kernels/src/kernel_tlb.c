@@ -5,7 +5,7 @@
  * a few pages. The two are timed interleaved (ABAB), and the paired
  * difference is the translation cost: it steps up where N outgrows the L1
  * DTLB, again past the L2 TLB, and then plateaus at the page-walk cost.
- * Method: shared/METHODS.md, "TLB" and "Statistics". */
+ * Method: docs/methods.md, "TLB" and "Statistics". */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 """The memory-latency family through site.yml on this machine: every experiment lands in its warehouse
-view with the sanity relations of METHODS.md, appears on the host page, and `--tags` selects it."""
+view with the sanity relations of docs/methods.md, appears on the host page, and `--tags` selects it."""
 
 from __future__ import annotations
 

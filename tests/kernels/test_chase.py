@@ -149,7 +149,7 @@ def test_l1_is_faster_than_dram(two_level_run):
     dram = two_level_run["by_size"][256 << 20]["summary"]["median"]
     assert l1 < dram
     # A random chase over 256 MiB below ~25 ns means the loads are not
-    # dependent or a prefetcher is being fed (METHODS, plausibility).
+    # dependent or a prefetcher is being fed (docs/methods.md, plausibility).
     assert dram >= 25
 
 

@@ -2,7 +2,7 @@
 
 They run on the shared latency engine that test_chase.py covers in depth (chain self-check, seeds,
 order, output contract); these tests check what each kernel adds and the sanity relations of
-METHODS.md on this machine.
+docs/methods.md on this machine.
 """
 
 import math
@@ -100,7 +100,7 @@ def test_zero_queue_levels_come_from_sysfs(zero_queue):
 def test_zero_queue_latency_rises_level_by_level(zero_queue):
     medians = {name: record["summary"]["median"] for name, record in zero_queue.items()}
     assert medians["L1d"] < medians["L2"] < medians["DRAM"]
-    assert medians["DRAM"] >= 25  # METHODS plausibility: a dependent DRAM chase
+    assert medians["DRAM"] >= 25  # docs/methods.md plausibility: a dependent DRAM chase
     for record in zero_queue.values():
         context = record["context"]
         assert math.isclose(context["median_cycles"], record["summary"]["median"] * context["core_clock_ghz"],

@@ -1,7 +1,7 @@
 """Tests for the loaded_latency kernel: a pointer chase under load threads with an injected delay.
 
 Checks the record contract of spec issue 4 (params, context) for the idle and loaded points, the
-sanity relations of METHODS.md on this machine (latency under the heaviest load >= idle latency; the
+sanity relations of docs/methods.md on this machine (latency under the heaviest load >= idle latency; the
 load bandwidth falls as the delay grows) and the argument checks. The machine has 2 vCPUs shared with
 other work, so the timing relations use the fastest samples and wide margins.
 """

@@ -3,7 +3,7 @@
 The thresholds come from runs on the 2-vCPU Zen 4 development VM (4 KiB pages): the tlb chain
 equals the control up to 64 pages, is ~2.7x the control from 65 pages (L1 DTLB miss, L2 TLB hit,
 +7 cycles), 1.8-4x at 2048 and 4-5x at 8192 pages (page walks). Other engineers run benchmarks on the same VM, so
-ordering checks use each chain's minimum (METHODS: the per-point minimum for inference) and
+ordering checks use each chain's minimum (docs/methods.md: the per-point minimum for inference) and
 leave room for noise."""
 
 import math

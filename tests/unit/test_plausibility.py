@@ -1,4 +1,4 @@
-"""Plausibility flags: each METHODS.md rule fires on a crafted bundle that breaks it, stays clear on a clean
+"""Plausibility flags: each docs/methods.md rule fires on a crafted bundle that breaks it, stays clear on a clean
 one, and a rule that cannot run says why (never silently skipped). Flags land on the host page beside
 the section holding the number."""
 
