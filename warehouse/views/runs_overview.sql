@@ -1,9 +1,12 @@
--- runs_overview: one row per loaded run of a host, with how its experiments went.
+-- runs_overview: one row per loaded run of a host, with how its experiments went and where it came from
+-- (origin playbook | import | reference; a reference run's published source).
 CREATE OR REPLACE VIEW runs_overview AS
 SELECT
     runs.host,
     runs.run_id,
     runs.profile,
+    runs.origin,
+    runs.reference ->> '$.source'                                       AS reference_source,
     runs.status,
     runs.error,
     runs.started_at,
