@@ -332,6 +332,8 @@ def _command_outliers(arguments: argparse.Namespace) -> int:
     for group in result.groups:
         state = "scored" if group["scored"] else group["note"]
         print(f"  {group['group']}: {len(group['hosts'])} hosts, {state}")
+    if result.references:
+        print(f"  reference hosts, not scored and no host's peer: {', '.join(result.references)}")
     return 0
 
 

@@ -44,6 +44,7 @@ class Reference:
     source: str
     reading: CurveReading
     caches: tuple[int, ...] = ()     # the CPU's published cache sizes, smallest level first (the 'reported' sizes)
+    cpu_identity: tuple[tuple[str, object], ...] = ()  # vendor/family/model or implementer/parts, as facts.cpu has them
     name: str | None = None          # the library entry it came from
     notes: str | None = None
 
@@ -114,7 +115,8 @@ def _bundle_files(reference: Reference, csv_name: str, content: bytes, curve: Cu
         stated["name"] = reference.name
     if reference.notes:
         stated["notes"] = reference.notes
-    facts: dict = {"hostname": reference.host, "cpu": {"model_name": reference.cpu_model}}
+    cpu = {**dict(reference.cpu_identity), "model_name": reference.cpu_model}
+    facts: dict = {"hostname": reference.host, "cpu": cpu}
     if reference.caches:
         facts["caches"] = _caches(reference.caches)
     manifest = {
@@ -194,8 +196,10 @@ def library(directory: Path = LIBRARY_DIR) -> list[LibraryEntry]:
         file = directory / item["file"]
         header = next(line for line in file.read_text(encoding="utf-8").splitlines() if line.strip())
         reading = CurveReading(item["pattern"], item["page_bytes"], item["relative"])
+        identity = tuple((key, tuple(value) if isinstance(value, list) else value)
+                         for key, value in item.get("cpu_identity", {}).items())
         reference = Reference(item["host"], item["cpu_model"], item["source"], reading, tuple(item["caches"]),
-                              item["host"], item.get("notes"))
+                              identity, item["host"], item.get("notes"))
         entries.append(LibraryEntry(reference, file, "pages" if "pages" in header.lower().split(",") else "bytes"))
     return entries
 
