@@ -63,7 +63,7 @@ def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[
 
 
 def _tlb_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
-    reach = _rows(connection, "tlb_reach", key + key)
+    reach = _rows(connection, "tlb_reach", key)
     rows = []
     for page_size in sorted({row[0] for row in reach}, key=str):
         curve = [row for row in reach if row[0] == page_size]
