@@ -1,5 +1,5 @@
 """The `fleetscope` command: verbs in workflow order (ingest, report, compare, outliers, query, parse, import,
-infer, export, migrate, version)."""
+reference, infer, export, migrate, version)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ examples:
   fleetscope query "SELECT * FROM runs_overview"
   fleetscope parse mlc raw/mlc_loaded_latency.txt   what fleetscope reads from a raw tool output
   fleetscope import --host node7 mlc old/mlc.txt    a lab's past outputs as an external run
+  fleetscope import curve --host ref-a72 --cpu-model "Cortex-A72" a72.csv   a published curve as a reference host
+  fleetscope reference load                          the shipped published curves, to compare with
   fleetscope infer --csv old/lat_mem_rd.csv          cache levels from any latency curve
   fleetscope export --parquet lake/                  the warehouse as Parquet for Trino, Spark, BigQuery
   fleetscope migrate                                 bring an older warehouse's schema up to date
@@ -139,11 +141,20 @@ examples:
   fleetscope import --host lab-node7 mlc old/mlc_idle.txt old/mlc_loaded.txt
   fleetscope import --host lab-node7 --cpu-model "Xeon Gold 6248" --started-at 2024-05-02 fio fio/*.json
   fleetscope import --host lab-node7 --run-id 20240502T000000Z-1a2b3c perf perf_saxpy.csv
+  fleetscope import curve --host ref-n100 --cpu-model "Intel N100" --source https://example.org/n100 \
+      --pattern line-per-page --caches 32k,2m,6m n100_ramlat.csv
+  fleetscope import curve --host ref-graviton2 --cpu-model "Graviton2" --relative --page-size 2m tmb.csv
 Every file is parsed first; one the parser cannot read stops the import (FILE:LINE) and nothing is
 written. The files become the bundle RESULTS/<run_id>/<host>/ (profile 'external', raw/<tool>/...),
 which is then loaded into the warehouse like any bundle. The run id comes from the files' date
 (--started-at, else their newest modification time) and content, so importing the same files again
 changes nothing; give --run-id to add other tools' files to the same run.
+
+`import curve` stores one published or legacy latency curve (the CSV `fleetscope infer --csv` reads:
+bytes,ns or pages,ns) as a REFERENCE host: not a lab machine, marked so on the pages and in compare and
+outliers, with --source kept beside it. Say how it was measured (--pattern, --page-size, --relative) and
+the CPU's published cache sizes (--caches) as for `infer`: the ingest's inference and plausibility rules
+read it so. The same file again changes nothing; a corrected --source or --cpu-model replaces its run.
 """
 
 
@@ -185,19 +196,19 @@ def _size_list(text: str) -> list[int]:
     return [_size(part) for part in text.split(",") if part.strip()]
 
 
-def add_curve_reading_options(parser: argparse.ArgumentParser) -> None:
-    """How a curve from another tool was measured (verbs that read one: infer)."""
+def add_curve_reading_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
+    """How a curve from another tool was measured (verbs that read one: infer, import curve)."""
     from fleetscope.inference import PATTERNS
 
     parser.add_argument("--pattern", choices=PATTERNS, default=PATTERNS[0],
-                        help="how the chase walks its buffer: random-lines (fleetscope's chase, tinymembench), "
+                        help=f"{prefix}how the chase walks its buffer: random-lines (fleetscope's chase, tinymembench), "
                              "line-per-page (ramlat: one line per page, so a TLB's reach is a step) or sequential "
                              f"(default: {PATTERNS[0]})")
     parser.add_argument("--page-size", type=_size, default=4096, metavar="SIZE",
-                        help="page size the curve was measured with, for TLB entries = reach / page size "
+                        help=f"{prefix}page size the curve was measured with, for TLB entries = reach / page size "
                              "(default: 4k; 16k on Apple silicon, 2m with huge pages)")
     parser.add_argument("--relative", action="store_true",
-                        help="ns are over L1 (tinymembench); read so anyway when the first sizes read 0")
+                        help=f"{prefix}ns are over L1 (tinymembench); read so anyway when the first sizes read 0")
 
 
 def curve_reading(arguments: argparse.Namespace):
@@ -323,6 +334,8 @@ def _command_outliers(arguments: argparse.Namespace) -> int:
     for group in result.groups:
         state = "scored" if group["scored"] else group["note"]
         print(f"  {group['group']}: {len(group['hosts'])} hosts, {state}")
+    if result.references:
+        print(f"  reference hosts, not scored and no host's peer: {', '.join(result.references)}")
     return 0
 
 
@@ -370,6 +383,15 @@ def _command_import(arguments: argparse.Namespace) -> int:
     from fleetscope.ingest import ingest_bundle
     from fleetscope.warehouse import open_warehouse
 
+    if arguments.tool == "curve":
+        return _command_import_curve(arguments)
+    curve_only = [option for option, given in (("--source", arguments.source is not None),
+                                               ("--caches", bool(arguments.caches)),
+                                               ("--relative", arguments.relative),
+                                               ("--pattern", arguments.pattern != "random-lines"),
+                                               ("--page-size", arguments.page_size != 4096)) if given]
+    if curve_only:
+        raise UserError(f"{', '.join(curve_only)}: only with `fleetscope import curve`")
     imported = import_files(arguments.results, arguments.host, arguments.tool, arguments.files,
                             run_id=arguments.run_id, started_at=arguments.started_at,
                             cpu_model=arguments.cpu_model)
@@ -381,6 +403,69 @@ def _command_import(arguments: argparse.Namespace) -> int:
     print(f"{outcome.action:<10} {imported.path}: {outcome.detail} "
           f"({imported.added} new of {len(arguments.files)} files)")
     return 0
+
+
+REFERENCE_EXAMPLES = """\
+examples:
+  fleetscope reference list                          the published curves fleetscope ships, with their sources
+  fleetscope reference list --format json
+  fleetscope reference load                          load them all as reference hosts (again: nothing changes)
+  fleetscope reference load ref-n100-gracemont ref-epyc-74f3-zen3
+  fleetscope compare node1 ref-epyc-74f3-zen3        your machine beside a published Zen 3 curve
+
+Each is a curve measured by another tool on a real machine (ramlat, tinymembench, a TLB test), copied digit
+for digit; SOURCES.md in fleetscope/references/ says where each came from, how it was measured and the CPU's
+true cache sizes. `load` writes each as a bundle under --results and ingests it, as `import curve` does.
+"""
+
+
+def _command_import_curve(arguments: argparse.Namespace) -> int:
+    from fleetscope.reference import Reference, import_curve
+
+    if arguments.run_id is not None:
+        raise UserError("import curve: --run-id is not taken (a curve's run id comes from its file)")
+    if len(arguments.files) != 1:
+        raise UserError(f"import curve: one CSV file per reference host, got {len(arguments.files)}")
+    if not arguments.cpu_model:
+        raise UserError("import curve: --cpu-model is required (the CPU the curve was measured on)")
+    reference = Reference(arguments.host, arguments.cpu_model, arguments.source or "not given",
+                          curve_reading(arguments), tuple(arguments.caches))
+    return _load_references(arguments, [(arguments.files[0], reference, arguments.started_at)])
+
+
+def _load_references(arguments: argparse.Namespace, curves: list) -> int:
+    """Write each (csv, Reference, started_at) as a reference host's bundle and ingest it."""
+    from fleetscope.ingest import ingest_bundle
+    from fleetscope.reference import import_curve, refuse_lab_host
+    from fleetscope.warehouse import open_warehouse
+
+    refused = 0
+    with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+        for csv_path, reference, started_at in curves:
+            refuse_lab_host(connection, reference.host)
+            imported = import_curve(arguments.results, csv_path, reference, started_at=started_at)
+            outcome = ingest_bundle(connection, imported.path)
+            refused += outcome.action == "REFUSED"
+            print(f"{outcome.action:<10} {imported.path}: {outcome.detail} (reference host {reference.host})",
+                  flush=True)
+    return 1 if refused else 0
+
+
+def _command_reference(arguments: argparse.Namespace) -> int:
+    from fleetscope.query import render
+    from fleetscope.reference import chosen, library, library_rows, recorded_at
+
+    entries = library()
+    if arguments.action == "list":
+        rows = library_rows(entries)
+        if arguments.format == "json":
+            sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        else:
+            columns = ["host", "cpu_model", "kind", "pattern", "page_bytes", "relative", "source"]
+            sys.stdout.write(render(columns, [[row[column] for column in columns] for row in rows], "table"))
+        return 0
+    return _load_references(arguments, [(entry.file, entry.reference, recorded_at())
+                                         for entry in chosen(arguments.names, entries)])
 
 
 def _command_infer(arguments: argparse.Namespace) -> int:
@@ -507,10 +592,13 @@ def build_parser() -> argparse.ArgumentParser:
     parse.add_argument("tool", choices=TOOLS, help="which tool wrote the file")
     parse.add_argument("file", type=Path, metavar="FILE", help="the raw output file ('-' reads standard input)")
     parse.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
-    importer = add_verb("import", "load a lab's past MLC, fio, perf or DiskSpd outputs as an external run of a host",
-                        IMPORT_EXAMPLES, _command_import)
-    importer.add_argument("--host", required=True, help="the host the outputs were measured on")
-    importer.add_argument("tool", choices=TOOLS, help="which tool wrote the files")
+    importer = add_verb("import", "load a lab's past MLC, fio, perf or DiskSpd outputs as an external run of a host, "
+                        "or a published latency curve as a reference host (import curve)", IMPORT_EXAMPLES,
+                        _command_import)
+    importer.add_argument("--host", required=True, help="the host the outputs were measured on (for a curve: the "
+                          "reference host's name, which must not be a lab host's)")
+    importer.add_argument("tool", choices=TOOLS,
+                          help="which tool wrote the files; 'curve': a bytes,ns or pages,ns CSV of a reference host")
     importer.add_argument("files", nargs="+", type=Path, metavar="FILE", help="raw output files of that tool")
     importer.add_argument("--run-id", help="add to this run (default: derived from the files' date and content)")
     importer.add_argument("--started-at", metavar="WHEN",
@@ -518,6 +606,26 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("--cpu-model", help="the host's CPU model, for the fleet page (not guessed when absent)")
     importer.add_argument("--results", type=Path, default=Path("results"),
                           help="where the bundle is written (default: results/)")
+    importer.add_argument("--source", metavar="URL",
+                          help="curve only: where the curve was published (a URL or a citation), kept with it")
+    importer.add_argument("--caches", type=_size_list, default=[], metavar="SIZES",
+                          help="curve only: the CPU's published cache sizes, smallest first, e.g. 32k,1m,32m")
+    add_curve_reading_options(importer, "curve only: ")
+    reference = verbs.add_parser("reference", help="list or load the published curves fleetscope ships as reference "
+                                 "hosts", description="The published curves fleetscope ships as reference hosts.",
+                                 epilog=REFERENCE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    reference_actions = reference.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = reference_actions.add_parser("list", help="list the library with each curve's source",
+                                           epilog=REFERENCE_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    listing.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
+    listing.set_defaults(handler=_command_reference)
+    loading = reference_actions.add_parser("load", parents=[warehouse_options], epilog=REFERENCE_EXAMPLES,
+                                           help="load the library (or the NAMEs) into the warehouse as reference hosts",
+                                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    loading.add_argument("names", nargs="*", metavar="NAME", help="only these reference hosts (default: all)")
+    loading.add_argument("--results", type=Path, default=Path("results"),
+                         help="where the bundles are written (default: results/)")
+    loading.set_defaults(handler=_command_reference)
     infer = add_verb("infer", "infer cache or TLB levels from a latency curve in a CSV file", INFER_EXAMPLES,
                      _command_infer)
     infer.add_argument("--csv", type=Path, required=True, metavar="FILE",

@@ -19,13 +19,14 @@ from pathlib import Path
 
 from fleetscope.inference import (INFERENCE_VERSION, CacheCurve, CurveReading, TlbLevels, infer_cache_levels,
                                   infer_tlb)
+from fleetscope.parsers import ParseError, split_lines
 from fleetscope.plausibility import check_inferred_levels
 
 NOISY_SHARE = 0.10  # std of 10% of the value: pyperf's warning level
 
 
-class CurveCsvError(ValueError):
-    """The CSV cannot be read as a curve; the message starts with FILE:LINE."""
+class CurveCsvError(ParseError):
+    """The CSV cannot be read as a curve; str() starts with FILE:LINE (a ParseError, as every raw output's)."""
 
 
 @dataclass(frozen=True)
@@ -39,48 +40,54 @@ class Curve:
     note: str | None = None
 
 
-def _number(text: str, column: str, where: str, positive: bool = True) -> float:
+def _number(text: str, column: str, where: tuple[str, int], positive: bool = True) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise CurveCsvError(f"{where}: {column} {text!r} is not a number") from None
+        raise CurveCsvError(*where, f"{column} {text!r} is not a number") from None
     if not math.isfinite(value) or (positive and value <= 0):
-        raise CurveCsvError(f"{where}: {column} must be a positive number, not {text!r}")
+        raise CurveCsvError(*where, f"{column} must be a positive number, not {text!r}")
     return value
 
 
 def read_curve(path: Path, relative: bool = False) -> Curve:
-    """Parse `path`; raise CurveCsvError naming the file and line of the first problem. `relative`: ns are over
-    L1, so zero and below are values, not errors (a bytes,ns curve whose smallest size reads 0 is read so too)."""
+    """Parse the CSV file at `path` (see parse_curve)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
-        raise CurveCsvError(f"{path}: cannot read it ({error})") from None
-    lines = [(number, line) for number, line in enumerate(text.splitlines(), start=1)
+        raise CurveCsvError(str(path), None, f"cannot read it ({error})") from None
+    return parse_curve(text, str(path), relative)
+
+
+def parse_curve(text: str, path: str, relative: bool = False) -> Curve:
+    """Parse a curve's CSV text; raise CurveCsvError naming the file (`path`) and line of the first problem.
+    `relative`: ns are over L1, so zero and below are values, not errors (a bytes,ns curve whose smallest size
+    reads 0 is read so too)."""
+    lines = [(number, line) for number, line in enumerate(split_lines(text), start=1)
              if line.strip() and not line.lstrip().startswith("#")]
     if not lines:
-        raise CurveCsvError(f"{path}:1: empty: expected a header such as 'bytes,ns' or 'pages,ns'")
+        raise CurveCsvError(path, 1, "empty: expected a header such as 'bytes,ns' or 'pages,ns'")
     header_line, header_text = lines[0]
     header = [name.strip().lower() for name in next(csv.reader([header_text]))]
     kinds = [kind for kind in ("bytes", "pages") if kind in header]
     if len(kinds) != 1 or "ns" not in header:
-        raise CurveCsvError(f"{path}:{header_line}: the header must name 'ns' and one of 'bytes' or 'pages' "
+        raise CurveCsvError(path, header_line, "the header must name 'ns' and one of 'bytes' or 'pages' "
                             f"(optional 'std'); found {','.join(header)!r}")
     kind = kinds[0]
     size_column, ns_column = header.index(kind), header.index("ns")
     std_column = header.index("std") if "std" in header else None
     if relative and kind == "pages":
-        raise CurveCsvError(f"{path}:{header_line}: a relative curve must be a bytes,ns curve (a pages,ns curve's "
+        raise CurveCsvError(path, header_line, "a relative curve must be a bytes,ns curve (a pages,ns curve's "
                             "costs are read above its first plateau already)")
     sizes, ns, std, not_positive = [], [], [], []
     rows = csv.reader(io.StringIO("\n".join(line for _, line in lines[1:])))
     for (number, _), row in zip(lines[1:], rows):
-        where = f"{path}:{number}"
+        where = (path, number)
         if len(row) < len(header):
-            raise CurveCsvError(f"{where}: {len(row)} fields, the header has {len(header)}")
+            raise CurveCsvError(*where, f"{len(row)} fields, the header has {len(header)}")
         size = _number(row[size_column].strip(), kind, where)
         if size != int(size):
-            raise CurveCsvError(f"{where}: {kind} must be a whole number, not {row[size_column].strip()!r}")
+            raise CurveCsvError(*where, f"{kind} must be a whole number, not {row[size_column].strip()!r}")
         sizes.append(int(size))
         ns.append(_number(row[ns_column].strip(), "ns", where, positive=kind == "pages"))
         if ns[-1] <= 0:
@@ -90,23 +97,23 @@ def read_curve(path: Path, relative: bool = False) -> Curve:
             try:
                 std.append(float(spread))
             except ValueError:
-                raise CurveCsvError(f"{where}: std {spread!r} is not a number") from None
+                raise CurveCsvError(*where, f"std {spread!r} is not a number") from None
             if not math.isfinite(std[-1]) or std[-1] < 0:
-                raise CurveCsvError(f"{where}: std must be zero or more, not {spread!r}")
+                raise CurveCsvError(*where, f"std must be zero or more, not {spread!r}")
     if len(set(sizes)) < 2:
-        raise CurveCsvError(f"{path}:{lines[-1][0]}: {len(set(sizes))} distinct {kind} values: a curve needs two or more")
+        raise CurveCsvError(path, lines[-1][0], f"{len(set(sizes))} distinct {kind} values: a curve needs two or more")
     note = None
     if not_positive and not relative:
         # a relative curve's first plateau reads 0: every non-positive row lies below every positive one
         first_positive = min((size for size, value in zip(sizes, ns) if value > 0), default=math.inf)
-        where, _, text = next((row for row in not_positive if row[1] > first_positive), (None, None, None))
+        where, _, value_text = next((row for row in not_positive if row[1] > first_positive), (None, None, None))
         if where is not None:
-            raise CurveCsvError(f"{where}: ns must be a positive number, not {text!r} (a relative curve, ns over L1, "
-                                "reads 0 only on its first plateau; say --relative if the curve is relative)")
+            raise CurveCsvError(*where, f"ns must be a positive number, not {value_text!r} (a relative curve, ns over "
+                                "L1, reads 0 only on its first plateau; say --relative if the curve is relative)")
         relative = True
         note = (f"read as relative (ns over L1, as tinymembench prints): its sizes up to "
                 f"{max(row[1] for row in not_positive)} bytes read 0 or less")
-    return Curve(str(path), kind, sizes, ns, std if std_column is not None else None, relative, note)
+    return Curve(path, kind, sizes, ns, std if std_column is not None else None, relative, note)
 
 
 def infer_curve(curve: Curve, reading: CurveReading, cache_sizes: list[int]) -> CacheCurve | TlbLevels:
@@ -194,7 +201,8 @@ def kernel_jsonl_to_csv(path: Path, page_policy: str | None = None) -> str:
     tlb = [point for point in points if point["kernel"] == "tlb" and
            (page_policy is None or point["params"].get("page_size") == page_policy)]
     if not tlb:
-        raise CurveCsvError(f"{path}: no chase or tlb points{' with page policy ' + page_policy if page_policy else ''}")
+        raise CurveCsvError(str(path), None,
+                            f"no chase or tlb points{' with page policy ' + page_policy if page_policy else ''}")
     control = {point["params"]["pages"]: point["summary"]["min"] for point in tlb if point["params"]["chain"] == "control"}
     l1_ns = control[min(control)]
     rows = sorted((point["params"]["pages"], l1_ns + max(point["context"]["paired_difference_median_ns"], -l1_ns / 2))

@@ -34,12 +34,15 @@ def _rows(connection: duckdb.DuckDBPyConnection, query: str, key: list) -> list[
 
 def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
     sysfs = [size for (size,) in _rows(connection, "sysfs_cache_sizes", key)]
-    points = _rows(connection, "latency_minima", key)
+    stated = _rows(connection, "curve_reading", key)  # a reference host's curve: read as its source measured it
+    stated_reading = CurveReading(*stated[0]) if stated else None
+    relative = stated_reading is not None and stated_reading.relative
+    points = [point for point in _rows(connection, "latency_minima", key) if relative or point[2] > 0]
     rows = []
     for policy in sorted({point[0] for point in points}, key=lambda name: (name != "thp", str(name))):
         curve = [point for point in points if point[0] == policy]
         # the chase walks random lines; a step smaller than a level's is read against the policy's page size
-        reading = CurveReading("random-lines", HUGE_PAGE_BYTES if policy in ("thp", "hugetlb") else 4096)
+        reading = stated_reading or CurveReading("random-lines", HUGE_PAGE_BYTES if policy in ("thp", "hugetlb") else 4096)
         try:
             inferred = infer_cache_levels([point[1] for point in curve], [point[2] for point in curve],
                                           core_clock_ghz=[point[3] for point in curve], sysfs_sizes=sysfs,
@@ -62,13 +65,16 @@ def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[
 def _tlb_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
     reach = _rows(connection, "tlb_reach", key)
     rows = []
-    for page_size in sorted({row[0] for row in reach}):
+    for page_size in sorted({row[0] for row in reach}, key=str):
         curve = [row for row in reach if row[0] == page_size]
         l1_ns = curve[0][4]  # the control chain at the fewest pages hits L1
         pages, latency = [], []
         for _, _, count, tlb_min, control_min, paired in curve:
-            difference = paired if paired is not None else tlb_min - control_min
             pages.append(count)
+            if control_min is None:  # a reference host's published curve: ns per access as given
+                latency.append(tlb_min)
+                continue
+            difference = paired if paired is not None else tlb_min - control_min
             latency.append(l1_ns + max(difference, -_TLB_FLOOR_SHARE * l1_ns))
         row = {"page_size": page_size, "page_bytes": curve[0][1]}
         try:

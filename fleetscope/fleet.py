@@ -78,6 +78,8 @@ class Run:
     uarch_known: bool
     cpu_model_name: str | None
     inventory_groups: tuple[str, ...] | None
+    is_reference: bool = False    # a reference host's published curve (origin 'reference'), not a lab machine
+    reference_source: str | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -95,7 +97,8 @@ def runs(connection: duckdb.DuckDBPyConnection) -> list[Run]:
     """Every run in the warehouse with its host's identity, newest first per host."""
     return [Run(row["host"], row["run_id"], row["started_at"], row["status"], row["recency"],
                 row["microarchitecture"], bool(row["uarch_known"]), row["cpu_model_name"],
-                tuple(row["inventory_groups"]) if row["inventory_groups"] is not None else None)
+                tuple(row["inventory_groups"]) if row["inventory_groups"] is not None else None,
+                bool(row["is_reference"]), row["reference_source"])
             for row in rows_of(connection, "compare/runs")]
 
 
@@ -254,6 +257,7 @@ class Outliers:
     min_peers: int
     groups: list[dict] = field(default_factory=list)   # {group, hosts, scored, note}
     found: list[dict] = field(default_factory=list)    # one per host and column far from its peers
+    references: list[str] = field(default_factory=list)  # reference hosts: neither scored nor anyone's peer
 
 
 def _peer_group(run: Run, by: str) -> str:
@@ -268,11 +272,15 @@ def outliers(latest: list[Run], values: dict[tuple[str, str], dict[str, float | 
     model), a value whose difference from the group's median is at least OUTLIER_RELATIVE of it and at least
     OUTLIER_Z robust standard deviations (1.4826 x the group's MAD: Iglewicz and Hoaglin's modified z-score,
     which one far host barely moves; a MAD of 0 counts any difference of that size). A column is scored
-    where more than `min_peers` hosts of the group have it; a smaller group is listed as not scored."""
+    where more than `min_peers` hosts of the group have it; a smaller group is listed as not scored.
+    Reference hosts are set aside (listed in `references`): a published curve, measured by another tool with
+    its own method, is no lab machine's peer, and a lab host is no outlier for differing from it."""
     result = Outliers(by, min_peers)
+    result.references = sorted(run.host for run in latest if run.is_reference)
     grouped: dict[str, list[Run]] = defaultdict(list)
     for run in latest:
-        grouped[_peer_group(run, by)].append(run)
+        if not run.is_reference:
+            grouped[_peer_group(run, by)].append(run)
     for group, members in sorted(grouped.items()):
         entry = {"group": group, "hosts": sorted(run.host for run in members), "scored": len(members) > min_peers,
                  "note": None}
@@ -315,6 +323,7 @@ def outliers_json(result: Outliers) -> dict:
         "thresholds": {"relative": OUTLIER_RELATIVE, "robust_z": OUTLIER_Z, "min_peers": result.min_peers},
         "groups": [{"group": group["group"], "hosts": group["hosts"], "scored": group["scored"], "note": group["note"]}
                    for group in result.groups],
+        "reference_hosts": result.references,
         "outliers": [{"host": item["host"], "run_id": item["run_id"], "group": item["group"],
                       "metric": item["column"].key, "label": item["column"].header, "unit": unit_of(item["column"]),
                       "value": item["value"], "group_median": item["group_median"], "relative": item["relative"],
@@ -412,13 +421,14 @@ def deltas(operands: list[Operand], values: dict[tuple[str, str], dict[str, floa
     on the pooled raw samples of that level's plateau and whether the difference is significant (at least
     `threshold` AND p < `alpha`)."""
     rows = []
+    has_reference = [any(run.is_reference for run in operand.runs) for operand in operands]
     for column in columns:
         per_operand = [_median([values.get(run.key, {}).get(column.key) for run in operand.runs]) for operand in operands]
         level = column.key[:-len("_latency")].upper() if column.key.endswith("_latency") else None
         row = {"column": column, "values": per_operand, "level": level, "deltas": []}
         baseline = per_operand[0]
         pooled_base = [value for run in operands[0].runs for value in samples.get(run.key, {}).get(level or "", [])]
-        for operand, value in zip(operands[1:], per_operand[1:]):
+        for operand, value, reference in zip(operands[1:], per_operand[1:], has_reference[1:]):
             delta = {"operand": operand.text, "relative": None, "p_value": None, "samples": None,
                      "significant": None, "note": None}
             if baseline is None or value is None:
@@ -427,7 +437,11 @@ def deltas(operands: list[Operand], values: dict[tuple[str, str], dict[str, floa
                 delta["note"] = "the baseline is zero"
             else:
                 delta["relative"] = value / baseline - 1
-            if level and delta["relative"] is not None:
+            if delta["relative"] is not None and (reference or has_reference[0]):
+                # A published curve gives one value per size, not the samples the test needs: the two sides
+                # are not measured alike, so the difference is stated and never called significant.
+                delta["note"] = "a reference host's published curve: one value per size, not samples; no test"
+            elif level and delta["relative"] is not None:
                 pooled = [value for run in operand.runs for value in samples.get(run.key, {}).get(level, [])]
                 if pooled_base and pooled:
                     _, p_value = mann_whitney_u(pooled_base, pooled)
@@ -449,8 +463,10 @@ def compare_json(operands: list[Operand], rows: list[dict], threshold: float = S
         "test": {"name": "Mann-Whitney U, two-sided, on the raw latency samples of each level's plateau",
                  "min_relative_change": threshold, "alpha": alpha},
         "operands": [{"operand": operand.text, "kind": operand.kind,
+                      "reference": any(run.is_reference for run in operand.runs),
                       "runs": [{"host": run.host, "run_id": run.run_id, "microarchitecture": run.microarchitecture,
-                                "inventory_groups": list(run.inventory_groups or ())} for run in operand.runs]}
+                                "inventory_groups": list(run.inventory_groups or ()), "reference": run.is_reference,
+                                "reference_source": run.reference_source} for run in operand.runs]}
                      for operand in operands],
         "metrics": [{"metric": row["column"].key, "label": row["column"].header, "unit": unit_of(row["column"]),
                      "level": row["level"],

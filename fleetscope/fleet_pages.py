@@ -162,7 +162,8 @@ def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries
                            else None for host in hosts})
     runs = [fleet.Run(host["host"], host["last_run_id"], host["last_run_started_at"], host["last_run_status"], 1,
                       host["microarchitecture"], bool(host["uarch_known"]), host["cpu_model_name"],
-                      tuple(host["inventory_groups"]) if host["inventory_groups"] is not None else None)
+                      tuple(host["inventory_groups"]) if host["inventory_groups"] is not None else None,
+                      bool(host["is_reference"]), host["reference_source"])
              for host in hosts]
     by_key = {run.key: values[run.host] for run in runs}
     found = fleet.outliers(runs, by_key, fleet.peer_columns(columns))
@@ -180,16 +181,25 @@ def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries
     return {
         "columns": [{"key": column.key, "header": header(column, units)} for column in columns],
         "rows": rows,
+        # a reference host's published figures are grouped apart: no lab group's median takes them in
         "groupings": [_grouping("microarchitecture", "Microarchitecture",
-                                {host["host"]: [host["microarchitecture"]] for host in hosts}, columns, values, units),
+                                {host["host"]: [f"{REFERENCE_GROUP}: {host['microarchitecture']}" if host["is_reference"]
+                                                else host["microarchitecture"]] for host in hosts},
+                                columns, values, units),
                       _grouping("inventory", "Inventory group",
-                                {host["host"]: list(host["inventory_groups"] or ["(groups not recorded)"])
+                                {host["host"]: [REFERENCE_GROUP] if host["is_reference"]
+                                 else list(host["inventory_groups"] or ["(groups not recorded)"])
                                  for host in hosts}, columns, values, units)],
+        "references": found.references,
         "outliers": _outlier_rows(found, {host["host"]: host["page"] for host in hosts}),
         "max_points": MAX_CURVE_POINTS,
         "outlier_groups": found.groups,
         "data": _fleet_data(hosts, keys, summaries),
     }
+
+
+# The group a reference host (a published curve, not a lab machine) is shown in on the fleet page.
+REFERENCE_GROUP = "reference hosts"
 
 
 # The columns a group's summary shows: latencies, bandwidths, MLP and storage, the figures groups differ by.

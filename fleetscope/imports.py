@@ -15,6 +15,7 @@ import json
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -78,11 +79,44 @@ def _new_manifest(host: str, run_id: str, started: datetime, cpu_model: str | No
     }
 
 
+def check_host(host: str) -> None:
+    if not _HOST.fullmatch(host):
+        raise UserError(f"--host {host!r}: use letters, digits, '.', '_' and '-' (it names a folder)")
+
+
+def replace_bundle(results_dir: Path, run_id: str, host: str, fill: Callable[[Path], int], *, keep: bool) -> int:
+    """Build the bundle results/<run_id>/<host>/ whole beside the old one (a copy of it when `keep`, else
+    empty) with `fill(staging)`, which writes its files and returns how many changed; validate it like any
+    bundle and only then put it in the old one's place. An import that fails leaves results/ and the
+    warehouse as they were; one that changed nothing (fill returned 0) leaves the old bundle alone."""
+    bundle = results_dir / run_id / host
+    results_dir.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(prefix=".import-", dir=results_dir))
+    try:
+        staging = staged / run_id / host
+        if keep and bundle.exists():
+            shutil.copytree(bundle, staging)
+        else:
+            staging.mkdir(parents=True)
+        changed = fill(staging)
+        if changed:
+            try:
+                load_bundle(staging)
+            except BundleError as error:
+                raise UserError(f"the imported files do not make a valid bundle: {error}") from None
+            bundle.parent.mkdir(parents=True, exist_ok=True)
+            if bundle.exists():
+                bundle.rename(staged / "previous")
+            staging.rename(bundle)
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+    return changed
+
+
 def import_files(results_dir: Path, host: str, tool: str, files: list[Path], *, run_id: str | None = None,
                  started_at: str | None = None, cpu_model: str | None = None) -> ImportedBundle:
     """Write (or extend) the bundle results/<run_id>/<host>/ holding `files` as raw outputs of `tool`."""
-    if not _HOST.fullmatch(host):
-        raise UserError(f"--host {host!r}: use letters, digits, '.', '_' and '-' (it names a folder)")
+    check_host(host)
     if run_id is not None and not _RUN_ID.fullmatch(run_id):
         raise UserError(f"--run-id {run_id!r}: expected a fleetscope run id like 20250314T093000Z-a1b2c3")
     files = [Path(path) for path in files]
@@ -95,7 +129,8 @@ def import_files(results_dir: Path, host: str, tool: str, files: list[Path], *, 
     if manifest_path.exists():
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         if manifest.get("origin") != "import":
-            raise UserError(f"{bundle} is a bundle a playbook run collected: import into another --run-id")
+            raise UserError(f"{bundle} is a bundle a playbook run collected or a reference curve: import into "
+                            "another --run-id")
     else:
         manifest = _new_manifest(host, run_id, started, cpu_model)
     # DiskSpd is the storage experiment of Windows hosts: its outputs join fio's experiment.
@@ -108,16 +143,8 @@ def import_files(results_dir: Path, host: str, tool: str, files: list[Path], *, 
         manifest["experiments"].append(experiment)
 
     known = {entry["path"] for entry in experiment["raw"]}
-    Path(results_dir).mkdir(parents=True, exist_ok=True)
-    staged = Path(tempfile.mkdtemp(prefix=".import-", dir=results_dir))
-    try:
-        # The new bundle is built whole beside the old one and validated like any bundle before it
-        # replaces it: an import that fails leaves results/ and the warehouse as they were.
-        staging = staged / run_id / host
-        if bundle.exists():
-            shutil.copytree(bundle, staging)
-        else:
-            staging.mkdir(parents=True)
+
+    def add_files(staging: Path) -> int:
         added = 0
         for path, content in zip(files, contents):
             relative = f"raw/{tool}/{path.name}"
@@ -134,14 +161,7 @@ def import_files(results_dir: Path, host: str, tool: str, files: list[Path], *, 
             added += 1
         if added:
             (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-            try:
-                load_bundle(staging)
-            except BundleError as error:
-                raise UserError(f"the imported files do not make a valid bundle: {error}") from None
-            bundle.parent.mkdir(parents=True, exist_ok=True)
-            if bundle.exists():
-                bundle.rename(staged / "previous")
-            staging.rename(bundle)
-    finally:
-        shutil.rmtree(staged, ignore_errors=True)
+        return added
+
+    added = replace_bundle(Path(results_dir), run_id, host, add_files, keep=True)
     return ImportedBundle(bundle, run_id, added)

@@ -244,18 +244,15 @@ def infer_synthetic(curve: SyntheticCurve, tuning: Tuning = TUNING) -> CacheCurv
 
 # ---- published curves ------------------------------------------------------------------------------
 
-# How each published cache curve was measured, as its user would tell `fleetscope infer` (from SOURCES.md):
-# ramlat touches one line per 4 KiB page (16 KiB on the M1 Pro), tinymembench prints ns over L1 with huge pages.
-PUBLISHED_READINGS = {
-    "amd_epyc_74f3_zen3_ramlat.csv": CurveReading("line-per-page", 4096),
-    "amd_ryzen7_7800x3d_zen4_ramlat.csv": CurveReading("line-per-page", 4096),
-    "ampere_altra_q80-26_neoverse_n1_ramlat.csv": CurveReading("line-per-page", 4096),
-    "apple_m1pro_pcore_firestorm_ramlat.csv": CurveReading("line-per-page", 16384),
-    "aws_graviton2_m6g_neoverse_n1_tinymembench_thp.csv": CurveReading("random-lines", 2 << 20, relative=True),
-    "intel_n100_gracemont_ramlat.csv": CurveReading("line-per-page", 4096),
-    "intel_xeon_w3-2435_sapphirerapids_ramlat.csv": CurveReading("line-per-page", 4096),
-    "rpi4b_cortex-a72_ramlat.csv": CurveReading("line-per-page", 4096),
-}
+def published_readings() -> dict[str, CurveReading]:
+    """How each published cache curve was measured, as its user would tell `fleetscope infer`: the reference
+    library's list (fleetscope/references/library.json, from SOURCES.md): ramlat touches one line per 4 KiB page
+    (16 KiB on the M1 Pro), tinymembench prints ns over L1 with huge pages."""
+    from fleetscope.reference import library
+
+    return {entry.file.name: entry.reference.reading for entry in library() if entry.kind == "bytes"}
+
+
 _UNITS = {"KiB": KIB, "KB": KIB, "MiB": MIB, "MB": MIB}  # cache "MB" are MiB (22.5 MB = 22.5 x 2^20 B)
 
 
@@ -272,17 +269,18 @@ def published_curves(directory: Path) -> list[PublishedCurve]:
     """The cache curves of `directory` (tests/fixtures/curves) with the true sizes SOURCES.md's table gives."""
     from fleetscope.curve_csv import read_curve
 
+    readings = published_readings()
     curves = []
     for line in (directory / "SOURCES.md").read_text(encoding="utf-8").splitlines():
         cells = [cell.strip() for cell in line.split("|")]
-        if len(cells) < 6 or cells[1] not in PUBLISHED_READINGS:
+        if len(cells) < 6 or cells[1] not in readings:
             continue
         true_sizes = []
         for cell in cells[3:6]:  # L1d | L2 | L3 / LLC
             match = re.match(r"\**(\d+(?:\.\d+)?)\s*(KiB|KB|MiB|MB)\b", cell)
             if match:
                 true_sizes.append(round(float(match.group(1)) * _UNITS[match.group(2)]))
-        reading = PUBLISHED_READINGS[cells[1]]
+        reading = readings[cells[1]]
         curve = read_curve(directory / cells[1], reading.relative)
         curves.append(PublishedCurve(cells[1], curve.sizes, curve.ns, reading, true_sizes))
     return curves

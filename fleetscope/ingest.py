@@ -184,6 +184,8 @@ def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded
         "status": manifest.get("status"),
         "error": manifest.get("error"),
         "inventory_groups": manifest.get("inventory_groups"),
+        "origin": manifest.get("origin", "playbook"),
+        "reference": manifest.get("reference"),
         "started_at": utc_timestamp(manifest["started_at"]),
         "finished_at": utc_timestamp(manifest["finished_at"]),
         "fleetscope_version": manifest["fleetscope"]["version"],

@@ -47,6 +47,7 @@ class Run:
     host: str
     facts: dict
     largest_cache_bytes: int | None
+    relative_curve: bool = False     # a reference host's published curve in ns over L1 (tinymembench)
 
     def rows(self, query: str, *parameters: object) -> list[tuple]:
         """Rows of warehouse/queries/plausibility/<query>.sql: its first two parameters are this run's
@@ -82,6 +83,9 @@ def dram_chase_too_fast(run: Run) -> list[Flag]:
     if dram_sized is None:
         flags.append(Flag(rule, "not_run", "latency_curve", reason="sysfs reported no cache sizes, so no working set of "
                           "the latency sweep or pattern_stride is known to be DRAM-sized"))
+    elif run.relative_curve:
+        flags.append(Flag(rule, "not_run", "latency_curve", reason="a relative curve (ns over L1) does not give the "
+                          "memory plateau's absolute latency"))
     else:
         sources["latency_curve"] = [(f"{policy} {format_bytes(size)}", ns) for policy, size, ns
                                     in run.rows("latency_curve_dram_minima", dram_sized)]
@@ -306,7 +310,8 @@ def check_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> 
     facts_row = connection.execute(sql("plausibility/run_facts"), [run_id, host]).fetchone()
     facts = json.loads(facts_row[0]) if facts_row else {}
     largest = connection.execute(sql("plausibility/largest_cache"), [run_id, host]).fetchone()[0]
-    run = Run(connection, run_id, host, facts, largest)
+    stated = connection.execute(sql("derive/curve_reading"), [run_id, host]).fetchone()
+    run = Run(connection, run_id, host, facts, largest, relative_curve=bool(stated and stated[2]))
     return [asdict(flag) for rule in RULES for flag in rule(run)]
 
 

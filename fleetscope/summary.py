@@ -100,13 +100,14 @@ def figures(fetch: Callable[[str], list[dict]], derived: dict[str, list[dict]],
 def run_values(derived: dict[str, list[dict]],
                computed: list[tuple[Headline, Figure | None, str | None]]) -> dict[str, float | None]:
     """The numbers of one run's summary by fleet column: each level's effective size and latency (as
-    level_column_keys names them) and each figure's values."""
+    level_column_keys names them) and each figure's values. A relative reference curve's latencies (ns over L1)
+    are no level's latency: the fleet, compare and outliers get none."""
     values: dict[str, float | None] = {}
     for level in levels(derived):
         size, latency = level_column_keys(level["level"])
         if level["capacity_bytes"] is not None:
             values[size] = level["capacity_bytes"]
-        values[latency] = level["latency_ns"]
+        values[latency] = None if level.get("relative_to_l1") else level["latency_ns"]
     for headline, figure, _ in computed:
         for column in headline.columns:
             values[column.key] = figure.values.get(column.key) if figure else None

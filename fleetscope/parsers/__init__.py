@@ -25,7 +25,7 @@ from types import ModuleType
 
 from fleetscope.errors import UserError
 
-TOOLS = ("mlc", "fio", "perf", "diskspd")
+TOOLS = ("mlc", "fio", "perf", "diskspd", "curve")
 # Tools whose raw output is JSON: a bundle's copy has its nesting checked before a parser recurses into it.
 JSON_TOOLS = frozenset({"fio"})
 

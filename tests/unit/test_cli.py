@@ -13,8 +13,8 @@ import pytest
 
 from fleetscope.cli import build_parser
 
-VERBS = ["ingest", "report", "compare", "outliers", "query", "parse", "import", "infer", "export", "migrate",
-         "version"]
+VERBS = ["ingest", "report", "compare", "outliers", "query", "parse", "import", "reference", "infer", "export",
+         "migrate", "version"]
 
 
 def test_the_verbs_are_listed_in_workflow_order_with_examples(cli):

@@ -10,12 +10,12 @@ import json
 import pytest
 from fleet_bundles import EARLIER_RUN_ID, GROUPS
 
-OUTLIERS_KEYS = {"by", "thresholds", "groups", "outliers"}
+OUTLIERS_KEYS = {"by", "thresholds", "groups", "reference_hosts", "outliers"}
 OUTLIER_KEYS = {"host", "run_id", "group", "metric", "label", "unit", "value", "group_median", "relative",
                 "robust_z", "peers", "cause"}
 COMPARE_KEYS = {"baseline", "test", "operands", "metrics"}
-OPERAND_KEYS = {"operand", "kind", "runs"}
-RUN_KEYS = {"host", "run_id", "microarchitecture", "inventory_groups"}
+OPERAND_KEYS = {"operand", "kind", "reference", "runs"}
+RUN_KEYS = {"host", "run_id", "microarchitecture", "inventory_groups", "reference", "reference_source"}
 METRIC_KEYS = {"metric", "label", "unit", "level", "values", "deltas"}
 DELTA_KEYS = {"operand", "relative", "p_value", "samples", "significant", "note"}
 

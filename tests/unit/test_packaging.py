@@ -8,6 +8,7 @@ environment's packages (the dependencies) through a .pth file, never this checko
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -41,6 +42,8 @@ def test_a_wheel_installed_elsewhere_ingests_reports_and_queries(tmp_path, bundl
                 for folder, patterns in SHIPPED.items() for pattern in patterns
                 for path in (PROJECT / folder).glob(pattern) if path.is_file() and "__pycache__" not in path.parts}
     expected |= {path.relative_to(PROJECT).as_posix() for path in (PROJECT / "fleetscope").rglob("*.py")}
+    # the reference library: its list, its curves and their provenance
+    expected |= {path.relative_to(PROJECT).as_posix() for path in (PROJECT / "fleetscope" / "references").iterdir()}
     assert expected - carried == set(), ("not in the wheel (a new subpackage goes into pyproject.toml's "
                                          f"[tool.setuptools] packages): {sorted(expected - carried)}")
     assert not any(name.endswith(".duckdb") for name in carried)
@@ -69,3 +72,5 @@ def test_a_wheel_installed_elsewhere_ingests_reports_and_queries(tmp_path, bundl
                  "SELECT level FROM inferred_levels WHERE page_policy = 'thp' ORDER BY level_index", cwd=elsewhere)
     # conftest's synthetic sweep holds L1, L2, L3 and memory (LEVELS)
     assert levels.stdout.split() == ["level", "L1", "L2", "L3", "DRAM"]
+    listed = run(fleetscope, "reference", "list", "--format", "json", cwd=elsewhere)
+    assert len(json.loads(listed.stdout)) == 9

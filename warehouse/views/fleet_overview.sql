@@ -1,5 +1,6 @@
 -- fleet_overview: one row per host: its latest run, CPU, memory and sysfs cache sizes (per instance), and
--- its identity as that run recorded it (inventory groups, microarchitecture: view host_identity).
+-- its identity as that run recorded it (inventory groups, microarchitecture: view host_identity); is_reference
+-- when the latest run is a published curve (origin 'reference'), not a lab machine.
 CREATE OR REPLACE VIEW fleet_overview AS
 SELECT
     latest.host,
@@ -7,6 +8,8 @@ SELECT
     latest.started_at             AS last_run_started_at,
     latest.status                 AS last_run_status,
     latest.profile                AS last_run_profile,
+    latest.origin = 'reference'   AS is_reference,
+    latest.reference_source,
     latest.experiments_total,
     latest.experiments_failed,
     latest.experiments_skipped,

@@ -1,9 +1,15 @@
--- runs_overview: one row per loaded run of a host, with how its experiments went.
+-- runs_overview: one row per loaded run of a host, with how its experiments went and where it came from
+-- (origin playbook | import | reference; a reference run's published source).
 CREATE OR REPLACE VIEW runs_overview AS
 SELECT
     runs.host,
     runs.run_id,
     runs.profile,
+    runs.origin,
+    runs.reference ->> '$.source'                                       AS reference_source,
+    runs.reference ->> '$.pattern'                                      AS reference_pattern,
+    TRY_CAST(runs.reference ->> '$.page_bytes' AS BIGINT)               AS reference_page_bytes,
+    TRY_CAST(runs.reference ->> '$.relative' AS BOOLEAN)                AS reference_relative,
     runs.status,
     runs.error,
     runs.started_at,

@@ -1,6 +1,8 @@
 -- tlb_reach: ns per access vs pages touched (one line per page) beside the control chain that loads
 -- the same number of lines packed into few pages; translation_ns = tlb - control (medians), the
--- paired columns come from the per-sample differences. One row per page size and page count.
+-- paired columns come from the per-sample differences. One row per page size and page count. A reference host's
+-- published TLB curve (chain 'published', `fleetscope import curve`) has no control chain: its control,
+-- translation and paired columns are NULL and its tlb columns are the source's ns per access.
 CREATE OR REPLACE VIEW tlb_reach AS
 WITH chains AS (
     SELECT
@@ -33,7 +35,7 @@ SELECT
     tlb.paired_min                                            AS paired_difference_min_ns,
     tlb.huge_granted                                          AS huge_granted
 FROM chains AS tlb
-JOIN chains AS control
+LEFT JOIN chains AS control
   ON control.run_id = tlb.run_id AND control.host = tlb.host AND control.page_size = tlb.page_size
  AND control.pages = tlb.pages AND control.chain = 'control'
-WHERE tlb.chain = 'tlb';
+WHERE (tlb.chain = 'tlb' AND control.chain IS NOT NULL) OR tlb.chain = 'published';

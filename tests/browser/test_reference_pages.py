@@ -1,0 +1,71 @@
+"""Reference hosts on the pages, in headless Chromium: a lab machine (the default run) beside three published
+curves of the shipped library (an absolute ramlat curve, tinymembench's relative one, the Cortex-A15 TLB curve).
+Each reference host's page and the fleet page load with no console message of any level, every chart draws
+marks and no NaN, nothing is fetched from the network, and the reference hosts are marked as such (badge,
+source link, how the curve was measured), the lab host is not."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+DEFAULT_RUN = Path(__file__).resolve().parents[1] / "fixtures" / "default_run" / "results"
+# each with how its source measured it, as the page must say
+REFERENCES = {"ref-epyc-74f3-zen3": "line-per-page, 4 KiB pages", "ref-graviton2-neoverse-n1": "random-lines, 2 MiB pages",
+              "ref-tegra-k1-cortex-a15": "line-per-page, 4 KiB pages"}
+BADGE = "document.querySelector('h1 .status-reference') !== null"
+
+
+@pytest.fixture(scope="module")
+def reports(bundle_tools, tmp_path_factory):
+    _, run_cli = bundle_tools
+    root = tmp_path_factory.mktemp("reference-pages")
+    shutil.copytree(DEFAULT_RUN, root / "results")
+    db, out = root / "fleet.duckdb", root / "reports"
+    for argv in (("ingest", root / "results"), ("reference", "load", *REFERENCES, "--results", root / "results"),
+                 ("report", "--out", out)):
+        proc = run_cli(*argv, "--db", db)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+def drawn_cleanly(loaded) -> None:
+    assert loaded.console == [], loaded.console
+    assert [url for url in loaded.requests if not url.startswith("file:")] == []
+    assert loaded.charts_state == "drawn"
+    assert loaded.charts
+    for chart in loaded.charts:
+        assert chart["svg"] and chart["marks"] > 0 and not chart["nan"], chart
+
+
+@pytest.mark.parametrize("host", REFERENCES)
+def test_a_reference_hosts_page_draws_and_says_what_it_is(reports, browser, host):
+    loaded = browser.open(reports / f"{host}.html")
+    drawn_cleanly(loaded)
+    assert browser.evaluate(BADGE)
+    note = browser.evaluate("document.getElementById('reference-note').textContent")
+    assert "A reference host" in note and REFERENCES[host] in " ".join(note.split())
+    link = browser.evaluate("document.querySelector('#reference-source a').href")
+    assert link.startswith("https://github.com/")
+    if host == "ref-graviton2-neoverse-n1":
+        assert "ns over L1" in note
+    if host != "ref-tegra-k1-cortex-a15":  # a cache curve: the latency chart (a TLB curve has the inferred table)
+        assert any("latency" in chart["id"] for chart in loaded.charts), [chart["id"] for chart in loaded.charts]
+    browser.screenshot(reports.parent / f"{host}.png")
+
+
+def test_the_fleet_page_marks_reference_hosts_and_scores_none(reports, browser):
+    loaded = browser.open(reports / "index.html")
+    drawn_cleanly(loaded)
+    marked = browser.evaluate("Array.from(document.querySelectorAll('#hosts tbody tr')).filter(r => "
+                              "r.cells[0].querySelector('.status-reference')).map(r => r.cells[0].querySelector('a')"
+                              ".textContent)")
+    assert sorted(marked) == sorted(REFERENCES)
+    assert browser.evaluate("document.getElementById('outliers-references').textContent").count("ref-") == 3
+    lab = reports / "localhost.html"
+    drawn_cleanly(browser.open(lab))
+    assert not browser.evaluate(BADGE) and browser.evaluate("document.getElementById('reference-note') === null")

@@ -1,0 +1,188 @@
+"""Reference hosts through the real CLI and a real DuckDB file: `fleetscope import curve` stores a published curve
+as a host of origin 'reference' (its source kept, its CSV checked with infer --csv's FILE:LINE errors, loaded
+again unchanged), the ingest infers its levels exactly as `infer --csv` does when told the same reading, the
+shipped library lists and loads (once), and compare / outliers mark reference hosts in their JSON."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from fleetscope.curve_csv import infer_curve, read_curve
+from fleetscope.inference_check import published_curves
+from fleetscope.reference import LIBRARY_DIR, library
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CURVES = FIXTURES / "curves"
+DEFAULT_RUN = FIXTURES / "default_run" / "results"
+N100 = CURVES / "intel_n100_gracemont_ramlat.csv"
+N100_SOURCE = "https://github.com/ThomasKaiser/sbc-bench/blob/fdd45f2d51da70c86c4e2da58a8ef5d527371835/results/uHzXI7.txt"
+
+
+def rows(db: Path, query: str, *parameters) -> list[tuple]:
+    with duckdb.connect(str(db), read_only=True) as connection:
+        return connection.execute(query, list(parameters)).fetchall()
+
+
+def import_n100(cli, tmp_path: Path, *extra: str, csv: Path = N100):
+    return cli("import", "curve", "--host", "ref-n100", "--cpu-model", "Intel(R) N100", "--source", N100_SOURCE,
+               "--pattern", "line-per-page", "--caches", "32k,2m,6m", "--started-at", "2024-06-01T00:00:00Z",
+               "--db", tmp_path / "fleet.duckdb", "--results", tmp_path / "results", *extra, csv)
+
+
+def test_import_curve_stores_a_reference_host_with_its_source_inferred_and_checked(cli, tmp_path):
+    proc = import_n100(cli, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("loaded") and "reference host ref-n100" in proc.stdout
+    db = tmp_path / "fleet.duckdb"
+    ((origin, source, pattern, page_bytes, relative, profile),) = rows(
+        db, "SELECT origin, reference_source, reference_pattern, reference_page_bytes, reference_relative, profile "
+            "FROM runs_overview WHERE host = 'ref-n100'")
+    assert (origin, source, pattern, page_bytes, relative, profile) == (
+        "reference", N100_SOURCE, "line-per-page", 4096, False, "external")
+    # the CSV is kept verbatim and parsed again at the boundary; its points are the latency sweep's
+    ((path, tool, sha),) = rows(db, "SELECT path, tool, sha256 FROM raw_outputs WHERE host = 'ref-n100'")
+    assert (path, tool) == ("raw/curve/intel_n100_gracemont_ramlat.csv", "curve")
+    assert rows(db, "SELECT count(*) FROM latency_curve WHERE host = 'ref-n100'") == [(16,)]
+    # the ingest reads the curve as `infer --csv --pattern line-per-page --caches 32k,2m,6m` does: one method
+    from fleetscope.inference import CurveReading
+
+    expected = infer_curve(read_curve(N100), CurveReading("line-per-page", 4096), [32 << 10, 2 << 20, 6 << 20])
+    stored = rows(db, "SELECT level, capacity_bytes, onset_bytes, completion_bytes, confidence FROM inferred_levels "
+                      "WHERE host = 'ref-n100' ORDER BY level_index")
+    assert stored == [(level.level, level.capacity_bytes, level.onset_bytes, level.completion_bytes, level.confidence)
+                      for level in expected.levels]
+    assert [level for level, *_ in stored] == ["L1", "L2", "L3", "DRAM"]
+    # ... with the stated pattern: ramlat's one line per page makes the 64-entry DTLB's reach a step inside L2
+    (l2_note,) = rows(db, "SELECT note FROM inferred_levels WHERE host = 'ref-n100' AND level = 'L2'")[0]
+    assert "TLB step within this level" in l2_note and "one line per page meets a TLB's reach" in l2_note
+    # plausibility ran on it: its DRAM plateau (121 ns at 16 MiB) is a plausible chase
+    assert rows(db, "SELECT status FROM flags WHERE host = 'ref-n100' AND rule = 'dram_chase_too_fast'") == [("clear",)]
+
+
+def test_a_bad_curve_stops_the_import_with_file_and_line_and_writes_nothing(cli, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("bytes,ns\n4096,1.0\n8192,fast\n", encoding="utf-8")
+    proc = import_n100(cli, tmp_path, csv=bad)
+    assert proc.returncode == 1
+    assert f"{bad}:3: ns 'fast' is not a number" in proc.stderr
+    assert not any((tmp_path / "results").rglob("manifest.json"))
+    # the same message as `infer --csv` gives for the same file
+    inferred = cli("infer", "--csv", bad)
+    assert f"{bad}:3: ns 'fast' is not a number" in inferred.stderr
+
+
+def test_importing_the_same_curve_again_changes_nothing_and_a_corrected_source_replaces_it(cli, tmp_path):
+    first = import_n100(cli, tmp_path)
+    assert first.returncode == 0, first.stderr
+    again = import_n100(cli, tmp_path)
+    assert again.returncode == 0 and again.stdout.startswith("unchanged"), again.stdout + again.stderr
+    corrected = cli("import", "curve", "--host", "ref-n100", "--cpu-model", "Intel(R) N100", "--source",
+                    "sbc-bench results/uHzXI7.txt", "--pattern", "line-per-page", "--caches", "32k,2m,6m",
+                    "--started-at", "2024-06-01T00:00:00Z", "--db", tmp_path / "fleet.duckdb",
+                    "--results", tmp_path / "results", N100)
+    assert corrected.returncode == 0 and corrected.stdout.startswith("replaced"), corrected.stdout + corrected.stderr
+    assert rows(tmp_path / "fleet.duckdb", "SELECT reference ->> '$.source' FROM runs") == [
+        ("sbc-bench results/uHzXI7.txt",)]
+
+
+def test_a_curve_is_not_stored_under_a_lab_hosts_name_and_curve_options_need_import_curve(cli, tmp_path):
+    results = tmp_path / "results"
+    shutil.copytree(DEFAULT_RUN, results)
+    assert cli("ingest", results, "--db", tmp_path / "fleet.duckdb").returncode == 0
+    proc = cli("import", "curve", "--host", "localhost", "--cpu-model", "x", "--db", tmp_path / "fleet.duckdb",
+               "--results", results, N100)
+    assert proc.returncode == 1 and "is a lab host in the warehouse" in proc.stderr
+    assert len(list(results.rglob("manifest.json"))) == 1
+    mlc = cli("import", "--host", "node7", "--relative", "--db", tmp_path / "fleet.duckdb", "--results", results,
+              "mlc", N100)
+    assert mlc.returncode == 1 and "--relative: only with `fleetscope import curve`" in mlc.stderr
+
+
+# ---- the shipped library ---------------------------------------------------------------------------------
+
+def test_the_library_is_the_published_curves_with_their_provenance_and_true_sizes():
+    entries = library()
+    shipped = {entry.file.name for entry in entries}
+    assert shipped == {path.name for path in CURVES.glob("*.csv")}
+    for name in [*shipped, "SOURCES.md"]:  # copies of tests/fixtures/curves, byte for byte
+        assert (LIBRARY_DIR / name).read_bytes() == (CURVES / name).read_bytes(), name
+    true_sizes = {curve.name: curve.true_sizes for curve in published_curves(CURVES)}
+    for entry in entries:
+        assert entry.reference.source.startswith("https://github.com/"), entry
+        if entry.kind == "bytes":
+            assert list(entry.reference.caches) == true_sizes[entry.file.name], entry.file.name
+    assert len({entry.reference.host for entry in entries}) == len(entries) == 9
+
+
+def test_reference_list_and_load_once(cli, tmp_path):
+    listed = cli("reference", "list", "--format", "json")
+    assert listed.returncode == 0, listed.stderr
+    hosts = [row["host"] for row in json.loads(listed.stdout)]
+    assert len(hosts) == 9 and "ref-tegra-k1-cortex-a15" in hosts
+    table = cli("reference", "list")
+    assert table.returncode == 0 and "ref-epyc-74f3-zen3" in table.stdout and "line-per-page" in table.stdout
+
+    db, results = tmp_path / "fleet.duckdb", tmp_path / "results"
+    loaded = cli("reference", "load", "--db", db, "--results", results)
+    assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+    assert [line.split()[0] for line in loaded.stdout.splitlines()] == ["loaded"] * 9
+    again = cli("reference", "load", "--db", db, "--results", results, "ref-epyc-74f3-zen3", "ref-n100-gracemont")
+    assert [line.split()[0] for line in again.stdout.splitlines()] == ["unchanged"] * 2, again.stdout + again.stderr
+    unknown = cli("reference", "load", "--db", db, "--results", results, "ref-pentium-4")
+    assert unknown.returncode == 1 and "no reference 'ref-pentium-4' in the library" in unknown.stderr
+
+    assert sorted(rows(db, "SELECT host FROM runs WHERE origin = 'reference'")) == sorted((host,) for host in hosts)
+    identity = dict(rows(db, "SELECT host, microarchitecture FROM host_identity"))
+    assert identity["ref-epyc-74f3-zen3"] == "Zen 3 (Milan)" and identity["ref-rpi4b-cortex-a72"] == "Cortex-A72"
+    # the TLB curve: the Cortex-A15's 32-entry L1 DTLB and 512-entry L2 TLB (steps 33 -> 40 and 513 -> 520 pages)
+    ((l1, l2),) = rows(db, "SELECT l1_entries, l2_entries FROM inferred_tlb WHERE host = 'ref-tegra-k1-cortex-a15'")
+    assert 33 <= l1 <= 40 and 513 <= l2 <= 520
+    # tinymembench's relative curve keeps its 0 ns L1 plateau, and the DRAM rule says why it cannot judge it
+    assert rows(db, "SELECT latency_ns FROM inferred_levels WHERE host = 'ref-graviton2-neoverse-n1' "
+                    "AND level = 'L1'") == [(0.0,)]
+    assert rows(db, "SELECT status, reason LIKE 'a relative curve%' FROM flags WHERE host = 'ref-graviton2-neoverse-n1' "
+                    "AND rule = 'dram_chase_too_fast'") == [("not_run", True)]
+
+
+@pytest.fixture(scope="module")
+def lab_and_reference(bundle_tools, tmp_path_factory):
+    """The default run (a lab machine, localhost) and one reference host in one warehouse."""
+    _, run_cli = bundle_tools
+    root = tmp_path_factory.mktemp("lab-and-reference")
+    shutil.copytree(DEFAULT_RUN, root / "results")
+    db = root / "fleet.duckdb"
+    assert run_cli("ingest", root / "results", "--db", db).returncode == 0
+    loaded = run_cli("reference", "load", "ref-xeon-w3-2435-sapphire-rapids", "--db", db, "--results", root / "results")
+    assert loaded.returncode == 0, loaded.stdout + loaded.stderr
+    return root, db
+
+
+def test_compare_json_marks_the_reference_host_and_tests_no_difference_against_it(lab_and_reference, cli):
+    _, db = lab_and_reference
+    proc = cli("compare", "--db", db, "localhost", "ref-xeon-w3-2435-sapphire-rapids", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    lab, reference = document["operands"]
+    assert (lab["reference"], reference["reference"]) == (False, True)
+    assert lab["runs"][0]["reference"] is False and lab["runs"][0]["reference_source"] is None
+    assert reference["runs"][0]["reference_source"].startswith("https://github.com/wtarreau/ramspeed/")
+    dram = next(metric for metric in document["metrics"] if metric["metric"] == "dram_latency")
+    (delta,) = dram["deltas"]
+    assert delta["relative"] is not None and delta["significant"] is None and delta["p_value"] is None
+    assert "reference host's published curve" in delta["note"]
+
+
+def test_outliers_set_reference_hosts_aside(lab_and_reference, cli):
+    _, db = lab_and_reference
+    proc = cli("outliers", "--db", db, "--format", "json", "--min-peers", "0")
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert document["reference_hosts"] == ["ref-xeon-w3-2435-sapphire-rapids"]
+    assert all("ref-xeon-w3-2435-sapphire-rapids" not in group["hosts"] for group in document["groups"])
+    table = cli("outliers", "--db", db)
+    assert "reference hosts, not scored and no host's peer: ref-xeon-w3-2435-sapphire-rapids" in table.stdout
