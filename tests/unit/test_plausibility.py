@@ -342,15 +342,19 @@ def test_noisy_bimodal_and_canary_drifting_points_are_flagged_with_what_they_saw
     noisy = [100.0, 75.0, 138.0, 88.0, 125.0, 62.0, 112.0]      # spread evenly: MAD 25% of the median
     two_states = [100.0, 100.5, 99.8, 100.2, 99.9, 100.1, 130.0, 130.4, 129.8, 130.1, 130.2]
     sweep = [chase("latency_sweep", size, ns) for size, ns in ((32 * 1024, 1.2), (MIB, 4.3), (256 * MIB, 150.0))]
+    # the kernel measured the noisy point three times (--tries) and kept the last
+    noisy_point = chase("latency_sweep", 512 * MIB, 100.0, samples=noisy)
+    noisy_point["context"]["tries"] = [{"samples": 7, "median": 100.0, "mad_rel": 0.25, "bimodal": False,
+                                        "unsettled": "noisy"}] * 3
     results = {"results/latency_sweep.jsonl": [
-        *sweep, chase("latency_sweep", 512 * MIB, 100.0, samples=noisy),
+        *sweep, noisy_point,
         chase("latency_sweep", 1024 * MIB, 100.0, samples=two_states),
         chase("latency_sweep", 2048 * MIB, 160.0, canary=(1.2, 2.4))]}
     connection = load(bundles, cli, tmp_path, results=results)
     (noise,), (bimodal,), (canary,) = (flags(connection, rule) for rule in ("noisy_point", "bimodal_point",
                                                                             "canary_drift"))
     assert noise["status"] == "flagged" and noise["item"].startswith("latency_sweep: 512 MiB thp")
-    assert noise["value"] == pytest.approx(25 / 100) and "MAD 25.0% of it over 7 samples" in noise["evidence"]
+    assert noise["value"] == pytest.approx(25 / 100) and "MAD 25.0% of it over 7 samples, after 3 tries" in noise["evidence"]
     assert bimodal["status"] == "flagged" and bimodal["item"].startswith("latency_sweep: 1 GiB thp")
     assert "groups around 100 and 130.1 ns over 11 samples" in bimodal["evidence"]
     assert bimodal["evidence"].startswith("1 of 6 checked break it")  # the noisy point is spread, not split
@@ -398,3 +402,13 @@ def test_the_recorded_default_run_flags_only_what_its_own_evidence_shows(cli, tm
         if row["status"] == "flagged" and row["rule"] in ("noisy_point", "bimodal_point", "canary_drift",
                                                           "experiments_disagree"):
             assert row["item"] in row["evidence"] and row["value"] > row["threshold"], row
+
+
+@pytest.mark.parametrize("tries", [[], "three", [{"samples": 0, "median": 1.0, "unsettled": None}],
+                                   [{"samples": 5, "median": 1.0, "unsettled": "x" * 201}], [{"samples": 5}]])
+def test_a_point_whose_tries_are_malformed_is_refused_whole(bundles, cli, tmp_path, tries):
+    point = chase("latency_sweep", MIB, 4.3)
+    point["context"]["tries"] = tries
+    bundles.write(results={"results/latency_sweep.jsonl": [point]})
+    proc = cli("ingest", bundles.results_dir, "--db", tmp_path / "fleet.duckdb")
+    assert proc.returncode == 3 and "REFUSED" in proc.stdout and "tries" in proc.stdout, proc.stdout
