@@ -1,4 +1,5 @@
-"""Plausibility checks: the numbers docs/methods.md says fleetscope must not present as normal.
+"""Plausibility checks: the numbers docs/methods.md says the tool must refuse to present as normal, the
+measurements of one run that contradict each other, and the points whose own samples show noise.
 
 Each rule looks at one run of one host in the warehouse and returns flag rows with their evidence: the
 value, the threshold and what was compared. A rule that cannot run (no DIMM facts, no bandwidth
@@ -9,12 +10,16 @@ reason, so a missing check is never mistaken for a passed one. Rows are stored i
 from __future__ import annotations
 
 import json
+import math
 import re
+import statistics
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import duckdb
 
+from fleetscope.experiments import SECTIONS
 from fleetscope.resources import sql
 from fleetscope.units import format_bytes
 
@@ -24,6 +29,18 @@ LOADED_IDLE_FACTOR = 1.5        # the lightest-load point of a loaded-latency cu
 HUGE_PAGE_BYTES = 2 * 1024 * 1024
 NT_OVER_READ_FACTOR = 1.5     # single-thread non-temporal write GB/s vs read GB/s at DRAM size
 NT_SIZE_AGREEMENT = 0.2       # two such figures at different DRAM sizes within this fraction confirm each other
+# Consistency: two chases of one working set and page policy whose CI95s are further apart than this fraction
+# of the lower median disagree (the dev VM's experiments agree within ~4% outside contention).
+DISAGREEMENT_GAP = 0.25
+LITTLE_FACTOR = 2.0           # I/Os in flight (IOPS x mean latency) vs the queue depth asked for, either way
+ONE_CPU_UTILIZED = 1.25       # threads placed apart that used at most this many CPUs' time ran on one
+# Noise, from a point's own samples (the same tests as the kernels' sampler: kernels/src/stats.c):
+NOISE_MIN_SAMPLES = 5         # fewer samples say nothing about their spread
+NOISY_MAD_REL = 0.15          # MAD / median above this: the middle half spans more than +-15% of the median
+BIMODAL_GAP_REL = 0.15        # the widest gap between two groups, relative to the median, at least this ...
+BIMODAL_SEPARATION = 3.0      # ... and this many times the larger group's own MAD
+BIMODAL_MIN_SHARE = 0.2       # each group holds at least this share of the samples (and at least 2)
+CANARY_DRIFT = 1.3            # the L1 canary moved across a point, or read slower than the run's usual, by this
 
 
 @dataclass(frozen=True)
@@ -48,6 +65,7 @@ class Run:
     facts: dict
     largest_cache_bytes: int | None
     relative_curve: bool = False     # a reference host's published curve in ns over L1 (tinymembench)
+    point_noise: list[tuple] = ()   # point_samples.sql's rows, read once for the noise rules
 
     def rows(self, query: str, *parameters: object) -> list[tuple]:
         """Rows of warehouse/queries/plausibility/<query>.sql: its first two parameters are this run's
@@ -299,9 +317,305 @@ def nt_write_far_above_read(run: Run) -> list[Flag]:
                      lambda gb_s: gb_s in unconfirmed, max, note)]
 
 
+def _section_view(experiment: str) -> str:
+    """The view whose section shows an experiment's numbers (where its flags appear), else `points`."""
+    return next((section.view for section in SECTIONS if section.experiment == experiment), "points")
+
+
+def _interval(median: float, low: float, high: float) -> str:
+    return f"{median:.4g} ns [CI95 {low:.4g}, {high:.4g}]"
+
+
+def _canary(before: float | None, after: float | None) -> str:
+    if before is None or after is None:
+        return ""
+    return f" (L1 canary {before:.3g} -> {after:.3g} ns)"
+
+
+@dataclass(frozen=True)
+class _Chase:
+    """One chase of chase_points.sql, or a latency-sweep bracket standing for a size it did not measure."""
+    experiment: str
+    label: str
+    size: int
+    policy: str
+    median: float
+    low: float
+    high: float
+    canary: str = ""
+
+    def text(self) -> str:
+        return f"{self.experiment} {self.label}: {_interval(self.median, self.low, self.high)}{self.canary}"
+
+
+def _gap(one: _Chase, other: _Chase) -> float:
+    """How far apart two chases' CI95s are, relative to the lower median (0 when they overlap)."""
+    apart = max(other.low - one.high, one.low - other.high, 0.0)
+    return apart / min(one.median, other.median)
+
+
+def _sweep_bracket(sweep: list[_Chase], size: int) -> _Chase | None:
+    """What the latency sweep says of a size it did not measure: a chase's latency does not fall as its working
+    set grows, so the value lies between the lower CI bound of the next smaller swept size and the upper bound
+    of the next larger one."""
+    below = [chase for chase in sweep if chase.size < size]
+    above = [chase for chase in sweep if chase.size > size]
+    if not below or not above:
+        return None
+    lower = max(below, key=lambda chase: chase.size)
+    upper = min(above, key=lambda chase: chase.size)
+    return _Chase("latency_sweep", f"between {format_bytes(lower.size)} and {format_bytes(upper.size)}", size,
+                  lower.policy, math.sqrt(lower.median * upper.median), lower.low, upper.high)
+
+
+def experiments_disagree(run: Run) -> list[Flag]:
+    """The same working set and page policy chased by two experiments of one run (latency sweep, zero_queue,
+    write_cost's read walk, mlp at k = 1, pattern_stride random x 64 B) reading apart beyond their CIs. The L1
+    canary cannot see a neighbour evicting a shared LLC; two experiments measuring one thing at different times
+    can. A size the sweep passed between two of its points is compared with the sweep's bracket."""
+    rule = "experiments_disagree"
+    chases = [_Chase(experiment, f"{level + ' ' if level else ''}{format_bytes(size)} {policy}", size, policy,
+                     median, low, high, _canary(before, after))
+              for experiment, _, level, size, policy, median, low, high, before, after in run.rows("chase_points")
+              if median and median > 0 and low is not None and high is not None]
+    pairs: list[tuple[_Chase, _Chase]] = []
+    for index, one in enumerate(chases):
+        pairs += [(one, other) for other in chases[index + 1:] if other.experiment != one.experiment
+                  and other.size == one.size and other.policy == one.policy]
+        if one.experiment != "latency_sweep":
+            sweep = [chase for chase in chases if chase.experiment == "latency_sweep" and chase.policy == one.policy]
+            if all(chase.size != one.size for chase in sweep):
+                bracket = _sweep_bracket(sweep, one.size)
+                pairs += [(one, bracket)] if bracket else []
+    if not pairs:
+        return [Flag(rule, "not_run", "run", reason="no working set and page policy was chased by two experiments of "
+                     "this run (latency sweep, zero_queue, write_cost read, mlp k = 1, pattern_stride random x 64 B)")]
+    comparison = (f"two experiments' CI95s of one working set and page policy further apart than "
+                  f"{DISAGREEMENT_GAP:.0%} of the lower median")
+    flags = []
+    for experiment in sorted({chase.experiment for pair in pairs for chase in pair}):
+        own = [pair if pair[0].experiment == experiment else pair[::-1] for pair in pairs
+               if experiment in (pair[0].experiment, pair[1].experiment)]
+        checked = [(f"{one.experiment} {one.label} vs {other.experiment} {other.label}", _gap(one, other))
+                   for one, other in own]
+        worst_one, worst_other = max(own, key=lambda pair: _gap(*pair))
+        flags.append(_against(rule, _section_view(experiment), checked, DISAGREEMENT_GAP, "fraction", comparison,
+                              lambda gap: gap > DISAGREEMENT_GAP, max,
+                              f"; {worst_one.text()} vs {worst_other.text()}"))
+    return flags
+
+
+def storage_littles_law(run: Run) -> list[Flag]:
+    """I/Os in flight by Little's law (IOPS x mean latency) far from the queue depth a storage point asked for:
+    above it, the latency or the IOPS is wrong (units, or a latency that leaves out part of the I/O's time);
+    far below it, the queue was never kept full (a synchronous engine, or a submitter that could not keep up),
+    so the point is not the queue depth it is labelled with."""
+    rule = "storage_littles_law"
+    rows = run.rows("storage_in_flight", run.run_id, run.host)
+    if not rows:
+        return [Flag(rule, "not_run", "run", reason="no storage point with IOPS and a mean latency in this run "
+                     "(fio jobs or the aio kernel)")]
+    comparison = (f"I/Os in flight (IOPS x mean latency) / queue depth outside [1/{LITTLE_FACTOR:g}, "
+                  f"{LITTLE_FACTOR:g}]")
+    flags = []
+    for subject in sorted({row[0] for row in rows}):
+        own = [row for row in rows if row[0] == subject]
+        checked = [(f"{item} ({engine}): {in_flight:.3g} in flight at queue depth {depth}",
+                    in_flight / depth) for _, item, engine, depth, in_flight in own]
+        flags.append(_against(rule, subject, checked, LITTLE_FACTOR, "ratio", comparison,
+                              lambda ratio: abs(math.log(ratio)) > math.log(LITTLE_FACTOR) if ratio > 0 else True,
+                              lambda values, key: max(values, key=lambda pair: abs(math.log(max(pair[1], 1e-12))))))
+    return flags
+
+
+def threads_shared_one_cpu(run: Run) -> list[Flag]:
+    """A placement of two or more threads (affinity, smt) that ran on one logical CPU: every thread saw itself
+    on the same single CPU, or the threads' CPU time over the measured windows (each thread's own task clock)
+    adds up to little more than one CPU's, or perf's task-clock says the whole process used about one CPU."""
+    rule = "threads_shared_one_cpu"
+    threads = run.rows("thread_placements")
+    processes = run.rows("placement_cpus_utilized")
+    if not threads and not processes:
+        return [Flag(rule, "not_run", "run", reason="no placement of two or more threads in this run (the affinity "
+                     "and smt kernels)")]
+    checked: dict[str, list[tuple[str, float]]] = {}
+    notes: dict[str, str] = {}
+    groups = sorted({row[:4] for row in threads}, key=str)
+    for experiment, placement, workload, repeat in groups:
+        members = [row for row in threads if row[:4] == (experiment, placement, workload, repeat)]
+        label = f"{placement} {workload} repeat {repeat}"
+        seen = {tuple(row[7] or ()) for row in members}
+        if len(members) >= 2 and len(seen) == 1 and len(next(iter(seen))) == 1:
+            checked.setdefault(experiment, []).append((f"{label}: all {len(members)} threads seen on CPU "
+                                                       f"{next(iter(seen))[0]} alone", 1.0))
+        timed = [(cpu_s, windows_s) for *_, cpu_s, windows_s in members if cpu_s is not None and windows_s]
+        if len(timed) == len(members) >= 2:
+            used = sum(cpu_s / windows_s for cpu_s, windows_s in timed)
+            checked.setdefault(experiment, []).append((f"{label}: the threads' task clock over their windows", used))
+        else:
+            notes[experiment] = ("; the threads' own CPU time was not recorded (kernels before fleetscope "
+                                 "recorded thread_cpu_s), so their sched_getcpu() view and perf's stand for it")
+    for experiment, placement, workload, utilized in processes:
+        if any(row[0] == experiment and row[1] == placement and row[2] == workload for row in threads):
+            checked.setdefault(experiment, []).append((f"{placement} {workload}: perf task-clock of the process "
+                                                       "(setup included)", utilized))
+    if not checked:
+        return [Flag(rule, "not_run", "run", reason="the placements of two or more threads recorded neither the "
+                     "CPUs their threads ran on nor their CPU time")]
+    return [_against(rule, _section_view(experiment), values, ONE_CPU_UTILIZED, "CPUs",
+                     f"CPUs' worth of time used by threads placed on different CPUs <= {ONE_CPU_UTILIZED:g}",
+                     lambda cpus: cpus <= ONE_CPU_UTILIZED, min, notes.get(experiment, ""))
+            for experiment, values in sorted(checked.items())]
+
+
+def mad_rel(samples: list[float]) -> float:
+    """Median absolute deviation over the median (infinite for a zero median)."""
+    median = statistics.median(samples)
+    mad = statistics.median([abs(value - median) for value in samples])
+    return mad / abs(median) if median else math.inf
+
+
+def bimodal_split(samples: list[float]) -> tuple[float, float, float] | None:
+    """(gap, lower group's median, upper group's median) when the samples fall in two groups: sorted, split at
+    the widest gap that leaves each side at least BIMODAL_MIN_SHARE of them (and at least 2); two groups when
+    that gap is at least BIMODAL_GAP_REL of the median and BIMODAL_SEPARATION x the larger side's MAD. One
+    outlier is no group. The same test as stats_bimodal in kernels/src/stats.c."""
+    values = sorted(samples)
+    count = len(values)
+    side = max(2, math.ceil(BIMODAL_MIN_SHARE * count))
+    if count < 2 * side:
+        return None
+    split = max(range(side, count - side + 1), key=lambda index: (values[index] - values[index - 1], -index))
+    gap = values[split] - values[split - 1]
+    median = statistics.median(values)
+
+    def spread(group: list[float]) -> float:
+        centre = statistics.median(group)
+        return statistics.median([abs(value - centre) for value in group])
+
+    if median <= 0 or gap < BIMODAL_GAP_REL * median or gap <= BIMODAL_SEPARATION * max(
+            spread(values[:split]), spread(values[split:])):
+        return None
+    return gap, statistics.median(values[:split]), statistics.median(values[split:])
+
+
+_LABEL_PARAMS = ("level", "working_set_bytes", "page_policy", "pattern", "stride_bytes", "chains", "walk", "op",
+                 "store", "traffic", "delay_cycles", "placement", "workload", "thread", "repeat", "engine",
+                 "queue_depth", "cpu_a", "cpu_b", "pages", "page_size")
+
+
+def _point_label(experiment: str, index: int, params: str) -> str:
+    """An experiment's point in the words of its params (the bandwidth sections' flags start `<experiment>:`)."""
+    try:
+        values = json.loads(params) if params else {}
+    except ValueError:
+        values = {}
+    words = []
+    for key in _LABEL_PARAMS:
+        value = values.get(key) if isinstance(values, dict) else None
+        if value is None or isinstance(value, (dict, list)):
+            continue
+        words.append(format_bytes(value) if key == "working_set_bytes" and isinstance(value, int)
+                     else f"{key} {value}" if key in ("chains", "thread", "repeat", "stride_bytes", "queue_depth",
+                                                      "cpu_a", "cpu_b", "pages", "delay_cycles")
+                     else str(value))
+    return f"{experiment}: {' '.join(words) or f'point {index}'}"
+
+
+def _tries(tries: int | None) -> str:
+    return f", after {tries} tries" if tries and tries > 1 else ""
+
+
+def _noise_rule(run: Run, rule: str, measure: Callable[[tuple], tuple[float, str] | None], threshold: float,
+                unit: str, comparison: str, breaks: Callable[[float], bool], reason: str) -> list[Flag]:
+    """One flag row per experiment over the points `measure` can judge: (value, what it saw) or None."""
+    checked: dict[str, list[tuple[str, float]]] = {}
+    seen: dict[str, str] = {}
+    labels = [_point_label(experiment, index, params) for experiment, index, _, params, *_ in run.point_noise]
+    repeated = {label for label, count in Counter(labels).items() if count > 1}
+    for point, label in zip(run.point_noise, labels):
+        measured = measure(point)
+        if measured is None:
+            continue
+        value, saw = measured
+        item = f"{label} (point {point[1]})" if label in repeated else label
+        checked.setdefault(point[0], []).append((item, value))
+        seen[item] = saw
+    if not checked:
+        return [Flag(rule, "not_run", "run", reason=reason)]
+    flags = []
+    for experiment, values in sorted(checked.items()):
+        worst = max(values, key=lambda pair: pair[1])
+        flags.append(_against(rule, _section_view(experiment), values, threshold, unit, comparison, breaks, max,
+                              f"; {seen[worst[0]]}"))
+    return flags
+
+
+def noisy_point(run: Run) -> list[Flag]:
+    """A point whose samples spread widely: MAD / median above NOISY_MAD_REL (docs/methods.md: flag noise with
+    MAD / median; pyperf warns at a standard deviation of 10%, about 0.07 in MAD terms for normal noise)."""
+    def measure(point: tuple) -> tuple[float, str] | None:
+        samples, tries = point[7], point[6]
+        if len(samples) < NOISE_MIN_SAMPLES:
+            return None
+        value = mad_rel(samples)
+        return value, (f"median {statistics.median(samples):.4g} {point[2]}, MAD "
+                       f"{value:.1%} of it over {len(samples)} samples{_tries(tries)}")
+
+    return _noise_rule(run, "noisy_point", measure, NOISY_MAD_REL, "fraction",
+                       f"MAD / median of a point's samples > {NOISY_MAD_REL:g}",
+                       lambda value: value > NOISY_MAD_REL,
+                       f"no point of this run has {NOISE_MIN_SAMPLES} samples or more")
+
+
+def bimodal_point(run: Run) -> list[Flag]:
+    """A point whose samples fall into two groups (bimodal_split): the point measured two states (a neighbour
+    came and went, pages moved), and its median is whichever the count happened to favour."""
+    def measure(point: tuple) -> tuple[float, str] | None:
+        samples, tries = point[7], point[6]
+        if len(samples) < NOISE_MIN_SAMPLES:
+            return None
+        split = bimodal_split(samples)
+        if split is None:
+            return 0.0, "one group"
+        gap, lower, upper = split
+        median = statistics.median(samples)
+        return gap / median, (f"groups around {lower:.4g} and {upper:.4g} {point[2]} "
+                              f"over {len(samples)} samples{_tries(tries)}")
+
+    return _noise_rule(run, "bimodal_point", measure, BIMODAL_GAP_REL, "fraction",
+                       f"samples in two groups: a gap of at least {BIMODAL_GAP_REL:g} x the median and "
+                       f"{BIMODAL_SEPARATION:g} x either group's MAD, each group at least {BIMODAL_MIN_SHARE:.0%} "
+                       "of the samples", lambda value: value > 0,
+                       f"no point of this run has {NOISE_MIN_SAMPLES} samples or more")
+
+
+def canary_drift(run: Run) -> list[Flag]:
+    """The L1 canary read before and after a point moved across it, or read well above the run's usual canary:
+    the core ran slower (frequency, a neighbour on the core, steal) while the point was measured."""
+    readings = [value for point in run.point_noise for value in point[4:6] if value and value > 0]
+    if not readings:
+        return [Flag("canary_drift", "not_run", "run", reason="no point of this run read the L1 canary")]
+    usual = statistics.median(readings)
+
+    def measure(point: tuple) -> tuple[float, str] | None:
+        before, after, tries = point[4], point[5], point[6]
+        if not (before and after and before > 0 and after > 0):
+            return None
+        ratio = max(after / before, before / after, before / usual, after / usual)
+        return ratio, (f"canary {before:.3g} ns before, {after:.3g} ns after; the "
+                       f"run's median canary {usual:.3g} ns{_tries(tries)}")
+
+    return _noise_rule(run, "canary_drift", measure, CANARY_DRIFT, "ratio",
+                       f"L1 canary after / before (either way), or a reading / the run's median canary > "
+                       f"{CANARY_DRIFT:g}", lambda ratio: ratio > CANARY_DRIFT,
+                       "no point of this run read the L1 canary")
+
+
 RULES: tuple[Callable[[Run], list[Flag]], ...] = (
     dram_chase_too_fast, bandwidth_above_dram_peak, huge_pages_not_granted, loaded_idle_far_above_idle,
-    stride_bytes_counted, nt_write_far_above_read,
+    stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law,
+    threads_shared_one_cpu, noisy_point, bimodal_point, canary_drift,
 )
 
 
@@ -311,7 +625,9 @@ def check_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> 
     facts = json.loads(facts_row[0]) if facts_row else {}
     largest = connection.execute(sql("plausibility/largest_cache"), [run_id, host]).fetchone()[0]
     stated = connection.execute(sql("derive/curve_reading"), [run_id, host]).fetchone()
-    run = Run(connection, run_id, host, facts, largest, relative_curve=bool(stated and stated[2]))
+    relative = bool(stated and stated[2])
+    run = Run(connection, run_id, host, facts, largest, relative_curve=relative)
+    run = Run(connection, run_id, host, facts, largest, relative, run.rows("point_samples"))
     return [asdict(flag) for rule in RULES for flag in rule(run)]
 
 

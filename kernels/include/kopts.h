@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#define KOPTS_DEFAULT_TRIES 3
+#define KOPTS_MAX_TRIES 8
+
 struct kopts {
 	const char *kernel;       /* name used in messages */
 	void (*help)(FILE *out);  /* the kernel's --help text */
@@ -18,6 +21,9 @@ struct kopts {
 	double max_point_s;       /* --max-point-seconds: a point's sampling time cap (target_rel) */
 	unsigned attempt;         /* --attempt: 1, or 2 for a re-queued point (never re-queued again) */
 	int test_drift;           /* --test-drift (tests only): every point counts as drifting */
+	unsigned tries;           /* --tries: most measurements of a latency point whose samples are
+				     unsettled (sampler_unsettled), each recorded; 1: never again */
+	int test_unsettled;       /* --test-unsettled (tests only): every try counts as unsettled */
 	int have_max_point_s;
 	double min_sample_ms;     /* calibrated minimum time of one sample */
 	int cpu;                  /* -1: not pinned */

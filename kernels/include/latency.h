@@ -15,6 +15,7 @@
 #include "kopts.h"
 #include "record.h"
 #include "sampler.h"
+#include "stats.h"
 
 #define LATENCY_MAX_CHAINS 16
 
@@ -38,8 +39,23 @@ struct latency_request {
 	unsigned chains; /* 1..16 chains walked interleaved (memory-level parallelism) */
 };
 
+/* One measurement of a point: its samples' summary and dispersion, the L1
+ * canary around it, and why it was measured again (NULL: it settled). */
+struct latency_try {
+	struct summary summary;
+	struct dispersion dispersion;
+	double canary_before_ns, canary_after_ns;
+	const char *unsettled;
+};
+
 struct latency_point {
 	double *samples; /* the caller's array of sampler_capacity(opts) entries: ns per access */
+	/* Every try, the last one's samples in `samples`: a point whose samples
+	 * are unsettled (sampler_unsettled) is measured again, at most
+	 * opts->tries times in all; the last try stands. A point with
+	 * around_sample (measured under load on purpose) is measured once. */
+	struct latency_try tries[KOPTS_MAX_TRIES];
+	unsigned try_count;
 	unsigned attempt; /* 1, or 2 for a re-queued point */
 	struct sampler_run run; /* how many samples were taken and why it stopped */
 	uint64_t slots;  /* chain slots (lines touched) */
@@ -107,6 +123,11 @@ void latency_write(struct record *record, const struct kopts *opts,
 		   const struct latency_request *request, const struct latency_point *point,
 		   double core_clock_ghz, struct sampler_sweep *sweep,
 		   void (*add_params)(struct json *json, const void *context), const void *context);
+
+/* context.tries of a point: one object per try, in order: {samples, median,
+ * ci95_low, ci95_high, mad_rel, bimodal, canary_before_ns, canary_after_ns,
+ * unsettled (why it was measured again; null for a try that settled)}. */
+void latency_tries_context(struct json *json, const struct latency_point *point);
 
 /* What every latency kernel sets up once: pinning, the canary, the measured
  * core clock, the output, the samples array and the measuring order. */

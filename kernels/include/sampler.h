@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "kopts.h"
+#include "stats.h"
 
 /* Runs the body rounds times and returns the elapsed nanoseconds. */
 typedef uint64_t (*sampler_body)(void *context, uint64_t rounds);
@@ -77,6 +78,19 @@ int sampler_more(struct sampler_run *run);
  * third's median moved from the first third's by more than the target (any
  * move without a target); always with --test-drift. */
 int sampler_drifts(const struct kopts *opts, const double *samples, size_t count);
+
+/* Why samples[0, count) of a point, taken between two L1 canary readings,
+ * are unsettled, or NULL: "noisy" (MAD / median above
+ * SAMPLER_NOISY_MAD_REL), "bimodal" (two groups, stats_dispersion) - both
+ * from SAMPLER_SETTLE_MIN_SAMPLES samples on - or "canary drift" (the canary
+ * after / before, either way, above SAMPLER_CANARY_DRIFT); always under
+ * --test-unsettled. Fills *dispersion. fleetscope/plausibility.py flags the
+ * stored points with the same thresholds. */
+#define SAMPLER_SETTLE_MIN_SAMPLES 5
+#define SAMPLER_NOISY_MAD_REL 0.15
+#define SAMPLER_CANARY_DRIFT 1.3
+const char *sampler_unsettled(const struct kopts *opts, const double *samples, size_t count,
+			      double canary_before_ns, double canary_after_ns, struct dispersion *dispersion);
 
 /* Samples one body into run's single series until the run stops:
  * samples[i] = ns of one run of rounds / units (e.g. the accesses in it). */

@@ -34,4 +34,24 @@ struct trend {
 };
 int stats_trend(const double *samples, size_t count, struct trend *out);
 
+/* How spread the samples are, and whether they fall into two groups (the
+ * same test as fleetscope/plausibility.py's mad_rel and bimodal_split, with
+ * the same constants). mad_rel: the median absolute deviation / |median|
+ * (infinity for a zero median). Two groups: sorted, split at the widest gap
+ * that leaves each side at least STATS_BIMODAL_MIN_SHARE of the samples (and
+ * at least 2), when that gap is at least STATS_BIMODAL_GAP_REL x the median
+ * and more than STATS_BIMODAL_SEPARATION x either side's own MAD; gap_rel is
+ * that gap / median, 0 when there are no two groups.
+ * Returns 0, or -1 when count is 0 or memory runs out. */
+#define STATS_BIMODAL_GAP_REL 0.15
+#define STATS_BIMODAL_SEPARATION 3.0
+#define STATS_BIMODAL_MIN_SHARE 0.2
+struct dispersion {
+	double mad_rel;
+	int bimodal;
+	double gap_rel;
+	double lower_median, upper_median; /* of the two groups (bimodal only) */
+};
+int stats_dispersion(const double *samples, size_t count, struct dispersion *out);
+
 #endif

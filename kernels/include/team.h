@@ -63,6 +63,8 @@ struct team_member {
 	cpu_set_t cpus_seen;
 	long voluntary_switches;   /* RUSAGE_THREAD ru_nvcsw over the windows */
 	long involuntary_switches; /* ru_nivcsw over the windows */
+	double cpu_s;           /* the thread's own CPU time (ru_utime + ru_stime) over the windows */
+	double windows_s;       /* the windows' wall time: cpu_s / windows_s is the share of a CPU it had */
 	uint64_t huge_bytes_granted; /* WORK_MEMORY: THP backing of the buffer */
 };
 
@@ -74,8 +76,9 @@ int team_run(const struct team_request *request, struct team_member *members, ch
 
 /* Writes the shared per-thread context (chunk_rounds, cpu_checks,
  * migrations_observed, cpus_seen, first_cpu, last_cpu,
- * voluntary_context_switches, involuntary_context_switches) into an open
- * JSON object. */
+ * voluntary_context_switches, involuntary_context_switches, thread_cpu_s,
+ * windows_s) into an open JSON object. Threads placed on different CPUs whose
+ * thread_cpu_s / windows_s add up to about one ran on one CPU between them. */
 void team_member_context(struct json *json, const struct team_member *member);
 
 /* Finishes one thread's record after the kernel's own params: window_ms,

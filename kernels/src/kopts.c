@@ -17,7 +17,14 @@
 #define COMMON_SHORT "n:t:c:r:Oe:o:HM:h"
 #define ORDER_RNG_STREAM 0x6f72646572u
 /* Long-only shared options: values above any character. */
-enum { OPTION_TARGET_CI = 0x100, OPTION_MAX_POINT_SECONDS, OPTION_ATTEMPT, OPTION_TEST_DRIFT };
+enum {
+	OPTION_TARGET_CI = 0x100,
+	OPTION_MAX_POINT_SECONDS,
+	OPTION_ATTEMPT,
+	OPTION_TEST_DRIFT,
+	OPTION_TRIES,
+	OPTION_TEST_UNSETTLED,
+};
 #define DEFAULT_MAX_POINT_SECONDS 10.0
 
 static const struct option common_long[] = {
@@ -35,6 +42,8 @@ static const struct option common_long[] = {
 	{"max-point-seconds", required_argument, NULL, OPTION_MAX_POINT_SECONDS},
 	{"attempt", required_argument, NULL, OPTION_ATTEMPT},
 	{"test-drift", no_argument, NULL, OPTION_TEST_DRIFT},
+	{"tries", required_argument, NULL, OPTION_TRIES},
+	{"test-unsettled", no_argument, NULL, OPTION_TEST_UNSETTLED},
 };
 #define COMMON_COUNT (sizeof(common_long) / sizeof(common_long[0]))
 
@@ -48,6 +57,7 @@ void kopts_init(struct kopts *opts, const char *kernel, const char *experiment,
 	opts->min_sample_ms = 10.0;
 	opts->max_point_s = DEFAULT_MAX_POINT_SECONDS;
 	opts->attempt = 1;
+	opts->tries = KOPTS_DEFAULT_TRIES;
 	opts->cpu = -1;
 	opts->experiment = experiment;
 }
@@ -176,6 +186,12 @@ static void common_option(struct kopts *opts, int option, const char *arg)
 		break;
 	case OPTION_TEST_DRIFT:
 		opts->test_drift = 1;
+		break;
+	case OPTION_TRIES:
+		opts->tries = (unsigned)kopts_u64(opts, "--tries", arg, 1, KOPTS_MAX_TRIES);
+		break;
+	case OPTION_TEST_UNSETTLED:
+		opts->test_unsettled = 1;
 		break;
 	}
 }
@@ -315,6 +331,12 @@ void kopts_help(FILE *out, const struct kopts *defaults)
 		"      --attempt N         1, or 2 for a point measured again (re-queued by the\n"
 		"                          caller); a second attempt is never re-queued\n"
 		"      --test-drift        tests only: every point counts as drifting\n"
+		"      --tries N           a latency point whose samples are unsettled (MAD /\n"
+		"                          median > 0.15, two groups, or the L1 canary moved by\n"
+		"                          more than 1.3x across it) is measured again, at most\n"
+		"                          N tries in all, each recorded in context.tries; the\n"
+		"                          last stands (1..%d, default %d; 1: never again)\n"
+		"      --test-unsettled    tests only: every try counts as unsettled\n"
 		"  -t, --min-sample-ms MS  calibrate each sample to take at least MS\n"
 		"                          milliseconds (default %g; decimals allowed)\n"
 		"  -c, --cpu N             pin the measuring thread to CPU N (default: not\n"
@@ -336,5 +358,6 @@ void kopts_help(FILE *out, const struct kopts *defaults)
 		"2 invalid arguments (nothing measured, nothing on stdout); 3 a self-check\n"
 		"failed; 4 the host lacks what the kernel measures (smt, aio: the reason on\n"
 		"stderr); 5 the command 'workload' runs failed.\n",
-		defaults->samples, defaults->max_point_s, defaults->min_sample_ms, defaults->experiment);
+		defaults->samples, defaults->max_point_s, KOPTS_MAX_TRIES, KOPTS_DEFAULT_TRIES,
+		defaults->min_sample_ms, defaults->experiment);
 }

@@ -228,31 +228,83 @@ void latency_sample(const struct kopts *opts, const struct latency_request *requ
 	uint64_t started = timer_now_ns();
 	struct walk_context walk = {.request = request};
 	sampler_body body = request->walk == LATENCY_WALK_RMW ? time_walk_rmw : time_walk;
-	uint64_t rounds;
+	uint64_t rounds = 0;
 
 	for (unsigned j = 0; j < request->chains; j++)
 		walk.cursors[j] = prepared->checkpoints[j * LATENCY_CHECKPOINTS / request->chains];
 	point->slots = prepared->slots;
 	point->huge_bytes_granted = prepared->huge_bytes_granted;
-	point->canary_before_ns = canary_read_ns(canary);
-	rounds = sampler_calibrate(body, &walk, opts->min_sample_ms * 1e6);
-	point->accesses_per_sample = rounds * CHAIN_LOADS_PER_ROUND * request->chains;
-	sampler_begin(&point->run, opts, point->attempt, &point->samples, 1);
-	if (!point->around_sample) {
-		sampler_collect(body, &walk, rounds, (double)point->accesses_per_sample, &point->run);
-	} else {
-		for (; sampler_more(&point->run); point->run.count++) {
-			size_t i = point->run.count;
-			uint64_t elapsed;
+	point->try_count = 0;
+	for (;;) {
+		struct latency_try *try = &point->tries[point->try_count++];
 
-			point->around_sample(point->around_context, i, 0);
-			elapsed = body(&walk, rounds);
-			point->around_sample(point->around_context, i, 1);
-			point->samples[i] = (double)elapsed / (double)point->accesses_per_sample;
+		point->canary_before_ns = canary_read_ns(canary);
+		if (point->try_count == 1) {
+			rounds = sampler_calibrate(body, &walk, opts->min_sample_ms * 1e6);
+			point->accesses_per_sample = rounds * CHAIN_LOADS_PER_ROUND * request->chains;
 		}
+		sampler_begin(&point->run, opts, point->attempt, &point->samples, 1);
+		if (!point->around_sample) {
+			sampler_collect(body, &walk, rounds, (double)point->accesses_per_sample, &point->run);
+		} else {
+			for (; sampler_more(&point->run); point->run.count++) {
+				size_t i = point->run.count;
+				uint64_t elapsed;
+
+				point->around_sample(point->around_context, i, 0);
+				elapsed = body(&walk, rounds);
+				point->around_sample(point->around_context, i, 1);
+				point->samples[i] = (double)elapsed / (double)point->accesses_per_sample;
+			}
+		}
+		point->canary_after_ns = canary_read_ns(canary);
+		try->canary_before_ns = point->canary_before_ns;
+		try->canary_after_ns = point->canary_after_ns;
+		if (stats_summarize(point->samples, point->run.count, &try->summary) != 0)
+			cli_fail(CLI_EXIT_RUNTIME, opts->kernel, "out of memory summarizing samples");
+		try->unsettled = sampler_unsettled(opts, point->samples, point->run.count, try->canary_before_ns,
+						   try->canary_after_ns, &try->dispersion);
+		if (!try->unsettled || point->around_sample || point->try_count >= opts->tries)
+			break;
+		fprintf(stderr, "%s: %" PRIu64 " B point unsettled (%s, median %.4g ns); measuring it again, try %u of at most %u\n",
+			opts->kernel, request->span_bytes, try->unsettled, try->summary.median, point->try_count + 1,
+			opts->tries);
 	}
-	point->canary_after_ns = canary_read_ns(canary);
 	point->wall_s = (double)(timer_now_ns() - started) / 1e9;
+}
+
+void latency_tries_context(struct json *json, const struct latency_point *point)
+{
+	json_key(json, "tries");
+	json_array_begin(json);
+	for (unsigned t = 0; t < point->try_count; t++) {
+		const struct latency_try *try = &point->tries[t];
+
+		json_object_begin(json);
+		json_key(json, "samples");
+		json_uint(json, try->summary.count);
+		json_key(json, "median");
+		json_double(json, try->summary.median);
+		json_key(json, "ci95_low");
+		json_double(json, try->summary.ci95_low);
+		json_key(json, "ci95_high");
+		json_double(json, try->summary.ci95_high);
+		json_key(json, "mad_rel");
+		json_double(json, try->dispersion.mad_rel);
+		json_key(json, "bimodal");
+		json_bool(json, try->dispersion.bimodal);
+		json_key(json, "canary_before_ns");
+		json_double(json, try->canary_before_ns);
+		json_key(json, "canary_after_ns");
+		json_double(json, try->canary_after_ns);
+		json_key(json, "unsettled");
+		if (try->unsettled)
+			json_string(json, try->unsettled);
+		else
+			json_null(json);
+		json_object_end(json);
+	}
+	json_array_end(json);
 }
 
 void latency_release(struct latency_buffer *prepared)
@@ -313,6 +365,7 @@ void latency_write(struct record *record, const struct kopts *opts,
 	record_precision(record, &point->run, point->samples);
 	record_clock_context(record, point->canary_before_ns, point->canary_after_ns, core_clock_ghz,
 			     point->wall_s, sweep->position);
+	latency_tries_context(&record->json, point);
 	size_format(request->span_bytes, size, sizeof(size));
 	snprintf(label, sizeof(label), "%s %s stride=%" PRIu64 " %s x%u %s", size,
 		 chain_order_name(request->order), request->stride_bytes,

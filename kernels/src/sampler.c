@@ -180,3 +180,21 @@ void sampler_sweep_close(struct sampler_sweep *sweep)
 {
 	free(sweep->order);
 }
+
+const char *sampler_unsettled(const struct kopts *opts, const double *samples, size_t count,
+			      double canary_before_ns, double canary_after_ns, struct dispersion *dispersion)
+{
+	if (stats_dispersion(samples, count, dispersion) != 0)
+		cli_fail(CLI_EXIT_RUNTIME, opts->kernel, "out of memory testing a point's samples");
+	if (opts->test_unsettled)
+		return "forced by --test-unsettled";
+	if (count >= SAMPLER_SETTLE_MIN_SAMPLES && dispersion->mad_rel > SAMPLER_NOISY_MAD_REL)
+		return "noisy";
+	if (count >= SAMPLER_SETTLE_MIN_SAMPLES && dispersion->bimodal)
+		return "bimodal";
+	if (canary_before_ns > 0.0 && canary_after_ns > 0.0 &&
+	    (canary_after_ns > SAMPLER_CANARY_DRIFT * canary_before_ns ||
+	     canary_before_ns > SAMPLER_CANARY_DRIFT * canary_after_ns))
+		return "canary drift";
+	return NULL;
+}

@@ -147,3 +147,56 @@ int stats_trend(const double *samples, size_t count, struct trend *out)
 	free(values);
 	return 0;
 }
+
+/* Median absolute deviation of sorted[0, count) around its median, through
+ * scratch (count entries). */
+static double sorted_mad(const double *sorted, size_t count, double *scratch)
+{
+	double median = sorted_median(sorted, count);
+
+	for (size_t i = 0; i < count; i++)
+		scratch[i] = fabs(sorted[i] - median);
+	qsort(scratch, count, sizeof(*scratch), compare_doubles);
+	return sorted_median(scratch, count);
+}
+
+int stats_dispersion(const double *samples, size_t count, struct dispersion *out)
+{
+	double *sorted, *scratch, median, gap = -1.0;
+	size_t side, split = 0;
+
+	*out = (struct dispersion){0};
+	if (count == 0)
+		return -1;
+	sorted = malloc(2 * count * sizeof(*sorted));
+	if (!sorted)
+		return -1;
+	scratch = sorted + count;
+	memcpy(sorted, samples, count * sizeof(*sorted));
+	qsort(sorted, count, sizeof(*sorted), compare_doubles);
+	median = sorted_median(sorted, count);
+	out->mad_rel = median != 0.0 ? sorted_mad(sorted, count, scratch) / fabs(median) : INFINITY;
+
+	side = (size_t)ceil(STATS_BIMODAL_MIN_SHARE * (double)count);
+	if (side < 2)
+		side = 2;
+	/* The widest gap, the first of equals, that leaves side samples each way. */
+	for (size_t i = side; count >= 2 * side && i <= count - side; i++)
+		if (sorted[i] - sorted[i - 1] > gap) {
+			gap = sorted[i] - sorted[i - 1];
+			split = i;
+		}
+	if (split && median > 0.0 && gap >= STATS_BIMODAL_GAP_REL * median) {
+		double lower = sorted_mad(sorted, split, scratch);
+		double upper = sorted_mad(sorted + split, count - split, scratch);
+
+		if (gap > STATS_BIMODAL_SEPARATION * (lower > upper ? lower : upper)) {
+			out->bimodal = 1;
+			out->gap_rel = gap / median;
+			out->lower_median = sorted_median(sorted, split);
+			out->upper_median = sorted_median(sorted + split, count - split);
+		}
+	}
+	free(sorted);
+	return 0;
+}

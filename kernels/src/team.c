@@ -229,6 +229,12 @@ static uint64_t calibrate_chunk(struct work *work)
 	}
 }
 
+static double rusage_cpu_s(const struct rusage *usage)
+{
+	return (double)usage->ru_utime.tv_sec + (double)usage->ru_utime.tv_usec / 1e6 +
+	       (double)usage->ru_stime.tv_sec + (double)usage->ru_stime.tv_usec / 1e6;
+}
+
 static void measure_windows(struct team *team, struct work *work, struct team_member *out)
 {
 	const struct team_request *request = team->request;
@@ -279,6 +285,8 @@ static void measure_windows(struct team *team, struct work *work, struct team_me
 		out->samples[w - request->warmup_windows] = (double)done * units / (double)(now - started);
 		out->voluntary_switches += after.ru_nvcsw - before.ru_nvcsw;
 		out->involuntary_switches += after.ru_nivcsw - before.ru_nivcsw;
+		out->cpu_s += rusage_cpu_s(&after) - rusage_cpu_s(&before);
+		out->windows_s += (double)(now - started) / 1e9;
 	}
 	out->last_cpu = previous;
 }
@@ -418,6 +426,10 @@ void team_member_context(struct json *json, const struct team_member *member)
 	json_int(json, member->voluntary_switches);
 	json_key(json, "involuntary_context_switches");
 	json_int(json, member->involuntary_switches);
+	json_key(json, "thread_cpu_s");
+	json_double(json, member->cpu_s);
+	json_key(json, "windows_s");
+	json_double(json, member->windows_s);
 }
 
 void team_member_record(struct record *record, const struct team_member *member, enum work_kind kind,

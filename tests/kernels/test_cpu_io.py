@@ -132,6 +132,8 @@ def test_affinity_records_migrations_and_context_switches_per_thread(affinity_re
         context = record["context"]
         for key in ("migrations_observed", "cpu_checks", "voluntary_context_switches", "involuntary_context_switches"):
             assert isinstance(context[key], int) and context[key] >= 0, key
+        # the thread's own CPU time can exceed its windows' wall time only by getrusage's tick
+        assert 0 <= context["thread_cpu_s"] <= context["windows_s"] + 0.02 and context["windows_s"] > 0
         assert context["cpu_checks"] > 0
         assert set(context["cpus_seen"]) <= set(ALLOWED) and context["cpus_seen"]
         if record["params"]["placement"] == "pinned":
@@ -146,6 +148,22 @@ def test_pinned_threads_take_one_cpu_per_core(affinity_records):
     pinned = [r["params"]["cpu"] for r in affinity_records if r["params"]["placement"] == "pinned"
               and r["params"]["workload"] == "compute"]
     assert len(pinned) == len(set(pinned))
+
+
+def test_threads_confined_to_one_cpu_record_one_cpus_time_between_them(build):
+    """Two unpinned threads of a process confined to one CPU (taskset) ran on that CPU alone: each sees only it,
+    and their own CPU time over the windows adds up to at most one CPU's (a bound no load can break) - what
+    plausibility's threads_shared_one_cpu reads."""
+    cpu = ALLOWED[0]
+    result = subprocess.run([str(build["binary"]), "affinity", "--placements", "unpinned", "--workloads", "compute",
+                             "--threads", "2", "--repeats", "1", "--samples", "3", "--min-sample-ms", "20"],
+                            capture_output=True, text=True, timeout=120, preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    assert result.returncode == 0, result.stderr
+    records = parse_lines(result.stdout)
+    assert len(records) == 2
+    assert all(record["context"]["cpus_seen"] == [cpu] for record in records)
+    shares = [record["context"]["thread_cpu_s"] / record["context"]["windows_s"] for record in records]
+    assert all(share > 0 for share in shares) and sum(shares) <= 1.1, shares
 
 
 def test_oversubscribed_threads_are_switched_involuntarily(build):

@@ -14,6 +14,7 @@ import math
 import os
 import random
 import shutil
+import statistics
 import subprocess
 from pathlib import Path
 
@@ -251,3 +252,81 @@ def test_drift_needs_both_a_significant_trend_and_a_real_move(probe):
     assert abs(flat["trend_z"]) < 1.96 and abs(flat["shift_rel"]) < 0.005
     assert ramp["trend_z"] > 1.96 and 0.02 < ramp["shift_rel"] < 0.05
     assert step["trend_z"] > 1.96 and 0.025 < step["shift_rel"] < 0.035
+
+
+# ---- settling a point: noise, two groups, a moving canary (issue 17) ----
+
+def test_the_kernels_dispersion_is_the_flags_one_on_synthetic_series(probe):
+    """stats_dispersion (what the sampler re-measures on) and fleetscope.plausibility (what ingest flags) read
+    the same series alike: quiet, noisy, skewed, two groups of every balance, one outlier."""
+    from fleetscope.plausibility import bimodal_split, mad_rel
+    rng = random.Random(17)
+    series = [[100.0] * 5, [10.0, 10.1, 9.9, 10.0, 30.0], [10.0, 10.1, 9.9, 13.0, 13.1]]
+    for _ in range(400):
+        count = rng.choice([5, 6, 7, 11, 21, 60])
+        shape = rng.choice(["normal", "lognormal", "two", "outlier"])
+        if shape == "normal":
+            values = [rng.gauss(100, rng.choice([1, 5, 20])) for _ in range(count)]
+        elif shape == "lognormal":
+            values = [100 * math.exp(rng.gauss(0, 0.3)) for _ in range(count)]
+        elif shape == "two":
+            share, upper = rng.uniform(0.1, 0.9), rng.uniform(1.05, 3.0)
+            values = [rng.gauss(100 * (upper if rng.random() < share else 1), 1) for _ in range(count)]
+        else:
+            values = [rng.gauss(100, 1) for _ in range(count - 1)] + [1000.0]
+        series.append(values)
+    for values, kernel in zip(series, probe(series), strict=True):
+        assert kernel["mad_rel"] == pytest.approx(mad_rel(values), rel=1e-9, abs=1e-12), values
+        split = bimodal_split(values)
+        assert kernel["bimodal"] == (split is not None), values
+        if split:
+            gap, lower, upper = split
+            assert (kernel["lower_median"], kernel["upper_median"]) == pytest.approx((lower, upper), rel=1e-9)
+            assert kernel["gap_rel"] == pytest.approx(gap / statistics.median(values), rel=1e-9)
+    found = [kernel["bimodal"] for kernel in probe(series[:3])]
+    assert found == [False, False, True]
+
+
+def test_an_unsettled_point_is_measured_again_at_most_tries_times_and_every_try_recorded(records):
+    """--test-unsettled makes every try unsettled: the point takes exactly --tries tries, each in context.tries
+    with its summary and why it was measured again, and the last try is the point's samples."""
+    for tries in (1, 3):
+        (point,) = records("chase", "--sizes", "16k", "--samples", "5", *FAST, "--seed", "3", "--tries", str(tries),
+                           "--test-unsettled")
+        recorded = point["context"]["tries"]
+        assert len(recorded) == tries
+        assert all(entry["unsettled"] == "forced by --test-unsettled" for entry in recorded)
+        last = recorded[-1]
+        assert last["samples"] == point["summary"]["count"] == len(point["samples"])
+        assert last["median"] == point["summary"]["median"]
+        assert (last["canary_before_ns"], last["canary_after_ns"]) == (
+            point["context"]["canary_before_ns"], point["context"]["canary_after_ns"])
+        assert set(last) == {"samples", "median", "ci95_low", "ci95_high", "mad_rel", "bimodal",
+                             "canary_before_ns", "canary_after_ns", "unsettled"}
+
+
+def test_a_point_stops_trying_once_it_settles_and_says_why_it_tried_again(records):
+    """On a busy machine any try may be unsettled; whatever happened, the record says it: every try but the
+    last was unsettled for a reason its own numbers show, and there are at most --tries of them."""
+    for point in records("chase", "--sizes", "16k,256k,8m,64m", "--samples", "5", *FAST, "--seed", "5", "--tries", "3"):
+        recorded = point["context"]["tries"]
+        assert 1 <= len(recorded) <= 3
+        for entry in recorded[:-1]:
+            reason = entry["unsettled"]
+            assert reason in ("noisy", "bimodal", "canary drift"), reason
+            if reason == "noisy":
+                assert entry["mad_rel"] > 0.15
+            elif reason == "bimodal":
+                assert entry["bimodal"]
+            else:
+                before, after = entry["canary_before_ns"], entry["canary_after_ns"]
+                assert max(before / after, after / before) > 1.3
+        if len(recorded) < 3:
+            assert recorded[-1]["unsettled"] is None
+
+
+def test_bad_tries_are_refused(run):
+    for value in ("0", "9", "x"):
+        result = run("chase", "--sizes", "16k", "--tries", value)
+        assert result.returncode == 2 and result.stdout == ""
+        assert "--tries" in result.stderr

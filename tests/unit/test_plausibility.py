@@ -9,9 +9,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from fleetscope.plausibility import bimodal_split
+
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "mlc_samples"
 RULES = {"dram_chase_too_fast", "bandwidth_above_dram_peak", "huge_pages_not_granted", "loaded_idle_far_above_idle",
-         "stride_bytes_counted", "nt_write_far_above_read"}
+         "stride_bytes_counted", "nt_write_far_above_read", "experiments_disagree", "storage_littles_law",
+         "threads_shared_one_cpu", "noisy_point", "bimodal_point", "canary_drift"}
 
 
 def point(experiment: str, kernel: str, params: dict, ns: float, context: dict | None = None) -> dict:
@@ -223,3 +226,189 @@ def test_a_flag_is_shown_beside_its_section_on_the_host_page(bundles, cli, tmp_p
     assert 'id="latency-flag-1"' in latency and "huge_pages_not_granted" in latency
     assert 'id="flags"' in page and "FLAGGED" in page and "not run" in page
     assert 'id="inferred-levels"' in page and "effective size" in page
+
+
+# ---- consistency across experiments and noise the canary cannot see (issue 17) ----
+
+def chase(experiment: str, size: int, ns: float, *, policy: str = "thp", level: str | None = None,
+          samples: list[float] | None = None, canary: tuple[float, float] = (1.2, 1.2), **params) -> dict:
+    """A single-chain read chase of `experiment` whose samples sit within +-1% of ns unless given."""
+    samples = samples or [ns * factor for factor in (0.99, 0.995, 1.0, 1.005, 1.01)]
+    ordered = sorted(samples)
+    return {"schema_version": 1, "experiment": experiment, "kernel": experiment, "metric": "latency", "unit": "ns",
+            "params": {"working_set_bytes": size, "stride_bytes": 64, "line_bytes": 64, "lines_touched": size // 64,
+                       "pattern": "random_cycle", "page_policy": policy, "huge_bytes_granted": size, "walk": "read",
+                       "chains": 1, **({"level": level} if level else {}), **params},
+            "samples": samples,
+            "summary": {"min": ordered[0], "median": ordered[len(ordered) // 2], "mean": sum(samples) / len(samples),
+                        "ci95_low": ordered[0], "ci95_high": ordered[-1], "count": len(samples)},
+            "context": {"canary_before_ns": canary[0], "canary_after_ns": canary[1], "core_clock_ghz": 3.0}}
+
+
+MIB = 1 << 20
+L3_WORKING_SET = 5935185  # the issue's 5.66 MiB: between the sweep's 4 and 8 MiB
+
+
+def issue_run(zero_queue_l3_ns: float) -> dict:
+    """The issue's run: the sweep reads 13.7-14.6 ns at 4-8 MiB, write_cost's read chase 13.3 ns at 5.66 MiB, and
+    zero_queue's L3 point at the same 5.66 MiB whatever it is given."""
+    sweep = [chase("latency_sweep", size, ns) for size, ns in
+             ((32 * 1024, 1.2), (MIB, 4.3), (2 * MIB, 9.0), (4 * MIB, 13.7), (8 * MIB, 14.6), (256 * MIB, 150.0))]
+    return {"results/latency_sweep.jsonl": sweep,
+            "results/zero_queue.jsonl": [chase("zero_queue", L3_WORKING_SET, zero_queue_l3_ns, level="L3"),
+                                         chase("zero_queue", 256 * MIB, 151.0, level="DRAM")],
+            "results/write_cost.jsonl": [chase("write_cost", L3_WORKING_SET, 13.3, level="L3"),
+                                         chase("write_cost", L3_WORKING_SET, 19.0, level="L3",
+                                               walk="read_modify_write")]}
+
+
+def test_the_issues_idle_latency_l3_that_no_other_experiment_saw_is_flagged_with_both_sides(bundles, cli, tmp_path):
+    rows = {row["subject"]: row for row in flags(load(bundles, cli, tmp_path, results=issue_run(141.6)),
+                                                 "experiments_disagree")}
+    zero_queue = rows["zero_queue_levels"]
+    assert zero_queue["status"] == "flagged" and zero_queue["unit"] == "fraction" and zero_queue["value"] > 8
+    # both comparisons break it: write_cost at the same size, and the sweep's 4-8 MiB bracket
+    assert zero_queue["evidence"].startswith("2 of 3 checked break it")
+    assert "zero_queue L3 5.66 MiB thp: 141.6 ns [CI95 140.2, 143] (L1 canary 1.2 -> 1.2 ns)" in zero_queue["evidence"]
+    assert "write_cost L3 5.66 MiB thp: 13.3 ns" in zero_queue["evidence"]
+    assert rows["write_cost_levels"]["status"] == "flagged"
+    # the sweep and write_cost agree with each other (write_cost's read-modify-write walk is not a read chase)
+    assert "latency_sweep between 4 MiB and 8 MiB" in rows["latency_curve"]["evidence"]
+    assert "read_modify_write" not in " ".join(row["evidence"] for row in rows.values())
+
+
+def test_experiments_that_agree_raise_no_disagreement(bundles, cli, tmp_path):
+    rows = flags(load(bundles, cli, tmp_path, results=issue_run(14.1)), "experiments_disagree")
+    assert rows and all(row["status"] == "clear" for row in rows), rows
+    # a run with only the sweep has nothing to compare it with
+    (alone,) = flags(load(bundles, cli, tmp_path / "alone"), "experiments_disagree")
+    assert alone["status"] == "not_run" and "two experiments" in alone["reason"]
+
+
+def aio_point(queue_depth: int, iops: float, latency_mean_us: float) -> dict:
+    samples = [iops * 4096 / 1e6 * factor for factor in (0.99, 1.0, 1.0, 1.0, 1.01)]
+    return {"schema_version": 1, "experiment": "aio", "kernel": "aio", "metric": "throughput", "unit": "MB/s",
+            "params": {"engine": "io_uring", "queue_depth": queue_depth, "threads": 1, "block_size_bytes": 4096,
+                       "pattern": "random", "direct": True},
+            "samples": samples,
+            "summary": {"min": samples[0], "median": samples[2], "mean": samples[2], "ci95_low": samples[0],
+                        "ci95_high": samples[-1], "count": 5},
+            "context": {"iops": iops, "latency_mean_us": latency_mean_us}}
+
+
+@pytest.mark.parametrize(("iops", "status"), [(160_000.0, "clear"), (16_000.0, "flagged"), (640_000.0, "flagged")])
+def test_storage_ios_in_flight_far_from_the_queue_depth_break_littles_law(bundles, cli, tmp_path, iops, status):
+    # 100 us per read at queue depth 16 is 160 k IOPS; a tenth of it (a queue never kept full) or four times it
+    # (a latency that leaves out part of the I/O's time) is far from 16 in flight
+    results = {"results/latency_sweep.jsonl": bundles.latency_points(),
+               "results/aio.jsonl": [aio_point(1, 10_000.0, 100.0), aio_point(16, iops, 100.0)]}
+    (row,) = flags(load(bundles, cli, tmp_path, results=results), "storage_littles_law")
+    assert row["status"] == status and row["subject"] == "aio_curve"
+    if status == "flagged":
+        assert row["value"] == pytest.approx(iops * 100e-6 / 16)
+        assert f"io_uring qd16 direct (io_uring): {iops * 100e-6:.3g} in flight at queue depth 16" in row["evidence"]
+
+
+def affinity_thread(placement: str, thread: int, cpus_seen: list[int], cpu_share: float | None) -> dict:
+    samples = [4.0, 4.01, 4.02, 4.0, 3.99]
+    context = {"cpus_seen": cpus_seen, "migrations_observed": 0, "cpu_checks": 100}
+    if cpu_share is not None:
+        context.update(thread_cpu_s=0.25 * cpu_share, windows_s=0.25)
+    return {"schema_version": 1, "experiment": "affinity", "kernel": "affinity", "metric": "throughput",
+            "unit": "Gop/s",
+            "params": {"placement": placement, "workload": "compute", "threads": 2, "thread": thread,
+                       "cpu": thread if placement == "pinned" else None, "repeat": 0},
+            "samples": samples,
+            "summary": {"min": 3.99, "median": 4.0, "mean": 4.004, "ci95_low": 3.99, "ci95_high": 4.02, "count": 5},
+            "context": context}
+
+
+@pytest.mark.parametrize(("seen", "shares", "status", "worst"), [
+    (([0], [1]), (0.98, 0.97), "clear", 1.95),
+    (([0], [0]), (None, None), "flagged", 1.0),        # both threads saw themselves on CPU 0 alone
+    (([0], [1]), (0.5, 0.52), "flagged", 1.02),        # apart by sched_getcpu, but one CPU's time between them
+])
+def test_threads_placed_apart_that_ran_on_one_cpu_are_flagged(bundles, cli, tmp_path, seen, shares, status, worst):
+    results = {"results/latency_sweep.jsonl": bundles.latency_points(),
+               "results/affinity.jsonl": [affinity_thread("pinned", thread, seen[thread], shares[thread])
+                                          for thread in (0, 1)]}
+    (row,) = flags(load(bundles, cli, tmp_path, results=results), "threads_shared_one_cpu")
+    assert row["status"] == status and row["subject"] == "affinity_threads"
+    assert row["value"] == pytest.approx(worst) and row["unit"] == "CPUs"
+    assert row["item"].startswith("pinned compute repeat 0")
+
+
+def test_noisy_bimodal_and_canary_drifting_points_are_flagged_with_what_they_saw(bundles, cli, tmp_path):
+    noisy = [100.0, 75.0, 138.0, 88.0, 125.0, 62.0, 112.0]      # spread evenly: MAD 25% of the median
+    two_states = [100.0, 100.5, 99.8, 100.2, 99.9, 100.1, 130.0, 130.4, 129.8, 130.1, 130.2]
+    sweep = [chase("latency_sweep", size, ns) for size, ns in ((32 * 1024, 1.2), (MIB, 4.3), (256 * MIB, 150.0))]
+    # the kernel measured the noisy point three times (--tries) and kept the last
+    noisy_point = chase("latency_sweep", 512 * MIB, 100.0, samples=noisy)
+    noisy_point["context"]["tries"] = [{"samples": 7, "median": 100.0, "mad_rel": 0.25, "bimodal": False,
+                                        "unsettled": "noisy"}] * 3
+    results = {"results/latency_sweep.jsonl": [
+        *sweep, noisy_point,
+        chase("latency_sweep", 1024 * MIB, 100.0, samples=two_states),
+        chase("latency_sweep", 2048 * MIB, 160.0, canary=(1.2, 2.4))]}
+    connection = load(bundles, cli, tmp_path, results=results)
+    (noise,), (bimodal,), (canary,) = (flags(connection, rule) for rule in ("noisy_point", "bimodal_point",
+                                                                            "canary_drift"))
+    assert noise["status"] == "flagged" and noise["item"].startswith("latency_sweep: 512 MiB thp")
+    assert noise["value"] == pytest.approx(25 / 100) and "MAD 25.0% of it over 7 samples, after 3 tries" in noise["evidence"]
+    assert bimodal["status"] == "flagged" and bimodal["item"].startswith("latency_sweep: 1 GiB thp")
+    assert "groups around 100 and 130.1 ns over 11 samples" in bimodal["evidence"]
+    assert bimodal["evidence"].startswith("1 of 6 checked break it")  # the noisy point is spread, not split
+    assert canary["status"] == "flagged" and canary["value"] == pytest.approx(2.0)
+    assert "canary 1.2 ns before, 2.4 ns after; the run's median canary 1.2 ns" in canary["evidence"]
+
+
+def test_quiet_points_raise_no_noise_flag(bundles, cli, tmp_path):
+    connection = load(bundles, cli, tmp_path, results=issue_run(14.1))
+    rows = [row for rule in ("noisy_point", "bimodal_point", "canary_drift") for row in flags(connection, rule)]
+    assert rows and all(row["status"] == "clear" for row in rows), rows
+
+
+@pytest.mark.parametrize(("samples", "split"), [
+    ([10.0] * 5, None),
+    ([10.0, 10.1, 9.9, 10.0, 30.0], None),                        # one outlier is no group
+    ([10.0, 10.1, 9.9, 13.0, 13.1], (2.9, 10.0, 13.05)),           # 3 and 2: the kernel's quick-profile point
+    ([10.0, 10.4, 10.8, 11.2, 11.6, 12.0, 12.4], None),            # spread evenly: noise, not two states
+])
+def test_bimodal_split_on_known_sets(samples, split):
+    found = bimodal_split(samples)
+    assert found == (None if split is None else pytest.approx(split))
+
+
+def test_the_recorded_default_run_flags_only_what_its_own_evidence_shows(cli, tmp_path):
+    """The shared default run (tests/fixtures/default_run): experiments that measured one working set quietly
+    agree; the disagreements it does show involve write_cost's points measured while the L1 canary read 3-5 ns
+    (the run's usual is 1.26 ns) and a zero_queue L3 point at the LLC's edge that read 2.5x write_cost's."""
+    bundle = Path(__file__).resolve().parents[1] / "fixtures" / "default_run" / "results"
+    db = tmp_path / "fleet.duckdb"
+    proc = cli("ingest", bundle, "--db", db)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    connection = duckdb.connect(str(db), read_only=True)
+    rows = flags(connection)
+    by = {(row["rule"], row["subject"]): row for row in rows}
+    assert by[("experiments_disagree", "mlp_curve")]["status"] == "clear"               # DRAM: mlp k=1, write_cost
+    assert by[("experiments_disagree", "pattern_stride_latency")]["status"] == "clear"  # 64 MiB: 3.6% apart
+    write_cost = by[("experiments_disagree", "write_cost_levels")]
+    assert write_cost["status"] == "flagged" and "L1 canary 5.13 -> 3.5 ns" in write_cost["evidence"]
+    assert by[("canary_drift", "write_cost_levels")]["status"] == "flagged"
+    assert by[("storage_littles_law", "fio_jobs")]["status"] == "clear"
+    assert by[("storage_littles_law", "aio_curve")]["status"] == "clear"
+    assert by[("threads_shared_one_cpu", "affinity_threads")]["status"] == "clear"
+    for row in rows:
+        if row["status"] == "flagged" and row["rule"] in ("noisy_point", "bimodal_point", "canary_drift",
+                                                          "experiments_disagree"):
+            assert row["item"] in row["evidence"] and row["value"] > row["threshold"], row
+
+
+@pytest.mark.parametrize("tries", [[], "three", [{"samples": 0, "median": 1.0, "unsettled": None}],
+                                   [{"samples": 5, "median": 1.0, "unsettled": "x" * 201}], [{"samples": 5}]])
+def test_a_point_whose_tries_are_malformed_is_refused_whole(bundles, cli, tmp_path, tries):
+    point = chase("latency_sweep", MIB, 4.3)
+    point["context"]["tries"] = tries
+    bundles.write(results={"results/latency_sweep.jsonl": [point]})
+    proc = cli("ingest", bundles.results_dir, "--db", tmp_path / "fleet.duckdb")
+    assert proc.returncode == 3 and "REFUSED" in proc.stdout and "tries" in proc.stdout, proc.stdout
