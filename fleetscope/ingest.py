@@ -23,17 +23,20 @@ from pathlib import Path
 
 import duckdb
 
-from fleetscope.bundle import Bundle, BundleError, Point, name_pattern, open_bundle, utc_timestamp
-from fleetscope.derive import derive_run, is_current
+from fleetscope.bundle import (Bundle, BundleError, Point, name_pattern, open_bundle, stated_content,
+                              utc_timestamp)
+from fleetscope.derive import DERIVED_TABLES, derive_run, is_current
 from fleetscope.errors import UserError
 from fleetscope.inference import INFERENCE_VERSION
 from fleetscope.query import printable
 from fleetscope.resources import sql
-from fleetscope.warehouse import INSERT_BATCH_ROWS, insert_rows
+from fleetscope.warehouse import INSERT_BATCH_ROWS, STAGE, attach_stage, insert_rows, quoted, using
 
 # Every table holding rows of one (run_id, host); `hosts` is shared by all runs of a host.
 RUN_TABLES = ("tool_samples", "raw_outputs", "point_samples", "points", "experiments", "knob_values", "cache_levels",
               "facts", "runs")
+# What the stage holds of one run: its own rows, the host's row and its derived rows.
+STAGED_TABLES = (*RUN_TABLES, "hosts", *DERIVED_TABLES)
 # Samples per INSERT, and per row of point_samples: a point of millions is cut into rows of this many.
 SAMPLE_BATCH = 65536
 # Raw outputs per INSERT: as many as hold this many bytes of the files (each parsed output goes in whole).
@@ -243,33 +246,63 @@ def _rollback(connection: duckdb.DuckDBPyConnection) -> None:
         pass
 
 
+def _clear_stage(connection: duckdb.DuckDBPyConnection) -> None:
+    for table in STAGED_TABLES:
+        connection.execute(f"DELETE FROM {quoted(STAGE)}.main.{table}")
+    connection.execute(f"CHECKPOINT {quoted(STAGE)}")
+
+
+def _stage_loaded_run(connection: duckdb.DuckDBPyConnection, warehouse: str, key: list) -> None:
+    """Copy a run already in the warehouse into the stage, to derive it again there."""
+    connection.execute(f"INSERT INTO hosts SELECT * FROM {quoted(warehouse)}.main.hosts WHERE host = ?", key[1:])
+    for table in reversed(RUN_TABLES):
+        connection.execute(f"INSERT INTO {table} SELECT * FROM {quoted(warehouse)}.main.{table} "
+                           "WHERE run_id = ? AND host = ?", key)
+
+
 def load_into(connection: duckdb.DuckDBPyConnection, bundle: Bundle) -> tuple[str, _Loaded | None]:
-    """Load a bundle and derive its inference and flags in one transaction, validating its files as
-    they stream in; return (loaded | unchanged | replaced | reinferred, what was loaded). A reinferred
-    bundle was unchanged, but its derived rows were recomputed by this method. Raises BundleError
-    (after rolling back) when the bundle is refused."""
+    """Load a bundle and derive its inference and flags, validating its files as they stream in; return
+    (loaded | unchanged | replaced | reinferred, what was loaded). A reinferred bundle was unchanged, but
+    its derived rows were recomputed by this method. Raises BundleError when the bundle is refused.
+
+    The run is loaded and derived in the stage (warehouse.attach_stage), where the views see its rows
+    alone; the warehouse then takes its rows in one transaction, an INSERT per table, replacing what
+    it held of the run, so a refused bundle leaves the warehouse as it was."""
     loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
     key = [bundle.run_id, bundle.host]
-    connection.execute("BEGIN TRANSACTION")
-    try:
+    attach_stage(connection)
+    warehouse = connection.execute("SELECT current_database()").fetchone()[0]
+    existing = connection.execute(sql("ingest/run_content_hash"), key).fetchone()
+    unchanged = existing is not None and existing[0] == bundle.content_sha256
+    if unchanged and is_current(connection, *key):
         connection.execute(sql("ingest/forget_refusal"), [str(bundle.path)])
-        existing = connection.execute(sql("ingest/run_content_hash"), key).fetchone()
-        if existing is not None and existing[0] == bundle.content_sha256:
-            action, loaded = "unchanged", None
-            if not is_current(connection, *key):
-                _derive(connection, bundle)  # loaded by an older inference method
-                action = "reinferred"
-        else:
-            if existing is not None:
-                for table in RUN_TABLES:
-                    connection.execute(f"DELETE FROM {table} WHERE run_id = ? AND host = ?", key)
-            loaded = _insert_bundle(connection, bundle, loaded_at)
+        return "unchanged", None
+    try:
+        _clear_stage(connection)
+        with using(connection, STAGE):
+            if unchanged:  # loaded by an older inference method: derive it again
+                _stage_loaded_run(connection, warehouse, key)
+                loaded = None
+            else:
+                loaded = _insert_bundle(connection, bundle, loaded_at)
             _derive(connection, bundle)
-            action = "loaded" if existing is None else "replaced"
+        replaced = DERIVED_TABLES if unchanged else (*RUN_TABLES, *DERIVED_TABLES)
+        connection.execute("BEGIN TRANSACTION")
+        connection.execute(sql("ingest/forget_refusal"), [str(bundle.path)])
+        if existing is not None:
+            for table in replaced:
+                connection.execute(f"DELETE FROM {table} WHERE run_id = ? AND host = ?", key)
+        connection.execute(sql("ingest/insert_host"), [bundle.host, loaded_at])
+        for table in (*reversed(RUN_TABLES), *DERIVED_TABLES):  # a run's parents first
+            if table in replaced:
+                connection.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {quoted(STAGE)}.main.{table}")
         connection.execute("COMMIT")
     except BaseException:
         _rollback(connection)
         raise
+    finally:
+        _clear_stage(connection)
+    action = "reinferred" if unchanged else "loaded" if existing is None else "replaced"
     return action, loaded
 
 
@@ -302,11 +335,28 @@ def forget_vanished_refusals(connection: duckdb.DuckDBPyConnection) -> None:
             connection.execute(sql("ingest/forget_refusal"), [bundle_path])
 
 
+def _unchanged(connection: duckdb.DuckDBPyConnection, path: Path) -> bool:
+    """The warehouse holds this bundle's run with the same content, derived by this fleetscope's method:
+    told from the manifest's bytes and a hash of the files before anything is validated or parsed."""
+    stated = stated_content(path)
+    if stated is None:
+        return False
+    run_id, host, content_sha256 = stated
+    held = connection.execute(sql("ingest/run_content_hash"), [run_id, host]).fetchone()
+    if held is None or held[0] != content_sha256 or not is_current(connection, run_id, host):
+        return False
+    connection.execute(sql("ingest/forget_refusal"), [str(Path(path).resolve())])
+    return True
+
+
 def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path) -> Outcome:
     """Validate and load one bundle directory; a problem with the bundle becomes a REFUSED outcome (and
     a row of refused_bundles), not an exception. A warehouse that cannot be written raises UserError."""
     try:
         try:
+            if _unchanged(connection, path):
+                return Outcome(path, "unchanged", f"run {path.parent.name}, host {path.name}: already loaded, "
+                                                  "unchanged")
             bundle = open_bundle(path)
             action, loaded = load_into(connection, bundle)
             return _outcome(path, bundle, action, loaded)

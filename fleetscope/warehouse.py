@@ -19,7 +19,9 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Iterable
+import weakref
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 
@@ -221,6 +223,40 @@ def open_read_only(db_path: Path, *, lock_wait_s: float = DEFAULT_LOCK_WAIT_S,
     return connection
 
 
+# The in-memory database a writer stages one run in (attach_stage).
+STAGE = "stage"
+
+
+def quoted(name: str) -> str:
+    """A DuckDB identifier (a database, table or column name) quoted for SQL text."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+@contextmanager
+def using(connection: duckdb.DuckDBPyConnection, database: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Unqualified names (tables, views, the queries of warehouse/queries) mean `database`'s while inside."""
+    previous = connection.execute("SELECT current_database()").fetchone()[0]
+    connection.execute(f"USE {quoted(database)}")
+    try:
+        yield connection
+    finally:
+        connection.execute(f"USE {quoted(previous)}")
+
+
+def attach_stage(connection: duckdb.DuckDBPyConnection) -> None:
+    """Attach an empty in-memory database named STAGE with the warehouse's schema, tables and views (once
+    per connection). Ingest loads and derives one run there, where every view and query sees that run's rows
+    alone, so its cost follows the bundle and not the warehouse; the rows then go over in one INSERT per table."""
+    attached = connection.execute("SELECT count(*) FROM duckdb_databases() WHERE database_name = ?",
+                                  [STAGE]).fetchone()[0]
+    if attached:
+        return
+    connection.execute(f"ATTACH ':memory:' AS {quoted(STAGE)}")
+    with using(connection, STAGE):
+        apply_migrations(connection)
+        create_views(connection, every=True)
+
+
 def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, rows: Iterable[dict]) -> int:
     """Insert dicts keyed by column name into `table`; return how many.
 
@@ -228,14 +264,27 @@ def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, rows: Iterabl
     lists or calling executemany costs ~0.5 ms per row in DuckDB, this costs microseconds, and the
     batches keep memory flat however many rows come.
     """
-    columns = connection.execute(sql("warehouse/table_columns"), [table]).fetchall()
-    structure = json.dumps([{name: data_type for name, data_type in columns}])
-    column_list = ", ".join(f'"{name}"' for name, _ in columns)
-    statement = (f'INSERT INTO "{table}" ({column_list}) '
-                 f"SELECT {column_list} FROM (SELECT unnest(from_json(?, ?), recursive := true))")
     rows = iter(rows)
     inserted = 0
     while batch := list(islice(rows, INSERT_BATCH_ROWS)):
+        statement, structure = _insert_statement(connection, table)
         connection.execute(statement, [json.dumps(batch), structure])
         inserted += len(batch)
     return inserted
+
+
+# Per writer connection, (database, table) -> its INSERT statement and row structure: a writer's schema is
+# this fleetscope's from the moment it opens (open_warehouse, attach_stage), and reading the catalog costs
+# milliseconds, more than inserting a run's rows of most tables.
+_INSERTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _insert_statement(connection: duckdb.DuckDBPyConnection, table: str) -> tuple[str, str]:
+    database = connection.execute("SELECT current_database()").fetchone()[0]
+    known = _INSERTS.setdefault(connection, {})
+    if (database, table) not in known:
+        columns = connection.execute(sql("warehouse/table_columns"), [table]).fetchall()
+        column_list = ", ".join(quoted(name) for name, _ in columns)
+        known[database, table] = (f"INSERT INTO {quoted(table)} ({column_list}) SELECT {column_list} "
+                                  "FROM (SELECT unnest(from_json(?, ?), recursive := true))", json.dumps([dict(columns)]))
+    return known[database, table]
