@@ -56,12 +56,12 @@ def build(source: Path, folder: Path, first: int, count: int) -> Path:
     return folder
 
 
-def ingest(db: Path, *folders: Path) -> dict:
+def ingest(db: Path, *folders: Path, jobs: int = 1) -> dict:
     """Run `fleetscope ingest`; its wall time, peak RSS, outcomes and the arrival time of each outcome line."""
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "fleetscope", "ingest", *map(str, folders), "--db", str(db),
-                                "--lock-wait", "600"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               cwd=ROOT)
+                                "--lock-wait", "600", "--jobs", str(jobs)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=ROOT)
     stamps, actions = [], []
     for line in process.stdout:
         if re.match(r"(loaded|unchanged|replaced|REFUSED) ", line):
@@ -118,6 +118,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bundle", type=Path, default=DEFAULT_BUNDLE, help="a real bundle results/<run_id>/<host>/")
     parser.add_argument("--sizes", default="10,100,1000", help="fleet sizes the warehouse grows through")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes of the --jobs run (default 2)")
     parser.add_argument("--work", type=Path, help="where to build the fleet (default: a temporary folder, removed)")
     arguments = parser.parse_args()
     sizes = [int(size) for size in arguments.sizes.split(",")]
@@ -155,10 +156,18 @@ def main() -> int:
         print(f"two ingest processes of 50 bundles each, started together at {held} hosts: both done in "
               f"{together:.1f} s = {100 / together:.2f} bundles/s (exit {codes}; the second waits for the "
               "first's write lock)", flush=True)
+        held += 100
+
+        workers = build(arguments.bundle, work / "jobs", held, 100)
+        result = ingest(db, workers, jobs=arguments.jobs)
+        print(f"--jobs {arguments.jobs} (worker processes validate, load and derive; this one writes), 100 bundles at "
+              f"{held} hosts: {rate(result['stamps']):.2f} bundles/s (command {result['wall_s']:.1f} s) | peak "
+              f"RSS of the writer {result['rss_mb']:.0f} MB", flush=True)
+        held += 100
 
         times = time_queries(db)
         for name, seconds in times.items():
-            print(f"query {name:<20} {seconds * 1000:7.1f} ms at {held + 100} hosts", flush=True)
+            print(f"query {name:<20} {seconds * 1000:7.1f} ms at {held} hosts", flush=True)
         first_name, first_query = readme_queries()[0]
         print(f"`fleetscope query` of {first_name} as a user runs it (process start included): "
               f"{cli_query_s(db, first_query):.2f} s", flush=True)

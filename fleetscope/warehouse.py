@@ -18,6 +18,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
+import sys
+import tempfile
 import time
 import weakref
 from collections.abc import Iterable, Iterator
@@ -70,19 +73,24 @@ def _view_hashes() -> dict[str, str]:
 
 def _connect(db_path: Path, lock_wait_s: float, *, read_only: bool, config: dict) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + lock_wait_s
+    told = False
     while True:
         try:
             return duckdb.connect(str(db_path), read_only=read_only, config=config)
         except duckdb.IOException as error:
             if "lock" not in str(error).lower():
                 raise UserError(f"cannot open warehouse {db_path}: {error}") from None
+            holder = re.search(r"\(PID (\d+)\)", str(error))
+            who = f"process {holder.group(1)}" if holder else "another process"
             if time.monotonic() >= deadline:
-                holder = re.search(r"\(PID (\d+)\)", str(error))
-                who = f"process {holder.group(1)}" if holder else "another process"
                 raise UserError(
                     f"warehouse {db_path} is in use by {who} and stayed locked for {lock_wait_s:g} s: "
                     "wait for the other ingest/report/duckdb session to finish, or raise --lock-wait"
                 ) from None
+            if not told and lock_wait_s > 0:
+                print(f"fleetscope: warehouse {db_path} is in use by {who} (an ingest, or a DuckDB session); "
+                      f"waiting up to {lock_wait_s:g} s for it (--lock-wait)", file=sys.stderr, flush=True)
+                told = True
             time.sleep(0.25)
         except duckdb.Error as error:
             # e.g. a file that is not a DuckDB database, or one this process holds with other settings
@@ -255,6 +263,28 @@ def attach_stage(connection: duckdb.DuckDBPyConnection) -> None:
     with using(connection, STAGE):
         apply_migrations(connection)
         create_views(connection, every=True)
+
+
+@contextmanager
+def open_snapshot(db_path: Path, *, lock_wait_s: float = DEFAULT_LOCK_WAIT_S) -> Iterator[duckdb.DuckDBPyConnection]:
+    """open_read_only on a copy of the warehouse taken while holding it, removed afterwards: a reader that
+    takes minutes (`report` of a large fleet) holds the file only while it is copied, so an ingest started
+    meanwhile waits seconds, not the whole report. Where the copy cannot be made (no room in $TMPDIR),
+    it reads the warehouse in place and says so."""
+    db_path = Path(db_path)
+    with tempfile.TemporaryDirectory(prefix="fleetscope-snapshot-") as folder:
+        copy = Path(folder) / db_path.name
+        with open_read_only(db_path, lock_wait_s=lock_wait_s):  # checks the schema; no writer meanwhile
+            try:
+                for suffix in ("", ".wal"):
+                    if db_path.with_name(db_path.name + suffix).exists():
+                        shutil.copyfile(db_path.with_name(db_path.name + suffix), copy.with_name(copy.name + suffix))
+            except OSError as error:
+                print(f"fleetscope: cannot copy warehouse {db_path} to {folder} ({error.strerror}): reading it in "
+                      "place, so an ingest waits until this command ends", file=sys.stderr, flush=True)
+                copy = None
+        with open_read_only(copy or db_path, lock_wait_s=lock_wait_s) as connection:
+            yield connection
 
 
 def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, rows: Iterable[dict]) -> int:

@@ -12,7 +12,7 @@ import duckdb
 from fleet_bundles import GROUPS, write_fleet, write_host
 
 from fleetscope.derive import DERIVED_TABLES
-from fleetscope.ingest import RUN_TABLES, ingest_bundle
+from fleetscope.ingest import RUN_TABLES, ingest_bundle, ingest_bundles
 from fleetscope.warehouse import open_warehouse
 
 HOST, RUN_ID = "probe-01", "20261202T000000Z-0a0a0a"
@@ -60,7 +60,20 @@ def test_a_run_derives_the_same_rows_alone_and_among_many(tmp_path, bundle_tools
         held = connection.execute("SELECT count(*) FROM runs").fetchone()[0]
     assert held == len(others) + 1 >= 9
 
-    expected, found = run_rows(alone), run_rows(among)
+    # the same fleet through two worker processes (--jobs 2), with a broken bundle among them
+    parallel = tmp_path / "parallel.duckdb"
+    broken = write_host(builder_class(tmp_path / "broken"), "broken-01", GROUPS[2], run_id=RUN_ID,
+                        started_at="2026-12-02T00:00:00Z")
+    (broken / "results" / "latency_sweep.jsonl").write_text("{not json\n")
+    with open_warehouse(parallel) as connection:
+        outcomes = list(ingest_bundles(connection, [*others[:4], probe, broken, *others[4:]], jobs=2))
+    assert [outcome.path for outcome in outcomes] == [*others[:4], probe, broken, *others[4:]]
+    assert [outcome.action for outcome in outcomes] == ["loaded"] * 5 + ["REFUSED"] + ["loaded"] * len(others[4:])
+    assert "latency_sweep.jsonl: line 1: not valid JSON" in outcomes[5].detail
+
+    expected = run_rows(alone)
     assert expected["inferred_levels"] and expected["flags"] and expected["points"], "the probe derived nothing"
-    for table in (*RUN_TABLES, *DERIVED_TABLES):
-        assert found[table] == expected[table], f"{table}: the probe's rows differ among other runs"
+    for database in (among, parallel):
+        found = run_rows(database)
+        for table in (*RUN_TABLES, *DERIVED_TABLES):
+            assert found[table] == expected[table], f"{database.name}: {table}: the probe's rows differ among others"
