@@ -549,6 +549,25 @@ def open_bundle(path: Path) -> Bundle:
                   content_sha256=content_sha256, files=tuple(files))
 
 
+def stated_content(path: Path) -> tuple[str, str, str] | None:
+    """(run_id, host, content hash) of the bundle at `path`, hashed as open_bundle hashes it but with its
+    manifest only parsed, not validated: ingest skips a bundle whose hash is the one of the run it already
+    holds (the very bytes it validated when it loaded them) for a read and a hash of its files. None where
+    the manifest is not one this fleetscope writes as is, or names something odd: open_bundle says what."""
+    bundle_root = Path(path).resolve()
+    display = str(bundle_root / "manifest.json")
+    try:
+        manifest_bytes = _read_manifest(bundle_root, display)
+        manifest = json.loads(manifest_bytes)
+        if manifest.get("bundle_schema") != SUPPORTED_BUNDLE_SCHEMA or \
+                (manifest.get("run_id"), manifest.get("host")) != (bundle_root.parent.name, bundle_root.name):
+            return None
+        content_sha256, _ = _hash_files(manifest, manifest_bytes, bundle_root, display)
+    except Exception:  # noqa: BLE001 - anything amiss is for open_bundle to find and name
+        return None
+    return manifest["run_id"], manifest["host"], content_sha256
+
+
 def load_bundle(path: Path) -> Bundle:
     """Validate the whole bundle at `path`, every file of it, and return it; raise BundleError on the
     first problem found."""

@@ -233,7 +233,7 @@ def _positive_seconds(text: str) -> float:
 # Each verb imports what it needs when it runs: altair alone takes about a second to import, which
 # `fleetscope --help` and `fleetscope query` should not pay.
 def _command_ingest(arguments: argparse.Namespace) -> int:
-    from fleetscope.ingest import find_bundles, forget_vanished_refusals, ingest_bundle
+    from fleetscope.ingest import find_bundles, forget_vanished_refusals, ingest_bundles
     from fleetscope.query import printable
     from fleetscope.warehouse import open_warehouse
 
@@ -254,10 +254,9 @@ def _command_ingest(arguments: argparse.Namespace) -> int:
     refused = 0
     with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
         forget_vanished_refusals(connection)
-        for bundle_path in bundle_paths:
-            outcome = ingest_bundle(connection, bundle_path)
+        for outcome in ingest_bundles(connection, bundle_paths, jobs=arguments.jobs):
             refused += outcome.action == "REFUSED"
-            print(f"{outcome.action:<10} {printable(str(bundle_path))}: {outcome.detail}", flush=True)
+            print(f"{outcome.action:<10} {printable(str(outcome.path))}: {outcome.detail}", flush=True)
     print(f"{len(bundle_paths) - refused} of {len(bundle_paths)} bundles accepted into {arguments.db}")
     if missing:
         return 1
@@ -266,9 +265,9 @@ def _command_ingest(arguments: argparse.Namespace) -> int:
 
 def _command_report(arguments: argparse.Namespace) -> int:
     from fleetscope.report import write_reports
-    from fleetscope.warehouse import open_read_only
+    from fleetscope.warehouse import open_snapshot
 
-    with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+    with open_snapshot(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
         result = write_reports(connection, arguments.out, rewrite_all=arguments.all)
     for failure in result.failures:
         print(f"FAILED     {failure}", flush=True)
@@ -558,6 +557,11 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument(
         "paths", nargs="+", type=Path, metavar="PATH",
         help="a results/ tree, a results/<run_id>/ folder or one bundle results/<run_id>/<host>/",
+    )
+    ingest.add_argument(
+        "--jobs", type=int, default=1, metavar="N",
+        help="processes validating, loading and deriving bundles beside the one that writes the warehouse "
+             "(default: 1, all in one process)",
     )
     report = add_verb("report", "write an HTML page per host and a fleet index", REPORT_EXAMPLES, _command_report)
     report.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")

@@ -13,27 +13,35 @@ from __future__ import annotations
 
 import errno
 import json
+import multiprocessing
 import os
 import re
-from collections import Counter
-from collections.abc import Iterator
+import shutil
+import tempfile
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
-from fleetscope.bundle import Bundle, BundleError, Point, name_pattern, open_bundle, utc_timestamp
-from fleetscope.derive import derive_run, is_current
+from fleetscope.bundle import (Bundle, BundleError, Point, name_pattern, open_bundle, stated_content,
+                              utc_timestamp)
+from fleetscope.derive import DERIVED_TABLES, derive_run, is_current
 from fleetscope.errors import UserError
 from fleetscope.inference import INFERENCE_VERSION
 from fleetscope.query import printable
 from fleetscope.resources import sql
-from fleetscope.warehouse import INSERT_BATCH_ROWS, insert_rows
+from fleetscope.warehouse import (INSERT_BATCH_ROWS, STAGE, apply_migrations, attach_stage, create_views, insert_rows,
+                                  quoted, using)
 
 # Every table holding rows of one (run_id, host); `hosts` is shared by all runs of a host.
 RUN_TABLES = ("tool_samples", "raw_outputs", "point_samples", "points", "experiments", "knob_values", "cache_levels",
               "facts", "runs")
+# What the stage holds of one run: its own rows, the host's row and its derived rows.
+STAGED_TABLES = (*RUN_TABLES, "hosts", *DERIVED_TABLES)
 # Samples per INSERT, and per row of point_samples: a point of millions is cut into rows of this many.
 SAMPLE_BATCH = 65536
 # Raw outputs per INSERT: as many as hold this many bytes of the files (each parsed output goes in whole).
@@ -245,34 +253,74 @@ def _rollback(connection: duckdb.DuckDBPyConnection) -> None:
         pass
 
 
-def load_into(connection: duckdb.DuckDBPyConnection, bundle: Bundle) -> tuple[str, _Loaded | None]:
-    """Load a bundle and derive its inference and flags in one transaction, validating its files as
-    they stream in; return (loaded | unchanged | replaced | reinferred, what was loaded). A reinferred
-    bundle was unchanged, but its derived rows were recomputed by this method. Raises BundleError
-    (after rolling back) when the bundle is refused."""
-    loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
+def _clear_stage(connection: duckdb.DuckDBPyConnection) -> None:
+    for table in STAGED_TABLES:
+        connection.execute(f"DELETE FROM {quoted(STAGE)}.main.{table}")
+    connection.execute(f"CHECKPOINT {quoted(STAGE)}")
+
+
+def _stage_loaded_run(connection: duckdb.DuckDBPyConnection, warehouse: str, key: list) -> None:
+    """Copy a run already in the warehouse into the stage, to derive it again there."""
+    connection.execute(f"INSERT INTO hosts SELECT * FROM {quoted(warehouse)}.main.hosts WHERE host = ?", key[1:])
+    for table in reversed(RUN_TABLES):
+        connection.execute(f"INSERT INTO {table} SELECT * FROM {quoted(warehouse)}.main.{table} "
+                           "WHERE run_id = ? AND host = ?", key)
+
+
+def _hand_over(connection: duckdb.DuckDBPyConnection, bundle: Bundle, staged: Callable[[str], str],
+               existing: tuple | None, loaded_at: str) -> str:
+    """In one transaction, replace what the warehouse holds of the bundle's run with the rows staged for it,
+    staged(table) naming where a table's are (only the derived ones when the run is loaded with the same
+    content: a run derived again). Returns loaded | replaced | reinferred."""
     key = [bundle.run_id, bundle.host]
+    unchanged = existing is not None and existing[0] == bundle.content_sha256
+    replaced = DERIVED_TABLES if unchanged else (*RUN_TABLES, *DERIVED_TABLES)
     connection.execute("BEGIN TRANSACTION")
     try:
         connection.execute(sql("ingest/forget_refusal"), [str(bundle.path)])
-        existing = connection.execute(sql("ingest/run_content_hash"), key).fetchone()
-        if existing is not None and existing[0] == bundle.content_sha256:
-            action, loaded = "unchanged", None
-            if not is_current(connection, *key):
-                _derive(connection, bundle)  # loaded by an older inference method
-                action = "reinferred"
-        else:
-            if existing is not None:
-                for table in RUN_TABLES:
-                    connection.execute(f"DELETE FROM {table} WHERE run_id = ? AND host = ?", key)
-            loaded = _insert_bundle(connection, bundle, loaded_at)
-            _derive(connection, bundle)
-            action = "loaded" if existing is None else "replaced"
+        if existing is not None:
+            for table in replaced:
+                connection.execute(f"DELETE FROM {table} WHERE run_id = ? AND host = ?", key)
+        connection.execute(sql("ingest/insert_host"), [bundle.host, loaded_at])
+        for table in (*reversed(RUN_TABLES), *DERIVED_TABLES):  # a run's parents first
+            if table in replaced:
+                connection.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {staged(table)}")
         connection.execute("COMMIT")
     except BaseException:
         _rollback(connection)
         raise
-    return action, loaded
+    return "reinferred" if unchanged else "loaded" if existing is None else "replaced"
+
+
+def load_into(connection: duckdb.DuckDBPyConnection, bundle: Bundle) -> tuple[str, _Loaded | None]:
+    """Load a bundle and derive its inference and flags, validating its files as they stream in; return
+    (loaded | unchanged | replaced | reinferred, what was loaded). A reinferred bundle was unchanged, but
+    its derived rows were recomputed by this method. Raises BundleError when the bundle is refused.
+
+    The run is loaded and derived in the stage (warehouse.attach_stage), where the views see its rows
+    alone; the warehouse then takes its rows in one transaction, an INSERT per table, replacing what
+    it held of the run, so a refused bundle leaves the warehouse as it was."""
+    loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
+    key = [bundle.run_id, bundle.host]
+    attach_stage(connection)
+    warehouse = connection.execute("SELECT current_database()").fetchone()[0]
+    existing = connection.execute(sql("ingest/run_content_hash"), key).fetchone()
+    unchanged = existing is not None and existing[0] == bundle.content_sha256
+    if unchanged and is_current(connection, *key):
+        connection.execute(sql("ingest/forget_refusal"), [str(bundle.path)])
+        return "unchanged", None
+    try:
+        with using(connection, STAGE):
+            if unchanged:  # loaded by an older inference method: derive it again
+                _stage_loaded_run(connection, warehouse, key)
+                loaded = None
+            else:
+                loaded = _insert_bundle(connection, bundle, loaded_at)
+            _derive(connection, bundle)
+        return _hand_over(connection, bundle, lambda table: f"{quoted(STAGE)}.main.{table}", existing,
+                          loaded_at), loaded
+    finally:
+        _clear_stage(connection)
 
 
 def _is_storage_failure(error: duckdb.Error) -> bool:
@@ -304,14 +352,26 @@ def forget_vanished_refusals(connection: duckdb.DuckDBPyConnection) -> None:
             connection.execute(sql("ingest/forget_refusal"), [bundle_path])
 
 
-def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path) -> Outcome:
-    """Validate and load one bundle directory; a problem with the bundle becomes a REFUSED outcome (and
-    a row of refused_bundles), not an exception. A warehouse that cannot be written raises UserError."""
+def _unchanged(connection: duckdb.DuckDBPyConnection, path: Path) -> bool:
+    """The warehouse holds this bundle's run with the same content, derived by this fleetscope's method:
+    told from the manifest's bytes and a hash of the files before anything is validated or parsed."""
+    stated = stated_content(path)
+    if stated is None:
+        return False
+    run_id, host, content_sha256 = stated
+    held = connection.execute(sql("ingest/run_content_hash"), [run_id, host]).fetchone()
+    if held is None or held[0] != content_sha256 or not is_current(connection, run_id, host):
+        return False
+    connection.execute(sql("ingest/forget_refusal"), [str(Path(path).resolve())])
+    return True
+
+
+def _guarded(connection: duckdb.DuckDBPyConnection, path: Path, load: Callable[[], Outcome]) -> Outcome:
+    """load(), with a problem of the bundle turned into a REFUSED outcome (and a row of refused_bundles);
+    a warehouse that cannot be written raises UserError."""
     try:
         try:
-            bundle = open_bundle(path)
-            action, loaded = load_into(connection, bundle)
-            return _outcome(path, bundle, action, loaded)
+            return load()
         except BundleError as error:
             reason = _reason(str(error))
         except duckdb.Error as error:
@@ -325,6 +385,112 @@ def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path) -> Outcome:
         raise UserError(f"cannot write the warehouse while loading {path} ({error}); nothing of that bundle was "
                         "loaded, the bundles reported before it were: free space (or fix the disk) and run "
                         "`fleetscope ingest` again") from None
+
+
+def _unchanged_outcome(path: Path) -> Outcome:
+    return Outcome(path, "unchanged", f"run {path.parent.name}, host {path.name}: already loaded, unchanged")
+
+
+def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path) -> Outcome:
+    """Validate and load one bundle directory; a problem with the bundle becomes a REFUSED outcome (and
+    a row of refused_bundles), not an exception. A warehouse that cannot be written raises UserError."""
+    def load() -> Outcome:
+        if _unchanged(connection, path):
+            return _unchanged_outcome(path)
+        bundle = open_bundle(path)
+        action, loaded = load_into(connection, bundle)
+        return _outcome(path, bundle, action, loaded)
+    return _guarded(connection, path, load)
+
+
+# ---- several processes: N validate, load and derive, the one writer hands their rows over ---------------
+
+_WORKER: dict = {}
+
+
+def _worker_start(folder: str) -> None:
+    """A worker's stage: an in-memory database of its own with the warehouse's schema."""
+    connection = duckdb.connect(config={"autoload_known_extensions": False, "autoinstall_known_extensions": False})
+    apply_migrations(connection)
+    create_views(connection, every=True)
+    _WORKER.update(connection=connection, folder=Path(folder), staged=0)
+
+
+def _literal(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+def _worker_stage(path: Path, loaded_at: str) -> tuple[Bundle | None, _Loaded | str, Path | None]:
+    """In a worker: validate, load and derive one bundle in the worker's stage and write the staged rows to
+    a folder of the shared one, a Parquet file per table (a DuckDB file's checkpoint costs ten times more):
+    (bundle, what was loaded, folder), or (None, why it was refused, None)."""
+    connection = _WORKER["connection"]
+    try:
+        bundle = open_bundle(path)
+        loaded = _insert_bundle(connection, bundle, loaded_at)
+        _derive(connection, bundle)
+        _WORKER["staged"] += 1
+        folder = _WORKER["folder"] / f"{os.getpid()}-{_WORKER['staged']}"
+        folder.mkdir()
+        for table in STAGED_TABLES:
+            connection.execute(f"COPY memory.main.{table} TO {_literal(folder / table)} (FORMAT parquet)")
+        return bundle, loaded, folder
+    except BundleError as error:
+        return None, _reason(str(error)), None
+    except duckdb.Error as error:
+        if _is_storage_failure(error):
+            raise
+        return None, _reason(f"{path}: could not be stored ({error}); nothing was loaded"), None
+    finally:
+        for table in STAGED_TABLES:
+            connection.execute(f"DELETE FROM memory.main.{table}")
+
+
+def _hand_over_staged(connection: duckdb.DuckDBPyConnection, path: Path, future: Future, loaded_at: str) -> Outcome:
+    def load() -> Outcome:
+        bundle, loaded, folder = future.result()
+        if bundle is None:
+            raise BundleError(loaded)
+        try:
+            existing = connection.execute(sql("ingest/run_content_hash"), [bundle.run_id, bundle.host]).fetchone()
+            if existing is not None and existing[0] == bundle.content_sha256 and \
+                    is_current(connection, bundle.run_id, bundle.host):  # named twice in one ingest
+                return _unchanged_outcome(path)
+            action = _hand_over(connection, bundle, lambda table: f"read_parquet({_literal(folder / table)})",
+                                existing, loaded_at)
+        finally:
+            shutil.rmtree(folder)
+        return _outcome(path, bundle, action, loaded if action != "reinferred" else None)
+    return _guarded(connection, path, load)
+
+
+def ingest_bundles(connection: duckdb.DuckDBPyConnection, paths: list[Path], jobs: int = 1) -> Iterator[Outcome]:
+    """ingest_bundle of every path, in order. With jobs > 1, that many worker processes validate, load and
+    derive the bundles (each in a stage of its own) while this process, the warehouse's one writer, hands
+    their rows over in order; unchanged bundles are told here, without a worker."""
+    if jobs <= 1:
+        for path in paths:
+            yield ingest_bundle(connection, path)
+        return
+    loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
+    with tempfile.TemporaryDirectory(prefix="fleetscope-ingest-") as folder, \
+            ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver"),
+                                initializer=_worker_start, initargs=(folder,)) as pool:
+        queue: deque[tuple[Path, Future | None]] = deque()
+        for path in paths:
+            queue.append((path, None if _unchanged(connection, path) else
+                          pool.submit(_worker_stage, path, loaded_at)))
+            # at most two bundles a worker staged ahead of the writer
+            while queue and (queue[0][1] is None or queue[0][1].done() or
+                             sum(future is not None for _, future in queue) > 2 * jobs):
+                yield _next(connection, queue, loaded_at)
+        while queue:
+            yield _next(connection, queue, loaded_at)
+
+
+def _next(connection: duckdb.DuckDBPyConnection, queue: deque, loaded_at: str) -> Outcome:
+    path, future = queue.popleft()
+    return _unchanged_outcome(path) if future is None else _hand_over_staged(connection, path, future, loaded_at)
 
 
 def _outcome(path: Path, bundle: Bundle, action: str, loaded: _Loaded | None) -> Outcome:

@@ -18,8 +18,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
+import sys
+import tempfile
 import time
-from collections.abc import Iterable
+import weakref
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from itertools import islice, takewhile
 from pathlib import Path
 
@@ -68,19 +73,24 @@ def _view_hashes() -> dict[str, str]:
 
 def _connect(db_path: Path, lock_wait_s: float, *, read_only: bool, config: dict) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + lock_wait_s
+    told = False
     while True:
         try:
             return duckdb.connect(str(db_path), read_only=read_only, config=config)
         except duckdb.IOException as error:
             if "lock" not in str(error).lower():
                 raise UserError(f"cannot open warehouse {db_path}: {error}") from None
+            holder = re.search(r"\(PID (\d+)\)", str(error))
+            who = f"process {holder.group(1)}" if holder else "another process"
             if time.monotonic() >= deadline:
-                holder = re.search(r"\(PID (\d+)\)", str(error))
-                who = f"process {holder.group(1)}" if holder else "another process"
                 raise UserError(
                     f"warehouse {db_path} is in use by {who} and stayed locked for {lock_wait_s:g} s: "
                     "wait for the other ingest/report/duckdb session to finish, or raise --lock-wait"
                 ) from None
+            if not told and lock_wait_s > 0:
+                print(f"fleetscope: warehouse {db_path} is in use by {who} (an ingest, or a DuckDB session); "
+                      f"waiting up to {lock_wait_s:g} s for it (--lock-wait)", file=sys.stderr, flush=True)
+                told = True
             time.sleep(0.25)
         except duckdb.Error as error:
             # e.g. a file that is not a DuckDB database, or one this process holds with other settings
@@ -265,6 +275,62 @@ def open_read_only(db_path: Path, *, lock_wait_s: float = DEFAULT_LOCK_WAIT_S,
     return connection
 
 
+# The in-memory database a writer stages one run in (attach_stage).
+STAGE = "stage"
+
+
+def quoted(name: str) -> str:
+    """A DuckDB identifier (a database, table or column name) quoted for SQL text."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+@contextmanager
+def using(connection: duckdb.DuckDBPyConnection, database: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Unqualified names (tables, views, the queries of warehouse/queries) mean `database`'s while inside."""
+    previous = connection.execute("SELECT current_database()").fetchone()[0]
+    connection.execute(f"USE {quoted(database)}")
+    try:
+        yield connection
+    finally:
+        connection.execute(f"USE {quoted(previous)}")
+
+
+def attach_stage(connection: duckdb.DuckDBPyConnection) -> None:
+    """Attach an empty in-memory database named STAGE with the warehouse's schema, tables and views (once
+    per connection). Ingest loads and derives one run there, where every view and query sees that run's rows
+    alone, so its cost follows the bundle and not the warehouse; the rows then go over in one INSERT per table."""
+    attached = connection.execute("SELECT count(*) FROM duckdb_databases() WHERE database_name = ?",
+                                  [STAGE]).fetchone()[0]
+    if attached:
+        return
+    connection.execute(f"ATTACH ':memory:' AS {quoted(STAGE)}")
+    with using(connection, STAGE):
+        apply_migrations(connection)
+        create_views(connection, every=True)
+
+
+@contextmanager
+def open_snapshot(db_path: Path, *, lock_wait_s: float = DEFAULT_LOCK_WAIT_S) -> Iterator[duckdb.DuckDBPyConnection]:
+    """open_read_only on a copy of the warehouse taken while holding it, removed afterwards: a reader that
+    takes minutes (`report` of a large fleet) holds the file only while it is copied, so an ingest started
+    meanwhile waits seconds, not the whole report. Where the copy cannot be made (no room in $TMPDIR),
+    it reads the warehouse in place and says so."""
+    db_path = Path(db_path)
+    with tempfile.TemporaryDirectory(prefix="fleetscope-snapshot-") as folder:
+        copy = Path(folder) / db_path.name
+        with open_read_only(db_path, lock_wait_s=lock_wait_s):  # checks the schema; no writer meanwhile
+            try:
+                for suffix in ("", ".wal"):
+                    if db_path.with_name(db_path.name + suffix).exists():
+                        shutil.copyfile(db_path.with_name(db_path.name + suffix), copy.with_name(copy.name + suffix))
+            except OSError as error:
+                print(f"fleetscope: cannot copy warehouse {db_path} to {folder} ({error.strerror}): reading it in "
+                      "place, so an ingest waits until this command ends", file=sys.stderr, flush=True)
+                copy = None
+        with open_read_only(copy or db_path, lock_wait_s=lock_wait_s) as connection:
+            yield connection
+
+
 def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, rows: Iterable[dict]) -> int:
     """Insert dicts keyed by column name into `table`; return how many.
 
@@ -272,14 +338,27 @@ def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, rows: Iterabl
     lists or calling executemany costs ~0.5 ms per row in DuckDB, this costs microseconds, and the
     batches keep memory flat however many rows come.
     """
-    columns = connection.execute(sql("warehouse/table_columns"), [table]).fetchall()
-    structure = json.dumps([{name: data_type for name, data_type in columns}])
-    column_list = ", ".join(f'"{name}"' for name, _ in columns)
-    statement = (f'INSERT INTO "{table}" ({column_list}) '
-                 f"SELECT {column_list} FROM (SELECT unnest(from_json(?, ?), recursive := true))")
     rows = iter(rows)
     inserted = 0
     while batch := list(islice(rows, INSERT_BATCH_ROWS)):
+        statement, structure = _insert_statement(connection, table)
         connection.execute(statement, [json.dumps(batch), structure])
         inserted += len(batch)
     return inserted
+
+
+# Per writer connection, (database, table) -> its INSERT statement and row structure: a writer's schema is
+# this fleetscope's from the moment it opens (open_warehouse, attach_stage), and reading the catalog costs
+# milliseconds, more than inserting a run's rows of most tables.
+_INSERTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _insert_statement(connection: duckdb.DuckDBPyConnection, table: str) -> tuple[str, str]:
+    database = connection.execute("SELECT current_database()").fetchone()[0]
+    known = _INSERTS.setdefault(connection, {})
+    if (database, table) not in known:
+        columns = connection.execute(sql("warehouse/table_columns"), [table]).fetchall()
+        column_list = ", ".join(quoted(name) for name, _ in columns)
+        known[database, table] = (f"INSERT INTO {quoted(table)} ({column_list}) SELECT {column_list} "
+                                  "FROM (SELECT unnest(from_json(?, ?), recursive := true))", json.dumps([dict(columns)]))
+    return known[database, table]

@@ -124,6 +124,7 @@ def test_a_locked_warehouse_fails_with_a_clear_message_after_waiting(bundles, cl
             holder.kill()
     assert result.returncode == 1
     assert "is in use by process" in result.stderr and "--lock-wait" in result.stderr
+    assert "waiting up to 1.5 s for it" in result.stderr  # said at once, not only after the wait
     assert "Traceback" not in result.stderr
     assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
 

@@ -6,6 +6,7 @@ warehouse from a newer fleetscope, naming both schema versions."""
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +79,29 @@ def test_export_writes_only_under_its_folder(loaded_db, tmp_path):
         with pytest.raises(duckdb.PermissionException):
             connection.execute(f"COPY (SELECT 1) TO '{tmp_path}/outside.csv'")
     assert (lake / "inside.csv").exists() and not (tmp_path / "outside.csv").exists()
+
+
+def test_a_report_holds_the_warehouse_only_while_it_copies_it(bundles, cli, loaded_db, tmp_path):
+    """`report` reads a snapshot (open_snapshot): an ingest started while it runs opens the warehouse at
+    once, and the copy is gone when the report ends."""
+    spare = tmp_path / "tmp"
+    spare.mkdir()
+    hold = ("import sys\nfrom fleetscope.warehouse import open_snapshot\n"
+            "with open_snapshot(sys.argv[1]) as c:\n"
+            "    print(c.execute('SELECT count(*) FROM runs').fetchone()[0], flush=True)\n    sys.stdin.read()\n")
+    with subprocess.Popen([sys.executable, "-c", hold, str(loaded_db)], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(spare)}) as holder:
+        try:
+            assert holder.stdout.readline().strip() == "2"
+            assert list(spare.glob("fleetscope-snapshot-*/fleet.duckdb")), "the reader is not on a copy"
+            bundles.write(bundles.manifest(host="node3"))
+            result = cli("ingest", bundles.results_dir, "--db", loaded_db, "--lock-wait", "0")
+        finally:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert "loaded" in result.stdout and "waiting" not in result.stderr
+    assert holder.returncode == 0 and not list(spare.iterdir())
 
 
 def test_readers_do_not_block_each_other(cli, loaded_db):

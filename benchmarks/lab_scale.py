@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""How the controller's side of site.yml scales with the lab: a light run (facts, tuning, one small
+experiment, restore, collect, warehouse, report) over 1, 8 and 32 lab hosts of tests/lab (network
+namespaces with their own sshd on this machine; root needed), then the same run at one size with
+fewer forks, with `strategy: free` and without pipelining.
+
+    flock /tmp/fleetscope-machine.lock .venv/bin/python benchmarks/lab_scale.py \\
+        [--sizes 1,8,32] [--variants-at 8] [--tags zero_queue] [--budget-s 540]
+
+The lab is started once with the largest size and each run takes its hosts with --limit (fslab1..N
+plus localhost, the controller's plays). Every line ansible-playbook prints is timestamped as it
+arrives; the PLAY and TASK headers (linear strategy: a task's header comes when it starts on every
+host) split the run's wall time into stages: preflight, facts, tune, build, experiment, restore,
+collect, warehouse, report. Per run it reports each stage's wall time and per host, the peak memory
+of the controller (the RSS of ansible-playbook and every process under it, summed, sampled every
+0.2 s) and the number of its processes, and each host's own span (runs.started_at..finished_at).
+A run that would start past --budget-s is skipped and said so; the lab is stopped whatever happens.
+
+Targets (issue 19): controller overhead per added host <= 1 s of wall time at 32 hosts with the shipped
+defaults ((wall at 32 - wall at 1) / 31), and ingest + report of the 32 bundles <= 30 s. All lab hosts
+share this machine's CPUs: on a 2-vCPU guest each host's compile and experiment run one after another in
+effect, so the per-host figure is also given without the build and experiment stages (the hosts' own
+work, not the controller's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "lab"))
+
+from lab import PROJECT, Lab, LabRun, stop  # noqa: E402  (tests/lab is not a package)
+
+STAGES = ("preflight", "facts", "tune", "build", "experiment", "restore", "collect", "warehouse", "report")
+HOST_WORK = ("build", "experiment")
+OVERHEAD_TARGET_S, LOAD_TARGET_S = 1.0, 30.0
+# The experiment's DRAM working set: the lab's hosts share this machine's memory.
+DRAM_BYTES = 32 * 2**20
+
+
+def stage_of(header: str, current: str) -> str:
+    """The stage a PLAY or TASK header starts (site.yml's plays and the markers measure.yml sets)."""
+    play = re.match(r"PLAY \[(.*)\]", header)
+    if play:
+        name = play.group(1)
+        for prefix, stage in (("Preflight", "preflight"), ("Facts", "facts"), ("Measure - record", "collect"),
+                              ("Measure", current if current in STAGES[2:7] else "tune"),
+                              ("Warehouse", "warehouse"), ("Report", "report")):
+            if name.startswith(prefix):
+                return stage
+        return current
+    task = re.match(r"TASK \[(.*)\]", header).group(1)
+    markers = {"Stage tune": "tune", "Stage build": "build", "Stage characterize": "experiment"}
+    if task in markers:
+        return markers[task]
+    if current == "experiment" and task.startswith("tuning : "):
+        return "restore"
+    if current in ("experiment", "restore") and task.startswith("collect : "):
+        return "collect"
+    return current
+
+
+class Memory:
+    """Peak summed RSS of a process and its descendants, sampled in a thread."""
+
+    def __init__(self, pid: int):
+        self.root = psutil.Process(pid)
+        self.peak_mb = 0.0
+        self.peak_processes = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+        self.thread.start()
+
+    def sample(self) -> None:
+        while not self.done.wait(0.2):
+            try:
+                processes = [self.root, *self.root.children(recursive=True)]
+            except psutil.Error:
+                continue
+            total = 0
+            for process in processes:
+                try:
+                    total += process.memory_info().rss
+                except psutil.Error:
+                    continue
+            self.peak_mb = max(self.peak_mb, total / 2**20)
+            self.peak_processes = max(self.peak_processes, len(processes))
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join()
+
+
+def timed_run(lab: Lab, workdir: Path, hosts: int, tags: str, env: dict[str, str]) -> dict:
+    run = LabRun(workdir, lab.inventory)
+    limit = ",".join([*(host.name for host in lab.hosts[:hosts]), "localhost"])
+    argv = run.argv("site.yml", "--tags", tags, "--limit", limit, "-e", f"kernels_dram_bytes={DRAM_BYTES}")
+    started = time.monotonic()
+    process = subprocess.Popen(argv, cwd=PROJECT, env={**run.env(), **env}, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    memory = Memory(process.pid)
+    stage, since, times, output = "preflight", started, dict.fromkeys(STAGES, 0.0), []
+    for line in process.stdout:
+        output.append(line)
+        if line.startswith(("PLAY [", "TASK [")):
+            now = time.monotonic()
+            following = stage_of(line, stage)
+            if following != stage:
+                times[stage] += now - since
+                stage, since = following, now
+    process.wait()
+    wall = time.monotonic() - started
+    times[stage] += wall - (since - started)
+    memory.stop()
+    run.keep_log("site.yml", "".join(output))
+    if process.returncode != 0:
+        raise SystemExit(f"site.yml over {hosts} hosts failed ({process.returncode}):\n{''.join(output)[-3000:]}")
+    with duckdb.connect(str(run.warehouse), read_only=True) as db:
+        spans = [span for (span,) in db.execute(
+            "SELECT epoch(finished_at) - epoch(started_at) FROM runs WHERE host LIKE 'fslab%'").fetchall()]
+    if len(spans) != hosts:
+        raise SystemExit(f"expected {hosts} bundles in the warehouse, found {len(spans)}")
+    return {"hosts": hosts, "wall_s": wall, "stages": times, "rss_mb": memory.peak_mb,
+            "processes": memory.peak_processes, "host_span_s": statistics.median(spans), "env": env}
+
+
+def row(label: str, result: dict) -> str:
+    stages = " | ".join(f"{result['stages'][stage]:.1f}" for stage in STAGES)
+    return (f"| {label} | {result['hosts']} | {result['wall_s']:.1f} | {stages} | "
+            f"{result['rss_mb']:.0f} MB / {result['processes']} | {result['host_span_s']:.1f} |")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1,8,32", help="lab sizes (default 1,8,32)")
+    parser.add_argument("--variants-at", type=int, default=8,
+                        help="size of the forks / strategy / pipelining runs (0: none; default 8)")
+    parser.add_argument("--tags", default="zero_queue", help="the experiment(s) run (default zero_queue)")
+    parser.add_argument("--budget-s", type=float, default=540, help="start no run after this many seconds")
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",")]
+    variants = {"forks 5": {"ANSIBLE_FORKS": "5"}, "strategy free": {"ANSIBLE_STRATEGY": "free"},
+                "no pipelining": {"ANSIBLE_PIPELINING": "False"}} if args.variants_at else {}
+    began = time.monotonic()
+    lab = Lab(max(sizes + [args.variants_at])).start()
+    print(f"lab of {len(lab.hosts)} hosts started in {time.monotonic() - began:.1f} s", flush=True)
+    results, skipped = [], []
+    try:
+        with tempfile.TemporaryDirectory(prefix="fleetscope-lab-scale-") as tmp:
+            plan = [("defaults", size, {}) for size in sizes] + \
+                   [(name, args.variants_at, env) for name, env in variants.items()]
+            for index, (label, hosts, env) in enumerate(plan):
+                if time.monotonic() - began > args.budget_s:
+                    skipped.append(f"{label} at {hosts} hosts")
+                    continue
+                result = timed_run(lab, Path(tmp) / f"{index:02d}", hosts, args.tags, env)
+                results.append((label, result))
+                print(f"{label}, {hosts} hosts: {result['wall_s']:.1f} s", flush=True)
+    finally:
+        stop()
+    print(f"\n## site.yml --tags {args.tags} (quick profile, DRAM working set {DRAM_BYTES >> 20} MiB), wall s")
+    print("| run | hosts | wall | " + " | ".join(STAGES) + " | controller peak RSS / processes | median host span |")
+    print("|" + "---|" * (5 + len(STAGES)))
+    for label, result in results:
+        print(row(label, result))
+    defaults = {result["hosts"]: result for label, result in results if label == "defaults"}
+    if len(defaults) >= 2:
+        small, large = defaults[min(defaults)], defaults[max(defaults)]
+        added = large["hosts"] - small["hosts"]
+        per_host = (large["wall_s"] - small["wall_s"]) / added
+        controller = sum(large["stages"][s] - small["stages"][s] for s in STAGES if s not in HOST_WORK) / added
+        load = large["stages"]["warehouse"] + large["stages"]["report"]
+        print(f"\nper added host from {small['hosts']} to {large['hosts']}: {per_host:.2f} s of wall time "
+              f"({controller:.2f} s without build and experiment); target <= {OVERHEAD_TARGET_S:g} s: "
+              f"{'met' if per_host <= OVERHEAD_TARGET_S else 'MISSED'} (without the hosts' own work: "
+              f"{'met' if controller <= OVERHEAD_TARGET_S else 'MISSED'})")
+        print(f"ingest + report of {large['hosts']} bundles: {load:.1f} s; target <= {LOAD_TARGET_S:g} s: "
+              f"{'met' if load <= LOAD_TARGET_S else 'MISSED'}")
+    for label in skipped:
+        print(f"not run (past --budget-s {args.budget_s:g} s): {label}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
