@@ -45,7 +45,8 @@ void record_samples(struct record *record, const double *samples, size_t count);
  * target, cap), cap_s (null without a target), sampling_s, trend_z and
  * shift_rel (stats_trend), drift, attempt, requeued (this attempt stopped at
  * its cap while the point drifted, so the point is measured again)} and
- * drift_forced: true under --test-drift. */
+ * drift_forced: true under --test-drift; then context.counters, the run's
+ * counters over its samples (counters_record). */
 void record_precision(struct record *record, const struct sampler_run *run, const double *samples);
 
 /* The params every measuring kernel records last: cpu (null when not

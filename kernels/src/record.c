@@ -125,6 +125,7 @@ void record_precision(struct record *record, const struct sampler_run *run, cons
 	json_key(json, "requeued");
 	json_bool(json, run->requeue);
 	json_object_end(json);
+	counters_record(json, &run->counters);
 }
 
 void record_run_params(struct record *record, uint64_t accesses_per_sample)
