@@ -82,11 +82,18 @@ def _dots_per_level(records: list[dict], order: list[str], group: str | None, y_
 
 
 def zero_queue_chart(section: SectionData) -> dict | None:
+    """Per level; on a host with more than one core kind (P/E cores, big.LITTLE), each kind's side by side."""
     time = section.units["time"]
+    kinds = list(dict.fromkeys(row.get("core_kind") for row in section.rows if row.get("core_kind")))
     records = [{"level": row["level"], "value": time.scaled(row["median_ns"]), "ci_low": time.scaled(row["ci95_low_ns"]),
-                "ci_high": time.scaled(row["ci95_high_ns"]), "cycles": row["median_cycles"]} for row in section.rows]
-    return _dots_per_level(records, _level_order(section.rows), None, f"latency ({time.symbol}, log scale)",
-                           "Idle latency per level", "median with 95% CI; working sets chosen from this host's sysfs sizes")
+                "ci_high": time.scaled(row["ci95_high_ns"]), "cycles": row["median_cycles"],
+                "core kind": row.get("core_kind")} for row in section.rows]
+    per_kind = len(kinds) > 1
+    return _dots_per_level(records, _level_order(section.rows), "core kind" if per_kind else None,
+                           f"latency ({time.symbol}, log scale)", "Idle latency per level",
+                           "median with 95% CI; working sets chosen from " + (
+                               f"each core kind's own sysfs sizes ({', '.join(kinds)})" if per_kind
+                               else "this host's sysfs sizes"))
 
 
 def write_cost_chart(section: SectionData) -> dict | None:
@@ -217,12 +224,14 @@ FAMILY = Family("Latency", sections=(
              Column("huge_bytes_granted", "huge pages granted", "bytes"), Column("sample_count", "samples", "count"))),
     Section("zero-queue", "zero_queue", "Idle latency per level", "zero_queue_levels", "zero_queue_levels",
             zero_queue_chart,
-            (Column("level", "level"), Column("sysfs_size_bytes", "sysfs size", "bytes"),
+            (Column("core_kind", "core kind"), Column("cpu", "CPU", "count"), Column("level", "level"),
+             Column("sysfs_size_bytes", "sysfs size", "bytes"),
              Column("working_set_bytes", "working set", "bytes"), Column(*_NS), *_CI,
              Column("median_cycles", "cycles", "number"), Column("huge_bytes_granted", "huge pages granted", "bytes"),
              Column("size_rule", "working set rule")),
-            "Working sets come from this host's own sysfs cache sizes; in a VM the effective last-level "
-            "cache can be far smaller than sysfs says."),
+            "Working sets come from the measuring CPU's own sysfs cache sizes; in a VM the effective last-level "
+            "cache can be far smaller than sysfs says. On a host with more than one core kind (hybrid P/E "
+            "cores, Arm big.LITTLE) each kind is measured on its own CPU and shown beside the others."),
     Section("pattern-stride", "pattern_stride", "Pattern × stride latency", "pattern_stride_latency",
             "pattern_stride_latency", pattern_stride_chart,
             (Column("pattern", "pattern"), Column("stride_bytes", "stride", "bytes"), Column(*_NS),

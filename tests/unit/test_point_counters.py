@@ -71,6 +71,20 @@ def test_counters_reach_the_view_with_states_kept(bundles, cli, tmp_path):
     assert by[0, "page-faults"][3] == 0  # a counted zero stays a zero
     assert by[0, "cycles"][6] is None and by[0, "cycles"][7] is None
     assert by[half, "instructions"][2:9] == ("counted", 6_000_000, 0.75, pytest.approx(1200.0), 2.0, True, True)
+    with duckdb.connect(str(db), read_only=True) as connection:
+        flag = connection.execute("SELECT status, evidence FROM flags WHERE rule = 'measured_while_throttling'").fetchall()
+    assert flag == [("flagged", f"{len(points) - half} of {len(points) - half} checked break it; worst "
+                                f"latency_sweep point {half} (chase): 1 throttled (1 yes, 0 no)")]
+
+
+def test_a_host_without_throttle_counters_records_why_the_check_did_not_run(bundles, cli, tmp_path):
+    points = with_counters(bundles.latency_points(page_policies=("thp",)), VM_COUNTERS)
+    db = tmp_path / "fleet.duckdb"
+    assert cli("ingest", bundles.write(results={"results/latency_sweep.jsonl": points}), "--db", db).returncode == 0
+    with duckdb.connect(str(db), read_only=True) as connection:
+        flag = connection.execute("SELECT status, reason FROM flags WHERE rule = 'measured_while_throttling'").fetchall()
+    assert flag == [("not_run", "the host's kernel exposes no thermal_throttle counters (common in VMs and on "
+                                "non-Intel CPUs)")]
 
 
 @pytest.mark.parametrize(("break_it", "problem"), [
