@@ -190,6 +190,25 @@ def c2c_chart(section: SectionData) -> dict | None:
                       "CPUs", height=max(160, 18 * len({record["cpu_a"] for record in records})))
 
 
+def numa_chart(section: SectionData) -> dict | None:
+    time = section.units["time"]
+    records = [{"cpu_node": row["cpu_node"], "mem_node": row["mem_node"], "median": time.scaled(row["median_ns"]),
+                "ratio": row["ratio_to_local"]} for row in section.rows
+               if row["median_ns"] is not None and row["cpu_node"] is not None and row["mem_node"] is not None]
+    if not records:
+        return None
+    chart = Chart()
+    data = chart.data(records)
+    x, y = o("mem_node", "memory node"), o("cpu_node", "CPU node")
+    chart.layer(data, "rect", x=x, y=y,
+                color=q("median", f"latency ({time.symbol})", scale={"scheme": "viridis"}, legend={"format": NUMBER}),
+                tooltip=[tip("cpu_node", "CPU node", whole=True), tip("mem_node", "memory node", whole=True),
+                         tip("median", f"median {time.symbol}"), tip("ratio", "x local")])
+    chart.layer(data, {"type": "text", "color": "white"}, x=x, y=y, text=q("median", format=NUMBER))
+    return chart.spec("NUMA latency matrix", "DRAM-sized chase, median; the chase on a CPU of each node, its memory "
+                      "bound to each node", height=max(120, 40 * len({record["cpu_node"] for record in records})))
+
+
 def tlb_figure(rows: list[dict]) -> Figure:
     """L1/L2 entries and the page-walk cost with 4 KiB pages (the smallest page size measured)."""
     if not rows:
@@ -260,6 +279,13 @@ FAMILY = Family("Latency", sections=(
              Column("min_ns", "min", "ns"), Column("smt_siblings", "SMT siblings", "bool"),
              Column("same_core", "same core", "bool"), Column("numa_node_a", "node a", "count"),
              Column("numa_node_b", "node b", "count"))),
+    Section("numa-matrix", "numa_matrix", "NUMA latency matrix", "numa_latency_matrix", "numa_latency_matrix",
+            numa_chart,
+            (Column("cpu_node", "CPU node", "count"), Column("mem_node", "memory node", "count"),
+             Column("cpu", "CPU", "count"), Column(*_NS), Column("min_ns", "min", "ns"), *_CI,
+             Column("ratio_to_local", "× local", "number"), Column("working_set_bytes", "working set", "bytes")),
+            "Like Intel MLC's --latency_matrix: memory bound with set_mempolicy (MPOL_BIND, no fallback). "
+            "A host with one NUMA node records the experiment as skipped, with the reason."),
 ), headlines=(
     Headline("TLB", "tlb", "tlb", "inferred_tlb", tlb_figure,
              (Column("tlb_l1_entries", "TLB L1 entries", "count"), Column("tlb_l2_entries", "TLB L2 entries", "count"))),

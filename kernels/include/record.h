@@ -50,7 +50,8 @@ void record_samples(struct record *record, const double *samples, size_t count);
 void record_precision(struct record *record, const struct sampler_run *run, const double *samples);
 
 /* The params every measuring kernel records last: cpu (null when not
- * pinned), accesses_per_sample and seed. */
+ * pinned), with --mem-node mem_node and cpu_node (the measuring CPU's
+ * node, null when not pinned or unknown), accesses_per_sample and seed. */
 void record_run_params(struct record *record, uint64_t accesses_per_sample);
 
 /* The context every timed kernel reports: the L1 canary before and after the

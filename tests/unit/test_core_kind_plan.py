@@ -107,3 +107,53 @@ def test_thread_sweep_on_big_little_takes_big_cores_first(plan, machine_topology
 def test_filters_are_registered(plan):
     assert set(plan.FilterModule().filters()) == {"core_kind_points", "core_kind_notes", "core_kind_cpu_order",
                                                   "core_kind_order_note"}
+
+
+@pytest.fixture(scope="module")
+def numa_plan():
+    return load("numa_plan", ROOT / "roles" / "kernels" / "filter_plugins" / "numa.py").numa_matrix_plan
+
+
+@pytest.fixture(scope="module")
+def machine_numa():
+    facts = load("fleetscope_facts_numa", ROOT / "roles" / "facts" / "library" / "fleetscope_facts.py")
+
+    def read(machine: str) -> dict:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("FLEETSCOPE_SYSFS_ROOT", str(SYSFS / machine))
+            return facts.numa_facts()
+    return read
+
+
+def cells(points: list[dict]) -> list[tuple[int, int]]:
+    return [(point["argv"][point["argv"].index("--cpu") + 1], point["argv"][point["argv"].index("--mem-node") + 1])
+            for point in points]
+
+
+def test_numa_matrix_on_two_sockets_measures_every_cpu_node_memory_node_pair(numa_plan, machine_numa):
+    plan = numa_plan(machine_numa("intel-xeon-e5-2node"), ["fleetscope-kernels", "chase", "--sizes", 1 << 30])
+    assert plan["skip"] is None
+    assert cells(plan["points"]) == [(0, 0), (0, 1), (8, 0), (8, 1)]
+    assert plan["points"][1]["label"] == "CPU 0 (node0) -> memory on node1"
+    assert plan["notes"][0].startswith("2 CPU nodes x 2 memory nodes")
+
+
+def test_numa_matrix_on_eight_nodes_is_eight_by_eight(numa_plan, machine_numa):
+    plan = numa_plan(machine_numa("amd-opteron-8node"), ["chase"])
+    assert len(plan["points"]) == 64
+    assert sorted({cpu for cpu, _ in cells(plan["points"])}) == [0, 2, 4, 6, 8, 10, 12, 14]
+
+
+@pytest.mark.parametrize("machine", ["intel-raptorlake-hybrid", "arm-gb10-biglittle"])
+def test_a_one_node_host_records_why_there_is_no_matrix(numa_plan, machine_numa, machine):
+    plan = numa_plan(machine_numa(machine), ["chase"])
+    assert plan["points"] == [] and plan["notes"] == []
+    assert plan["skip"] == ("one NUMA node (node0: CPUs 0-19): no remote memory to measure, so there is no "
+                            "latency matrix")
+
+
+def test_a_memory_only_node_is_a_memory_target_not_a_cpu_node(numa_plan):
+    """Synthetic: node1 holds memory and no CPUs (CXL or HBM memory), as sysfs lists it with an empty cpulist."""
+    plan = numa_plan({"nodes": 2, "cpus": {"node0": "0-3", "node1": ""}}, ["chase"])
+    assert cells(plan["points"]) == [(0, 0), (0, 1)]
+    assert numa_plan({}, ["chase"])["skip"].startswith("one NUMA node (no node directory in sysfs)")

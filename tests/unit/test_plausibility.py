@@ -11,7 +11,7 @@ import pytest
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "mlc_samples"
 RULES = {"dram_chase_too_fast", "bandwidth_above_dram_peak", "huge_pages_not_granted", "loaded_idle_far_above_idle",
-         "stride_bytes_counted", "nt_write_far_above_read"}
+         "stride_bytes_counted", "nt_write_far_above_read", "measured_while_throttling"}
 
 
 def point(experiment: str, kernel: str, params: dict, ns: float, context: dict | None = None) -> dict:
