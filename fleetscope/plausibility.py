@@ -612,10 +612,25 @@ def canary_drift(run: Run) -> list[Flag]:
                        "no point of this run read the L1 canary")
 
 
+def measured_while_throttling(run: Run) -> list[Flag]:
+    """A point measured while some CPU's thermal_throttle count rose: its numbers are of a slowed clock."""
+    rule, subject = "measured_while_throttling", "point_counters"
+    rows = run.rows("throttled_points")
+    known = [(f"{experiment} point {index} ({kernel})", 1.0 if throttled else 0.0)
+             for experiment, index, kernel, throttled in rows if throttled is not None]
+    if not known:
+        return [Flag(rule, "not_run", subject, reason=(
+            "no point carries per-point counters" if not rows else
+            "the host's kernel exposes no thermal_throttle counters (common in VMs and on non-Intel CPUs)"))]
+    return [_against(rule, subject, known, 0.0, "throttled (1 yes, 0 no)",
+                     "some CPU's core or package thermal_throttle count rose during the point",
+                     lambda value: value > 0, max)]
+
+
 RULES: tuple[Callable[[Run], list[Flag]], ...] = (
     dram_chase_too_fast, bandwidth_above_dram_peak, huge_pages_not_granted, loaded_idle_far_above_idle,
     stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law,
-    threads_shared_one_cpu, noisy_point, bimodal_point, canary_drift,
+    threads_shared_one_cpu, noisy_point, bimodal_point, canary_drift, measured_while_throttling,
 )
 
 

@@ -80,11 +80,15 @@ def page_path(host: str, run_id: str, latest_run_id: str) -> str:
 
 
 def flatten_facts(facts: object, prefix: str = "") -> list[tuple[str, str]]:
-    """Facts as (dotted path, value text) rows; caches are left out (they have their own table)."""
+    """Facts as (dotted path, value text) rows; caches are left out (they have their own table), and so is
+    every CPU's record (topology.cpus: hundreds of rows on a big host; the core kinds summarise them)."""
     if isinstance(facts, dict):
         rows = []
         for key, value in facts.items():
             if not prefix and key == "caches":
+                continue
+            if prefix == "topology" and key == "cpus" and isinstance(value, list):
+                rows.append(("topology.cpus", f"{len(value)} CPUs, each with its place and clocks (in the manifest)"))
                 continue
             rows.extend(flatten_facts(value, f"{prefix}.{key}" if prefix else str(key)))
         return rows

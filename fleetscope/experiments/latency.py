@@ -82,11 +82,18 @@ def _dots_per_level(records: list[dict], order: list[str], group: str | None, y_
 
 
 def zero_queue_chart(section: SectionData) -> dict | None:
+    """Per level; on a host with more than one core kind (P/E cores, big.LITTLE), each kind's side by side."""
     time = section.units["time"]
+    kinds = list(dict.fromkeys(row.get("core_kind") for row in section.rows if row.get("core_kind")))
     records = [{"level": row["level"], "value": time.scaled(row["median_ns"]), "ci_low": time.scaled(row["ci95_low_ns"]),
-                "ci_high": time.scaled(row["ci95_high_ns"]), "cycles": row["median_cycles"]} for row in section.rows]
-    return _dots_per_level(records, _level_order(section.rows), None, f"latency ({time.symbol}, log scale)",
-                           "Idle latency per level", "median with 95% CI; working sets chosen from this host's sysfs sizes")
+                "ci_high": time.scaled(row["ci95_high_ns"]), "cycles": row["median_cycles"],
+                "core kind": row.get("core_kind")} for row in section.rows]
+    per_kind = len(kinds) > 1
+    return _dots_per_level(records, _level_order(section.rows), "core kind" if per_kind else None,
+                           f"latency ({time.symbol}, log scale)", "Idle latency per level",
+                           "median with 95% CI; working sets chosen from " + (
+                               f"each core kind's own sysfs sizes ({', '.join(kinds)})" if per_kind
+                               else "this host's sysfs sizes"))
 
 
 def write_cost_chart(section: SectionData) -> dict | None:
@@ -184,6 +191,25 @@ def c2c_chart(section: SectionData) -> dict | None:
                       "CPUs", height=max(160, 18 * len({record["cpu_a"] for record in records})))
 
 
+def numa_chart(section: SectionData) -> dict | None:
+    time = section.units["time"]
+    records = [{"cpu_node": row["cpu_node"], "mem_node": row["mem_node"], "median": time.scaled(row["median_ns"]),
+                "ratio": row["ratio_to_local"]} for row in section.rows
+               if row["median_ns"] is not None and row["cpu_node"] is not None and row["mem_node"] is not None]
+    if not records:
+        return None
+    chart = Chart()
+    data = chart.data(records)
+    x, y = o("mem_node", "memory node"), o("cpu_node", "CPU node")
+    chart.layer(data, "rect", x=x, y=y,
+                color=q("median", f"latency ({time.symbol})", scale={"scheme": "viridis"}, legend={"format": NUMBER}),
+                tooltip=[tip("cpu_node", "CPU node", whole=True), tip("mem_node", "memory node", whole=True),
+                         tip("median", f"median {time.symbol}"), tip("ratio", "x local")])
+    chart.layer(data, {"type": "text", "color": "white"}, x=x, y=y, text=q("median", format=NUMBER))
+    return chart.spec("NUMA latency matrix", "DRAM-sized chase, median; the chase on a CPU of each node, its memory "
+                      "bound to each node", height=max(120, 40 * len({record["cpu_node"] for record in records})))
+
+
 def tlb_figure(rows: list[dict]) -> Figure:
     """L1/L2 entries and the page-walk cost with 4 KiB pages (the smallest page size measured)."""
     if not rows:
@@ -218,12 +244,14 @@ FAMILY = Family("Latency", sections=(
              Column("huge_bytes_granted", "huge pages granted", "bytes"), Column("sample_count", "samples", "count"))),
     Section("zero-queue", "zero_queue", "Idle latency per level", "zero_queue_levels", "zero_queue_levels",
             zero_queue_chart,
-            (Column("level", "level"), Column("sysfs_size_bytes", "sysfs size", "bytes"),
+            (Column("core_kind", "core kind"), Column("cpu", "CPU", "count"), Column("level", "level"),
+             Column("sysfs_size_bytes", "sysfs size", "bytes"),
              Column("working_set_bytes", "working set", "bytes"), Column(*_NS), *_CI,
              Column("median_cycles", "cycles", "number"), Column("huge_bytes_granted", "huge pages granted", "bytes"),
              Column("size_rule", "working set rule")),
-            "Working sets come from this host's own sysfs cache sizes; in a VM the effective last-level "
-            "cache can be far smaller than sysfs says."),
+            "Working sets come from the measuring CPU's own sysfs cache sizes; in a VM the effective last-level "
+            "cache can be far smaller than sysfs says. On a host with more than one core kind (hybrid P/E "
+            "cores, Arm big.LITTLE) each kind is measured on its own CPU and shown beside the others."),
     Section("pattern-stride", "pattern_stride", "Pattern × stride latency", "pattern_stride_latency",
             "pattern_stride_latency", pattern_stride_chart,
             (Column("pattern", "pattern"), Column("stride_bytes", "stride", "bytes"), Column(*_NS),
@@ -252,6 +280,13 @@ FAMILY = Family("Latency", sections=(
              Column("min_ns", "min", "ns"), Column("smt_siblings", "SMT siblings", "bool"),
              Column("same_core", "same core", "bool"), Column("numa_node_a", "node a", "count"),
              Column("numa_node_b", "node b", "count"))),
+    Section("numa-matrix", "numa_matrix", "NUMA latency matrix", "numa_latency_matrix", "numa_latency_matrix",
+            numa_chart,
+            (Column("cpu_node", "CPU node", "count"), Column("mem_node", "memory node", "count"),
+             Column("cpu", "CPU", "count"), Column(*_NS), Column("min_ns", "min", "ns"), *_CI,
+             Column("ratio_to_local", "× local", "number"), Column("working_set_bytes", "working set", "bytes")),
+            "Like Intel MLC's --latency_matrix: memory bound with set_mempolicy (MPOL_BIND, no fallback). "
+            "A host with one NUMA node records the experiment as skipped, with the reason."),
 ), headlines=(
     Headline("TLB", "tlb", "tlb", "inferred_tlb", tlb_figure,
              (Column("tlb_l1_entries", "TLB L1 entries", "count"), Column("tlb_l2_entries", "TLB L2 entries", "count"))),

@@ -27,6 +27,7 @@ struct kopts {
 	int have_max_point_s;
 	double min_sample_ms;     /* calibrated minimum time of one sample */
 	int cpu;                  /* -1: not pinned */
+	int mem_node;             /* --mem-node: memory bound to this NUMA node; -1: not bound */
 	uint64_t seed;
 	int have_seed;
 	int ordered;              /* measure points in the order given */

@@ -45,11 +45,13 @@ void record_samples(struct record *record, const double *samples, size_t count);
  * target, cap), cap_s (null without a target), sampling_s, trend_z and
  * shift_rel (stats_trend), drift, attempt, requeued (this attempt stopped at
  * its cap while the point drifted, so the point is measured again)} and
- * drift_forced: true under --test-drift. */
+ * drift_forced: true under --test-drift; then context.counters, the run's
+ * counters over its samples (counters_record). */
 void record_precision(struct record *record, const struct sampler_run *run, const double *samples);
 
 /* The params every measuring kernel records last: cpu (null when not
- * pinned), accesses_per_sample and seed. */
+ * pinned), with --mem-node mem_node and cpu_node (the measuring CPU's
+ * node, null when not pinned or unknown), accesses_per_sample and seed. */
 void record_run_params(struct record *record, uint64_t accesses_per_sample);
 
 /* The context every timed kernel reports: the L1 canary before and after the

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "counters.h"
 #include "kopts.h"
 #include "stats.h"
 
@@ -60,6 +61,7 @@ struct sampler_run {
 	double sampling_s;  /* from the first sample to the stop */
 	enum sampler_stop stop;
 	int requeue;        /* a first attempt stopped at the cap while drifting */
+	struct counters counters; /* over the samples: from the first sample to the stop */
 };
 
 void sampler_begin(struct sampler_run *run, const struct kopts *opts, unsigned attempt,

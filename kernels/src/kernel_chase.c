@@ -228,6 +228,7 @@ static int chase_run(int argc, char **argv)
 const struct kernel_spec chase_kernel = {
 	.name = "chase",
 	.experiment = DEFAULT_EXPERIMENT,
+	.also_feeds = "numa_matrix",
 	.description = "idle load-to-use latency: random pointer chase over working-set sizes",
 	.run = chase_run,
 	.print_help = chase_help,

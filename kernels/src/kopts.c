@@ -3,8 +3,10 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/mempolicy.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,7 +26,9 @@ enum {
 	OPTION_TEST_DRIFT,
 	OPTION_TRIES,
 	OPTION_TEST_UNSETTLED,
+	OPTION_MEM_NODE,
 };
+#define MAX_MEM_NODE 1023
 #define DEFAULT_MAX_POINT_SECONDS 10.0
 
 static const struct option common_long[] = {
@@ -44,6 +48,7 @@ static const struct option common_long[] = {
 	{"test-drift", no_argument, NULL, OPTION_TEST_DRIFT},
 	{"tries", required_argument, NULL, OPTION_TRIES},
 	{"test-unsettled", no_argument, NULL, OPTION_TEST_UNSETTLED},
+	{"mem-node", required_argument, NULL, OPTION_MEM_NODE},
 };
 #define COMMON_COUNT (sizeof(common_long) / sizeof(common_long[0]))
 
@@ -59,6 +64,7 @@ void kopts_init(struct kopts *opts, const char *kernel, const char *experiment,
 	opts->attempt = 1;
 	opts->tries = KOPTS_DEFAULT_TRIES;
 	opts->cpu = -1;
+	opts->mem_node = -1;
 	opts->experiment = experiment;
 }
 
@@ -193,7 +199,32 @@ static void common_option(struct kopts *opts, int option, const char *arg)
 	case OPTION_TEST_UNSETTLED:
 		opts->test_unsettled = 1;
 		break;
+	case OPTION_MEM_NODE: {
+		char path[64];
+
+		opts->mem_node = (int)kopts_u64(opts, "--mem-node", arg, 0, MAX_MEM_NODE);
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d", opts->mem_node);
+		if (access(path, F_OK) != 0)
+			cli_fail(CLI_EXIT_USAGE, opts->kernel,
+				 "--mem-node %d: this host has no NUMA node %d (no %s); see 'numactl --hardware'",
+				 opts->mem_node, opts->mem_node, path);
+		break;
 	}
+	}
+}
+
+/* Every page this process maps from now on, in this thread and the threads it
+ * starts, comes from node mem_node only (MPOL_BIND: strict, no fallback to
+ * another node), so a point's memory is where the record says. */
+static void bind_memory(const struct kopts *opts)
+{
+	unsigned long mask[(MAX_MEM_NODE + 1) / (8 * sizeof(unsigned long))] = {0};
+	const unsigned long bits = 8 * sizeof(unsigned long);
+
+	mask[(unsigned long)opts->mem_node / bits] |= 1UL << ((unsigned long)opts->mem_node % bits);
+	if (syscall(SYS_set_mempolicy, MPOL_BIND, mask, (unsigned long)MAX_MEM_NODE + 2) != 0)
+		cli_fail(CLI_EXIT_RUNTIME, opts->kernel, "cannot bind memory to NUMA node %d: %s", opts->mem_node,
+			 strerror(errno));
 }
 
 static uint64_t seed_from_clock(void)
@@ -257,6 +288,8 @@ void kopts_parse(struct kopts *opts, int argc, char **argv, const char *specific
 		cli_fail(CLI_EXIT_USAGE, opts->kernel,
 			 "--max-point-seconds caps adaptive sampling; give --target-ci too, or leave it out for a fixed --samples");
 
+	if (opts->mem_node >= 0)
+		bind_memory(opts);
 	if (!opts->have_seed)
 		opts->seed = seed_from_clock();
 	if (!opts->have_max_bytes) {
@@ -341,6 +374,8 @@ void kopts_help(FILE *out, const struct kopts *defaults)
 		"                          milliseconds (default %g; decimals allowed)\n"
 		"  -c, --cpu N             pin the measuring thread to CPU N (default: not\n"
 		"                          pinned, cpu: null)\n"
+		"      --mem-node N        take every page from NUMA node N only\n"
+		"                          (set_mempolicy MPOL_BIND; params mem_node, cpu_node)\n"
 		"  -r, --seed N            seed for the point order and every random layout,\n"
 		"                          0..2^64-1 (default: from the clock; always recorded)\n"
 		"  -O, --ordered           measure points in the order given instead of a\n"

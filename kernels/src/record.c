@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "topology.h"
 
 void record_open(struct record *record, const struct kopts *opts)
 {
@@ -125,6 +126,7 @@ void record_precision(struct record *record, const struct sampler_run *run, cons
 	json_key(json, "requeued");
 	json_bool(json, run->requeue);
 	json_object_end(json);
+	counters_record(json, &run->counters);
 }
 
 void record_run_params(struct record *record, uint64_t accesses_per_sample)
@@ -136,6 +138,22 @@ void record_run_params(struct record *record, uint64_t accesses_per_sample)
 		json_null(json);
 	else
 		json_int(json, record->opts->cpu);
+	if (record->opts->mem_node >= 0) {
+		struct topology_cpu where = {.numa_node = TOPOLOGY_UNKNOWN};
+
+		/* the node the measuring CPU belongs to: with mem_node, one cell of a NUMA matrix */
+		if (record->opts->cpu >= 0 && topology_read(record->opts->cpu, &where) != 0)
+			cli_fail(CLI_EXIT_RUNTIME, record->opts->kernel, "out of memory reading the CPU's node");
+		json_key(json, "mem_node");
+		json_int(json, record->opts->mem_node);
+		json_key(json, "cpu_node");
+		if (where.numa_node >= 0)
+			json_int(json, where.numa_node);
+		else
+			json_null(json);
+		if (record->opts->cpu >= 0)
+			topology_free(&where);
+	}
 	json_key(json, "accesses_per_sample");
 	json_uint(json, accesses_per_sample);
 	json_key(json, "seed");

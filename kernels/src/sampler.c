@@ -77,6 +77,7 @@ void sampler_begin(struct sampler_run *run, const struct kopts *opts, unsigned a
 		.attempt = attempt,
 		.stop = SAMPLER_STOP_FIXED,
 	};
+	counters_open(&run->counters);
 }
 
 int sampler_drifts(const struct kopts *opts, const double *samples, size_t count)
@@ -106,6 +107,7 @@ static int target_reached(const struct sampler_run *run)
 
 static int stop(struct sampler_run *run, enum sampler_stop reason)
 {
+	counters_stop(&run->counters);
 	run->stop = reason;
 	run->sampling_s = (double)(timer_now_ns() - run->started_ns) / 1e9;
 	if (reason == SAMPLER_STOP_CAP && run->attempt == 1)
@@ -118,8 +120,10 @@ int sampler_more(struct sampler_run *run)
 {
 	const struct kopts *opts = run->opts;
 
-	if (run->count == 0)
+	if (run->count == 0) {
+		counters_start(&run->counters);
 		run->started_ns = timer_now_ns();
+	}
 	if (run->count < opts->samples)
 		return 1;
 	if (opts->target_rel == 0.0)

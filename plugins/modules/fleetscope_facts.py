@@ -35,11 +35,25 @@ fleetscope_facts:
 
 ENV = dict(os.environ, LC_ALL="C", LANG="C")
 UNAVAILABLE = "unavailable"
+# Where /sys and /proc are read from: "/" on a host; a directory holding a copy of another machine's
+# sysfs and /proc/cpuinfo (tests/fixtures/sysfs/<machine>/) to take that machine's topology.
+SYSFS_ROOT_VARIABLE = "FLEETSCOPE_SYSFS_ROOT"
+CPU_DIR = "/sys/devices/system/cpu"
+
+
+def host_path(path: str) -> str:
+    return os.path.join(os.environ.get(SYSFS_ROOT_VARIABLE) or "/", path.lstrip("/"))
+
+
+def host_glob(pattern: str) -> list[str]:
+    """Host paths matching pattern, as host paths (the root stripped again)."""
+    root = os.environ.get(SYSFS_ROOT_VARIABLE) or "/"
+    return sorted("/" + os.path.relpath(found, root) for found in glob.glob(host_path(pattern)))
 
 
 def read(path: str, default: str | None = None) -> str | None:
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
+        with open(host_path(path), encoding="utf-8", errors="replace") as handle:
             return handle.read().strip()
     except OSError:
         return default
@@ -65,12 +79,28 @@ def size_bytes(text: str) -> int:
     return int(match.group(1)) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[match.group(2)]
 
 
-def cpulist_count(text: str) -> int:
-    count = 0
-    for part in filter(None, text.split(",")):
+def cpulist(text: str | None) -> list[int]:
+    """'0-3,8,10-11' as [0, 1, 2, 3, 8, 10, 11]; [] for None or an empty list."""
+    cpus = []
+    for part in filter(None, (text or "").strip().split(",")):
         low, _, high = part.partition("-")
-        count += int(high or low) - int(low) + 1
-    return count
+        cpus.extend(range(int(low), int(high or low) + 1))
+    return cpus
+
+
+def cpulist_count(text: str) -> int:
+    return len(cpulist(text))
+
+
+def cpulist_text(cpus) -> str:
+    """[0, 1, 2, 3, 8] as '0-3,8', the kernel's own notation."""
+    ranges: list[list[int]] = []
+    for cpu in sorted(set(cpus)):
+        if ranges and cpu == ranges[-1][1] + 1:
+            ranges[-1][1] = cpu
+        else:
+            ranges.append([cpu, cpu])
+    return ",".join(f"{low}-{high}" if high > low else str(low) for low, high in ranges)
 
 
 def cpuinfo() -> dict:
@@ -102,17 +132,11 @@ def arm_cpu_ids(cpuinfo_text: str) -> dict:
     return {"implementer": implementer, "parts": parts} if implementer and parts else {}
 
 
-def cpu_facts() -> dict:
+def cpu_facts(topology: dict) -> dict:
     info = cpuinfo()
-    online = read("/sys/devices/system/cpu/online", "0") or "0"
-    cores, packages, siblings_max = set(), set(), 1
-    for topo in glob.glob("/sys/devices/system/cpu/cpu[0-9]*/topology"):
-        package = read(f"{topo}/physical_package_id", "0")
-        cores.add((package, read(f"{topo}/core_id", "0")))
-        packages.add(package)
-        siblings = read(f"{topo}/thread_siblings_list")
-        if siblings:
-            siblings_max = max(siblings_max, cpulist_count(siblings))
+    online = read(f"{CPU_DIR}/online", "0") or "0"
+    cpus = topology["cpus"]
+    siblings_max = max((len(cpulist(cpu["smt_siblings"])) for cpu in cpus), default=1)
     flags = info.get("flags", "").split()
     return {
         "model_name": info.get("model name", platform.processor() or UNAVAILABLE),
@@ -121,14 +145,15 @@ def cpu_facts() -> dict:
         "model": int(info["model"]) if info.get("model", "").isdigit() else None,
         "stepping": int(info["stepping"]) if info.get("stepping", "").isdigit() else None,
         "microcode": info.get("microcode", UNAVAILABLE),
-        "architecture": platform.machine(),
+        "architecture": platform.machine() if not os.environ.get(SYSFS_ROOT_VARIABLE) else (
+            "aarch64" if "CPU implementer" in (read("/proc/cpuinfo", "") or "") else "x86_64"),
         "logical_cpus": cpulist_count(online),
         "online_cpus": online,
-        "physical_cores": len(cores) or None,
-        "sockets": len(packages) or None,
+        "physical_cores": len({(cpu["package"], cpu["die"], cpu["core"]) for cpu in cpus}) or None,
+        "sockets": len({cpu["package"] for cpu in cpus}) or None,
         "threads_per_core": siblings_max,
-        "smt_active": read("/sys/devices/system/cpu/smt/active") == "1" or siblings_max > 1,
-        "smt_control": read("/sys/devices/system/cpu/smt/control", UNAVAILABLE),
+        "smt_active": read(f"{CPU_DIR}/smt/active") == "1" or siblings_max > 1,
+        "smt_control": read(f"{CPU_DIR}/smt/control", UNAVAILABLE),
         "tsc_mhz": float(info["cpu MHz"]) if re.fullmatch(r"[\d.]+", info.get("cpu MHz", "")) else None,
         "vector_extensions": [f for f in ("sse2", "avx", "avx2", "avx512f", "asimd", "sve") if f in flags],
         "hypervisor_flag": "hypervisor" in flags,
@@ -136,29 +161,178 @@ def cpu_facts() -> dict:
     }
 
 
-def cache_facts() -> list[dict]:
-    """One entry per (level, type) as cpu0 sees it, with the number of instances system-wide."""
-    levels: dict = {}
-    for index in sorted(glob.glob("/sys/devices/system/cpu/cpu[0-9]*/cache/index[0-9]*")):
-        level, kind = read(f"{index}/level"), read(f"{index}/type")
-        size = read(f"{index}/size")
+def online_cpus() -> list[int]:
+    """The CPUs to read: those listed online (every cpuN directory where the list is missing)."""
+    listed = cpulist(read(f"{CPU_DIR}/online"))
+    present = sorted(int(path.rsplit("cpu", 1)[1]) for path in host_glob(f"{CPU_DIR}/cpu[0-9]*"))
+    return [cpu for cpu in present if cpu in listed] if listed else present
+
+
+def number(path: str) -> int | None:
+    text = read(path)
+    return int(text) if text and text.lstrip("-").isdigit() else None
+
+
+def cpu_caches(cpu: int) -> list[dict]:
+    """Every cache one CPU reaches, from its own cache/index* entries."""
+    caches = []
+    for index in host_glob(f"{CPU_DIR}/cpu{cpu}/cache/index[0-9]*"):
+        level, kind, size = read(f"{index}/level"), read(f"{index}/type"), read(f"{index}/size")
         if not (level and kind and size):
             continue
-        entry = levels.setdefault((int(level), kind), {
+        caches.append({
             "level": int(level), "type": kind, "size_bytes": size_bytes(size),
-            "ways": int(read(f"{index}/ways_of_associativity", "0") or 0) or None,
-            "line_bytes": int(read(f"{index}/coherency_line_size", "0") or 0) or None,
-            "sets": int(read(f"{index}/number_of_sets", "0") or 0) or None,
-            "shared_cpu_list": read(f"{index}/shared_cpu_list"),
-            "_sharing": set(),
+            "ways": number(f"{index}/ways_of_associativity") or None,
+            "line_bytes": number(f"{index}/coherency_line_size") or None,
+            "sets": number(f"{index}/number_of_sets") or None,
+            "shared_cpu_list": read(f"{index}/shared_cpu_list") or str(cpu),
+            "id": number(f"{index}/id"),
         })
-        entry["_sharing"].add(read(f"{index}/shared_cpu_list"))
+    return sorted(caches, key=lambda cache: (cache["level"], cache["type"]))
+
+
+def pmu_core_types() -> dict[int, str]:
+    """Intel hybrid parts name each CPU's core type through the PMU that counts it:
+    /sys/devices/cpu_core/cpus (P-cores) and /sys/devices/cpu_atom/cpus (E-cores)."""
+    types = {}
+    for pmu, name in (("cpu_core", "P-core"), ("cpu_atom", "E-core")):
+        for cpu in cpulist(read(f"/sys/devices/{pmu}/cpus")):
+            types[cpu] = name
+    return types
+
+
+def cpu_record(cpu: int, pmu_types: dict[int, str]) -> dict:
+    """One CPU's place in the machine, its clocks, and what tells its core kind apart."""
+    topo, freq = f"{CPU_DIR}/cpu{cpu}/topology", f"{CPU_DIR}/cpu{cpu}/cpufreq"
+    caches = cpu_caches(cpu)
+    siblings = read(f"{topo}/thread_siblings_list") or read(f"{topo}/core_cpus_list") or str(cpu)
+    # A core's own caches are those shared with no CPU outside its SMT siblings; they (with the MIDR
+    # or the PMU type) tell the kinds apart. Clocks and cpu_capacity do not: they differ within one
+    # kind (Turbo Boost Max favoured cores; the GB10's X925 cores read capacity 997 to 1024).
+    own = [cache for cache in caches if set(cpulist(cache["shared_cpu_list"])) <= set(cpulist(siblings))]
+    shared = [cache for cache in caches if cache not in own]
+    midr = read(f"{CPU_DIR}/cpu{cpu}/regs/identification/midr_el1")
+    return {
+        "cpu": cpu,
+        "package": number(f"{topo}/physical_package_id") or 0,
+        "die": number(f"{topo}/die_id") or 0,
+        "cluster": number(f"{topo}/cluster_id"),
+        "core": number(f"{topo}/core_id") or 0,
+        "smt_siblings": siblings,
+        "pmu_type": pmu_types.get(cpu),
+        # MIDR without its revision nibble: implementer, variant, architecture and part name the core
+        "midr": f"0x{int(midr, 16) & ~0xF:08x}" if midr else None,
+        "capacity": number(f"{CPU_DIR}/cpu{cpu}/cpu_capacity"),
+        "governor": read(f"{freq}/scaling_governor"),
+        "driver": read(f"{freq}/scaling_driver"),
+        "min_khz": number(f"{freq}/scaling_min_freq"),
+        "max_khz": number(f"{freq}/scaling_max_freq"),
+        "hardware_min_khz": number(f"{freq}/cpuinfo_min_freq"),
+        "hardware_max_khz": number(f"{freq}/cpuinfo_max_freq"),
+        "base_khz": number(f"{freq}/base_frequency"),
+        "thermal_throttle": [os.path.basename(path) for path in
+                             host_glob(f"{CPU_DIR}/cpu{cpu}/thermal_throttle/*_count")],
+        "llc": (shared or caches or [{"shared_cpu_list": None}])[-1]["shared_cpu_list"],
+        "_own": own,
+        "_caches": caches,
+    }
+
+
+def kind_key(record: dict) -> tuple:
+    return (record["pmu_type"], record["midr"],
+            tuple((c["level"], c["type"], c["size_bytes"], c["ways"]) for c in record["_own"]))
+
+
+def speed(record: dict) -> tuple:
+    """How fast a CPU is meant to run: capacity (Arm), the highest clock, then L2 and L1d size."""
+    sizes = {(c["level"], c["type"]): c["size_bytes"] for c in record["_caches"]}
+    return (record["capacity"] or 0, record["hardware_max_khz"] or 0,
+            sizes.get((2, "Unified"), 0), sizes.get((1, "Data"), 0))
+
+
+def kind_names(count: int, arm: bool) -> list[str]:
+    if count == 1:
+        return ["core"]
+    fast, slow = ("big", "LITTLE") if arm else ("P-core", "E-core")
+    return [fast] + [f"mid-{rank}" for rank in range(1, count - 1)] + [slow]
+
+
+def kind_caches(records: list[dict]) -> list[dict]:
+    """The caches of one core kind as its first CPU sees them, each with its instances among the
+    kind's CPUs, and every size where they differ (LLC domains: the GB10's 8 and 16 MiB)."""
     caches = []
-    for key in sorted(levels):
-        entry = levels[key]
-        entry["instances"] = len(entry.pop("_sharing"))
+    for cache in records[0]["_caches"]:
+        same = [other for record in records for other in record["_caches"]
+                if (other["level"], other["type"]) == (cache["level"], cache["type"])]
+        entry = {key: cache[key] for key in ("level", "type", "size_bytes", "ways", "line_bytes", "sets",
+                                             "shared_cpu_list")}
+        entry["instances"] = len({other["shared_cpu_list"] for other in same})
+        sizes = sorted({other["size_bytes"] for other in same})
+        if len(sizes) > 1:
+            entry["sizes_bytes"] = sizes
         caches.append(entry)
     return caches
+
+
+def topology_facts() -> dict:
+    """Every online CPU's place (package, die, core, SMT siblings, LLC domain, node, clocks) and the
+    distinct core kinds, fastest first, each with its CPUs, caches and one representative CPU."""
+    pmu_types = pmu_core_types()
+    records = [cpu_record(cpu, pmu_types) for cpu in online_cpus()]
+    nodes = numa_facts()
+    node_of = {cpu: name for name, text in nodes["cpus"].items() for cpu in cpulist(text)}
+    groups: dict[tuple, list[dict]] = {}
+    for record in records:
+        groups.setdefault(kind_key(record), []).append(record)
+    ranked = sorted(groups.values(), key=lambda group: (tuple(-v for v in max(map(speed, group))), group[0]["cpu"]))
+    arm = any(record["midr"] for record in records) or "CPU implementer" in (read("/proc/cpuinfo", "") or "")
+    kinds = []
+    for name, group in zip(kind_names(len(ranked), arm), ranked):
+        # the fastest CPU of the kind (Turbo Boost Max favoured core, highest capacity), lowest first
+        representative = max(group, key=lambda r: (speed(r), -r["cpu"]))
+        kinds.append({
+            "kind": name,
+            "cpus": cpulist_text(r["cpu"] for r in group),
+            "cpu_count": len(group),
+            "cores": len({(r["package"], r["die"], r["core"]) for r in group}),
+            "threads_per_core": max(len(cpulist(r["smt_siblings"])) for r in group),
+            "representative_cpu": representative["cpu"],
+            "told_apart_by": None if len(ranked) == 1 else (
+                "PMU type" if group[0]["pmu_type"] else "MIDR" if group[0]["midr"] else "private caches"),
+            "pmu_type": group[0]["pmu_type"],
+            "midr": group[0]["midr"],
+            "capacity": sorted({r["capacity"] for r in group if r["capacity"] is not None}) or None,
+            "hardware_max_khz": max((r["hardware_max_khz"] or 0 for r in group), default=0) or None,
+            "base_khz": max((r["base_khz"] or 0 for r in group), default=0) or None,
+            "caches": kind_caches(group),
+        })
+        for record in group:
+            record["kind"] = name
+    dies = sorted({(r["package"], r["die"]) for r in records})
+    return {
+        "cpus": [{**{key: value for key, value in record.items() if not key.startswith("_")},
+                  "node": node_of.get(record["cpu"])} for record in records],
+        "core_kinds": kinds,
+        "llc_domains": sorted({r["llc"] for r in records if r["llc"]}, key=lambda text: cpulist(text)[0]),
+        "dies": [{"package": package, "die": die,
+                  "cpus": cpulist_text(r["cpu"] for r in records if (r["package"], r["die"]) == (package, die))}
+                 for package, die in dies],
+        "numa": nodes,
+    }
+
+
+def summary(values: dict) -> str:
+    """One value when every CPU agrees ('performance'), else which CPUs have which
+    ('powersave: 0-11; performance: 12-19'); `unavailable` where no CPU has one."""
+    by_value: dict = {}
+    for cpu, value in values.items():
+        if value is not None:
+            by_value.setdefault(value, []).append(cpu)
+    if not by_value:
+        return UNAVAILABLE
+    if len(by_value) == 1 and len(next(iter(by_value.values()))) == len(values):
+        return str(next(iter(by_value)))
+    return "; ".join(f"{value}: {cpulist_text(cpus)}" for value, cpus in by_value.items())
 
 
 def tlb_facts(info: dict) -> dict:
@@ -197,9 +371,13 @@ def dimm_facts() -> dict:
 
 
 def numa_facts() -> dict:
-    nodes = sorted(glob.glob("/sys/devices/system/node/node[0-9]*"))
+    """Nodes, each node's CPUs and its row of the firmware's distance table (SLIT: 10 = local)."""
+    nodes = host_glob("/sys/devices/system/node/node[0-9]*")
+    nodes.sort(key=lambda path: int(path.rsplit("node", 1)[1]))
+    distances = {os.path.basename(n): [int(v) for v in (read(f"{n}/distance") or "").split()] for n in nodes}
     return {"nodes": len(nodes) or 1,
-            "cpus": {os.path.basename(n): read(f"{n}/cpulist") for n in nodes}}
+            "cpus": {os.path.basename(n): read(f"{n}/cpulist") for n in nodes},
+            "distances": distances if any(distances.values()) else {}}
 
 
 def virtualization() -> str:
@@ -265,6 +443,20 @@ def perf_capability() -> dict:
     return {"capability": "none", "reason": "no probe event counted", "events": events}
 
 
+def cpuidle_facts() -> dict:
+    """The idle states (C-states) cpu0 may enter, by name, and the driver offering them."""
+    states = [read(f"{path}/name") for path in host_glob(f"{CPU_DIR}/cpu0/cpuidle/state[0-9]*")]
+    return {"driver": read(f"{CPU_DIR}/cpuidle/current_driver", UNAVAILABLE),
+            "states": [state for state in states if state]}
+
+
+def firmware_facts() -> dict:
+    """BIOS and board from DMI (sysfs, readable without root); `unavailable` where absent."""
+    return {field: read(f"/sys/class/dmi/id/{field}", UNAVAILABLE)
+            for field in ("sys_vendor", "product_name", "board_vendor", "board_name", "bios_vendor",
+                          "bios_version", "bios_date")}
+
+
 def collect() -> dict:
     mem = meminfo()
     thp = "/sys/kernel/mm/transparent_hugepage"
@@ -275,20 +467,25 @@ def collect() -> dict:
         match = selected.search(text or "")
         return match.group(1) if match else (text or UNAVAILABLE)
 
-    governor = read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+    topology = topology_facts()
+    numa = topology.pop("numa")
+    per_cpu = {cpu["cpu"]: cpu for cpu in topology["cpus"]}
     boost = read("/sys/devices/system/cpu/cpufreq/boost")
     no_turbo = read("/sys/devices/system/cpu/intel_pstate/no_turbo")
     paranoid = read("/proc/sys/kernel/perf_event_paranoid")
     return {
         "hostname": platform.node(),
-        "cpu": cpu_facts(),
-        "caches": cache_facts(),
+        "cpu": cpu_facts(topology),
+        # the fastest core kind's caches (every CPU's on a homogeneous host); each kind's are in
+        # topology.core_kinds
+        "caches": topology["core_kinds"][0]["caches"] if topology["core_kinds"] else [],
+        "topology": topology,
         "tlb": tlb_facts(cpuinfo()),
         "memory": {"mem_total_bytes": mem.get("MemTotal", 0),
                    "mem_available_bytes": mem.get("MemAvailable", 0),
                    "swap_total_bytes": mem.get("SwapTotal", 0),
                    **dimm_facts()},
-        "numa": numa_facts(),
+        "numa": numa,
         "kernel": {"release": platform.release(), "version": platform.version(),
                    "cmdline": read("/proc/cmdline", UNAVAILABLE)},
         "os": os_release(),
@@ -296,7 +493,11 @@ def collect() -> dict:
         "thp": {"enabled": bracketed(f"{thp}/enabled"), "defrag": bracketed(f"{thp}/defrag")},
         "hugepages": {"nr_hugepages": int(read("/proc/sys/vm/nr_hugepages", "0") or 0),
                       "hugepagesize_bytes": mem.get("Hugepagesize", 0)},
-        "governor": governor or UNAVAILABLE,
+        "governor": summary({cpu: record["governor"] for cpu, record in per_cpu.items()}),
+        "frequency_khz": {limit: summary({cpu: record[limit] for cpu, record in per_cpu.items()})
+                          for limit in ("min_khz", "max_khz", "hardware_min_khz", "hardware_max_khz", "base_khz")},
+        "cpuidle": cpuidle_facts(),
+        "firmware": firmware_facts(),
         "boost": boost if boost is not None else (
             f"intel_pstate no_turbo={no_turbo}" if no_turbo is not None else UNAVAILABLE),
         "perf_event_paranoid": int(paranoid) if paranoid and paranoid.lstrip("-").isdigit() else None,
@@ -304,7 +505,8 @@ def collect() -> dict:
         "compiler": first_line(["cc", "--version"]),
         "tools": {"perf": first_line(["perf", "--version"]),
                   "fio": first_line(["fio", "--version"]),
-                  "python": platform.python_version()},
+                  "python": platform.python_version(),
+                  "libc": " ".join(platform.libc_ver()).strip() or UNAVAILABLE},
         "steal_ticks": steal_ticks(),
     }
 

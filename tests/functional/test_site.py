@@ -28,9 +28,12 @@ CPU_OS_IO = {"affinity": "ok", "aio": "ok", "smt": "ok" if HAS_SMT_SIBLINGS else
 # The bandwidth family: every experiment measures on any host (loaded_latency keeps its idle point alone
 # where the host has one CPU).
 BANDWIDTH = {"bandwidth", "stride_bandwidth", "rw_mix", "thread_sweep", "loaded_latency", "saxpy", "prefetch"}
+# numa_matrix is a recorded skip on a host with one NUMA node (the dev VMs).
+NUMA_NODES = len(list(Path("/sys/devices/system/node").glob("node[0-9]*")))
 # Every experiment a default run records: the kernels, fio, and MLC (a recorded skip: nobody
 # supplied it, and it cannot be downloaded).
-DEFAULT_RUN = {**{name: "ok" for name in FAMILY | BANDWIDTH}, **CPU_OS_IO, "fio": "ok", "mlc": "skipped"}
+DEFAULT_RUN = {**{name: "ok" for name in FAMILY | BANDWIDTH}, **CPU_OS_IO, "fio": "ok", "mlc": "skipped",
+               "numa_matrix": "ok" if NUMA_NODES > 1 else "skipped"}
 
 
 def test_site_run_succeeds_and_restores(site_run):
@@ -61,6 +64,11 @@ def test_bundle_and_manifest(site_run):
     experiment = experiments["latency_sweep"]
     lines = (bundle / experiment["file"]).read_text().splitlines()
     assert len(lines) >= 10
+    # each point's own counters: software events count on any host, hardware ones where the PMU has them
+    assert json.loads(lines[0])["context"]["counters"]["events"]["task-clock"]["state"] == "counted"
+    assert manifest["facts"]["topology"]["core_kinds"]
+    if NUMA_NODES < 2:
+        assert "one NUMA node" in " ".join(experiments["numa_matrix"]["notes"])
     assert (bundle / "raw" / "build.log").exists()
     l1 = min(c["size_bytes"] for c in manifest["facts"]["caches"] if c["level"] == 1)
     assert any(json.loads(line)["params"]["working_set_bytes"] <= l1 for line in lines)

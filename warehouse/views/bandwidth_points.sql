@@ -32,6 +32,7 @@ SELECT
     summary_min                                                     AS min_gb_s,
     summary_ci95_low                                                AS ci95_low_gb_s,
     summary_ci95_high                                               AS ci95_high_gb_s,
-    summary_count                                                   AS samples
+    summary_count                                                   AS samples,
+    TRY_CAST(params ->> '$.cpu' AS INTEGER)                             AS cpu
 FROM points
 WHERE kernel = 'bandwidth' AND metric = 'bandwidth' AND unit = 'GB/s';

@@ -1,4 +1,5 @@
 -- latency_curve: the pointer-chase latency sweep, one row per measured working-set size.
+-- cpu: the CPU the chase was pinned to (its core kind: view cpu_core_kinds).
 -- Points whose working_set_bytes is missing or not a positive integer are left out.
 CREATE OR REPLACE VIEW latency_curve AS
 SELECT
@@ -15,7 +16,8 @@ SELECT
     summary_ci95_low                                          AS ci95_low_ns,
     summary_ci95_high                                         AS ci95_high_ns,
     summary_count                                             AS sample_count,
-    TRY_CAST(context ->> '$.median_cycles' AS DOUBLE)         AS median_cycles
+    TRY_CAST(context ->> '$.median_cycles' AS DOUBLE)         AS median_cycles,
+    TRY_CAST(params ->> '$.cpu' AS INTEGER)                   AS cpu
 FROM points
 WHERE experiment = 'latency_sweep'
   AND metric = 'latency'

@@ -1,6 +1,7 @@
 -- saxpy_stride: SAXPY (y = a*x + y) at constant work, one row per stride: ns per update (median),
 -- the slowdown against stride 1 of the same run, the line visits of one pass (lines of x and y each
--- offset sweep touches) and the effective bandwidth of those visits.
+-- offset sweep touches) and the effective bandwidth of those visits. On a host with more than one core
+-- kind each pinned CPU (cpu) has its own rows and its own stride-1 baseline.
 CREATE OR REPLACE VIEW saxpy_stride AS
 WITH per_stride AS (
     SELECT
@@ -11,7 +12,8 @@ WITH per_stride AS (
         summary_median                                              AS ns_per_update,
         summary_min                                                 AS min_ns_per_update,
         TRY_CAST(context ->> '$.line_visits_per_pass' AS BIGINT)    AS line_visits_per_pass,
-        TRY_CAST(context ->> '$.effective_gb_s' AS DOUBLE)          AS effective_gb_s
+        TRY_CAST(context ->> '$.effective_gb_s' AS DOUBLE)          AS effective_gb_s,
+        TRY_CAST(params ->> '$.cpu' AS INTEGER)                     AS cpu
     FROM points
     WHERE kernel = 'saxpy' AND metric = 'saxpy' AND unit = 'ns'
 )
@@ -20,4 +22,4 @@ SELECT
     s.ns_per_update / one.ns_per_update                             AS slowdown_vs_stride1
 FROM per_stride AS s
 LEFT JOIN per_stride AS one
-  ON one.run_id = s.run_id AND one.host = s.host AND one.stride_elements = 1;
+  ON one.run_id = s.run_id AND one.host = s.host AND one.stride_elements = 1 AND one.cpu IS NOT DISTINCT FROM s.cpu;

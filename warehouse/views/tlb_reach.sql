@@ -1,6 +1,7 @@
 -- tlb_reach: ns per access vs pages touched (one line per page) beside the control chain that loads
 -- the same number of lines packed into few pages; translation_ns = tlb - control (medians), the
--- paired columns come from the per-sample differences. One row per page size and page count. A reference host's
+-- paired columns come from the per-sample differences. One row per page size and page count (and pinned
+-- CPU: a host with more than one core kind measures each kind's; view cpu_core_kinds). A reference host's
 -- published TLB curve (chain 'published', `fleetscope import curve`) has no control chain: its control,
 -- translation and paired columns are NULL and its tlb columns are the source's ns per access.
 CREATE OR REPLACE VIEW tlb_reach AS
@@ -13,6 +14,7 @@ WITH chains AS (
         TRY_CAST(params ->> '$.page_bytes' AS BIGINT)         AS page_bytes,
         params ->> '$.chain'                                  AS chain,
         TRY_CAST(params ->> '$.huge_granted' AS BOOLEAN)      AS huge_granted,
+        TRY_CAST(params ->> '$.cpu' AS INTEGER)               AS cpu,
         summary_median,
         summary_min,
         TRY_CAST(context ->> '$.paired_difference_median_ns' AS DOUBLE) AS paired_median,
@@ -33,9 +35,10 @@ SELECT
     tlb.summary_median - control.summary_median               AS translation_ns,
     tlb.paired_median                                         AS paired_difference_median_ns,
     tlb.paired_min                                            AS paired_difference_min_ns,
-    tlb.huge_granted                                          AS huge_granted
+    tlb.huge_granted                                          AS huge_granted,
+    tlb.cpu
 FROM chains AS tlb
 LEFT JOIN chains AS control
   ON control.run_id = tlb.run_id AND control.host = tlb.host AND control.page_size = tlb.page_size
- AND control.pages = tlb.pages AND control.chain = 'control'
+ AND control.pages = tlb.pages AND control.chain = 'control' AND control.cpu IS NOT DISTINCT FROM tlb.cpu
 WHERE (tlb.chain = 'tlb' AND control.chain IS NOT NULL) OR tlb.chain = 'published';

@@ -15,6 +15,7 @@ SELECT
     summary_ci95_low                                          AS ci95_low_ns,
     summary_ci95_high                                         AS ci95_high_ns,
     TRY_CAST(context ->> '$.median_cycles' AS DOUBLE)         AS median_cycles,
-    TRY_CAST(context ->> '$.core_clock_ghz' AS DOUBLE)        AS core_clock_ghz
+    TRY_CAST(context ->> '$.core_clock_ghz' AS DOUBLE)        AS core_clock_ghz,
+    TRY_CAST(params ->> '$.cpu' AS INTEGER)                   AS cpu
 FROM points
 WHERE experiment = 'zero_queue' AND metric = 'latency' AND unit = 'ns';

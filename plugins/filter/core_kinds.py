@@ -1,0 +1,80 @@
+"""Planning on hosts with more than one core kind (hybrid P/E cores, Arm big.LITTLE): the pinned
+single-thread experiments run once per kind, on the kind's representative CPU, and the thread sweep
+orders its CPUs by kind. The kinds come from the facts (`fleet_facts.topology.core_kinds`, fastest
+first); on a host with one kind every plan is left exactly as it was."""
+
+from __future__ import annotations
+
+
+def _kinds(topology):
+    return list((topology or {}).get("core_kinds") or [])
+
+
+def core_kind_points(points, experiment, topology, experiments):
+    """Each point once per core kind, its `--cpu` set to the kind's representative CPU and its label
+    naming the kind, for the experiments listed (and only on a host with more than one kind)."""
+    kinds = _kinds(topology)
+    if len(kinds) < 2 or experiment not in experiments:
+        return points
+    planned = []
+    for point in points:
+        argv = list(point["argv"])
+        if "--cpu" not in argv:
+            raise ValueError(f"{experiment}: a point to run per core kind has no --cpu: {point['label']}")
+        position = argv.index("--cpu") + 1
+        for kind in kinds:
+            cpu = int(kind["representative_cpu"])
+            planned.append(dict(point, argv=argv[:position] + [cpu] + argv[position + 1:],
+                                label=f"{point['label']} on {kind['kind']} (CPU {cpu})",
+                                core_kind=kind["kind"]))
+    return planned
+
+
+def core_kind_notes(topology, experiment, experiments, kernels_cpu):
+    """What the plan did about core kinds, for the experiment's notes in the manifest."""
+    kinds = _kinds(topology)
+    if len(kinds) < 2 or experiment not in experiments:
+        return []
+    each = "; ".join(f"{kind['kind']} on CPU {kind['representative_cpu']} (of CPUs {kind['cpus']})" for kind in kinds)
+    return [f"run once per core kind, on each kind's fastest CPU: {each} (kernels_cpu={kernels_cpu} not used)"]
+
+
+def core_kind_cpu_order(topology):
+    """The thread sweep's CPU order: kind by kind, fastest first, one CPU per physical core; then the
+    SMT siblings in the same kind order. Returns {cpus: the order as a CPU list, steps: for each thread
+    count 1..N the kind its newest thread runs on}, or {} on a host with one kind (the kernel's own
+    order, one CPU per core then siblings, stays)."""
+    kinds = _kinds(topology)
+    cpus = (topology or {}).get("cpus") or []
+    if len(kinds) < 2 or not cpus:
+        return {}
+    kind_of = {cpu["cpu"]: cpu.get("kind") for cpu in cpus}
+    rank = {kind["kind"]: index for index, kind in enumerate(kinds)}
+    leaders, siblings, seen_cores = [], [], set()
+    for cpu in sorted(cpus, key=lambda cpu: (rank.get(cpu.get("kind"), len(rank)), cpu["cpu"])):
+        core = (cpu.get("package"), cpu.get("die"), cpu.get("core"), cpu.get("kind"))
+        (siblings if core in seen_cores else leaders).append(cpu["cpu"])
+        seen_cores.add(core)
+    order = leaders + siblings
+    steps = [kind_of[cpu] + (" SMT sibling" if cpu in siblings else "") for cpu in order]
+    return {"cpus": ",".join(map(str, order)), "steps": steps, "leaders": len(leaders)}
+
+
+def core_kind_order_note(order):
+    """The thread sweep's steps in words: 'threads 1-6: P-core; 7-14: E-core; 15-20: P-core SMT sibling'."""
+    if not order:
+        return []
+    runs = []
+    for index, step in enumerate(order["steps"], start=1):
+        if runs and runs[-1][2] == step:
+            runs[-1][1] = index
+        else:
+            runs.append([index, index, step])
+    words = "; ".join(f"{low}-{high}: {step}" if high > low else f"{low}: {step}" for low, high, step in runs)
+    return [f"CPUs ordered by core kind ({order['cpus']}): threads {words}"]
+
+
+class FilterModule:
+    def filters(self):
+        return {"core_kind_points": core_kind_points, "core_kind_notes": core_kind_notes,
+                "core_kind_cpu_order": core_kind_cpu_order, "core_kind_order_note": core_kind_order_note}

@@ -1,0 +1,26 @@
+-- numa_latency_matrix: DRAM-sized chase latency per (CPU node, memory node), one row per pair the
+-- numa_matrix experiment measured (the chase pinned to a CPU of cpu_node, every page bound to mem_node
+-- with set_mempolicy MPOL_BIND), with the ratio to the same CPU node's local latency.
+CREATE OR REPLACE VIEW numa_latency_matrix AS
+WITH cells AS (
+    SELECT
+        run_id,
+        host,
+        point_index,
+        TRY_CAST(params ->> '$.cpu_node' AS INTEGER)             AS cpu_node,
+        TRY_CAST(params ->> '$.mem_node' AS INTEGER)             AS mem_node,
+        TRY_CAST(params ->> '$.cpu' AS INTEGER)                  AS cpu,
+        TRY_CAST(params ->> '$.working_set_bytes' AS BIGINT)     AS working_set_bytes,
+        summary_median                                           AS median_ns,
+        summary_min                                              AS min_ns,
+        summary_ci95_low                                         AS ci95_low_ns,
+        summary_ci95_high                                        AS ci95_high_ns
+    FROM points
+    WHERE experiment = 'numa_matrix' AND metric = 'latency' AND unit = 'ns'
+)
+SELECT
+    c.*,
+    c.median_ns / nullif(l.median_ns, 0)                         AS ratio_to_local
+FROM cells AS c
+LEFT JOIN cells AS l
+  ON l.run_id = c.run_id AND l.host = c.host AND l.cpu_node = c.cpu_node AND l.mem_node = l.cpu_node;
