@@ -28,7 +28,7 @@ def plan():
 
 @pytest.fixture(scope="module")
 def machine_topology():
-    facts = load("fleetscope_facts_plan", ROOT / "roles" / "facts" / "library" / "fleetscope_facts.py")
+    facts = load("fleetscope_facts_plan", ROOT / "plugins" / "modules" / "fleetscope_facts.py")
 
     def read(machine: str) -> dict:
         with pytest.MonkeyPatch.context() as patch:
@@ -116,7 +116,7 @@ def numa_plan():
 
 @pytest.fixture(scope="module")
 def machine_numa():
-    facts = load("fleetscope_facts_numa", ROOT / "roles" / "facts" / "library" / "fleetscope_facts.py")
+    facts = load("fleetscope_facts_numa", ROOT / "plugins" / "modules" / "fleetscope_facts.py")
 
     def read(machine: str) -> dict:
         with pytest.MonkeyPatch.context() as patch:
