@@ -41,12 +41,14 @@ def flat(text: str) -> str:
 
 def knob_module(action: str, *extra: str, knobs: dict | None = None, owner: dict | None = None,
                 takeover: dict | None = None) -> dict:
-    """The module alone (an ad-hoc call does not go through the role's action plugin)."""
+    """The module alone: ansible.cfg names plugins/action, whose fleetscope_knob would stand in for this test
+    process as the run's owner, so the call is made with no action plugin path."""
     args = json.dumps({"action": action, "state_file": STATE_FILE, "knobs": knobs or {}, "run_id": RUN_ID,
                        "owner": owner or ALIVE, "takeover": takeover})
     proc = subprocess.run([str(BIN / "ansible"), "localhost", "-M", "plugins/modules",
                            "-m", "fleetscope_knob", "-a", args, "-o", *extra],
-                          cwd=PROJECT, capture_output=True, text=True, check=False)
+                          cwd=PROJECT, env=dict(os.environ, ANSIBLE_ACTION_PLUGINS=str(PROJECT / "tests")),
+                          capture_output=True, text=True, check=False)
     assert "=> " in proc.stdout, proc.stdout + proc.stderr
     result = json.loads(proc.stdout.split("=> ", 1)[1])
     result["rc"] = proc.returncode
