@@ -40,6 +40,7 @@ NOISY_MAD_REL = 0.15          # MAD / median above this: the middle half spans m
 BIMODAL_GAP_REL = 0.15        # the widest gap between two groups, relative to the median, at least this ...
 BIMODAL_SEPARATION = 3.0      # ... and this many times the larger group's own MAD
 BIMODAL_MIN_SHARE = 0.2       # each group holds at least this share of the samples (and at least 2)
+BIMODAL_MAX_SAMPLES = 100_000  # the kernels' sampler takes at most this many; a larger point is not split-tested
 CANARY_DRIFT = 1.3            # the L1 canary moved across a point, or read slower than the run's usual, by this
 
 
@@ -65,7 +66,7 @@ class Run:
     facts: dict
     largest_cache_bytes: int | None
     relative_curve: bool = False     # a reference host's published curve in ns over L1 (tinymembench)
-    point_noise: list[tuple] = ()   # point_samples.sql's rows, read once for the noise rules
+    point_noise: tuple = ()   # PointNoise rows (point_samples.sql), read once for the noise rules
 
     def rows(self, query: str, *parameters: object) -> list[tuple]:
         """Rows of warehouse/queries/plausibility/<query>.sql: its first two parameters are this run's
@@ -468,35 +469,45 @@ def threads_shared_one_cpu(run: Run) -> list[Flag]:
             for experiment, values in sorted(checked.items())]
 
 
-def mad_rel(samples: list[float]) -> float:
-    """Median absolute deviation over the median (infinite for a zero median)."""
-    median = statistics.median(samples)
-    mad = statistics.median([abs(value - median) for value in samples])
-    return mad / abs(median) if median else math.inf
+@dataclass(frozen=True)
+class PointNoise:
+    """A row of point_samples.sql: what one point's samples say of it."""
+    experiment: str
+    point_index: int
+    unit: str
+    params: str
+    canary_before_ns: float | None
+    canary_after_ns: float | None
+    tries: int | None
+    count: int
+    median: float
+    mad: float
+    split_checked: bool           # not for points of more than BIMODAL_MAX_SAMPLES
+    gap: float | None             # the widest gap leaving each side enough samples (None: too few samples)
+    lower_median: float | None
+    upper_median: float | None
+    group_mad: float | None       # the larger of the two sides' MADs
+
+    @property
+    def mad_rel(self) -> float:
+        """Median absolute deviation over the median (infinite for a zero median)."""
+        return self.mad / abs(self.median) if self.median else math.inf
+
+    @property
+    def bimodal(self) -> bool:
+        """The samples fall in two groups: sorted, split at the widest gap that leaves each side at least
+        BIMODAL_MIN_SHARE of them (and at least 2); two groups when that gap is at least BIMODAL_GAP_REL of the
+        median and more than BIMODAL_SEPARATION x the larger side's MAD. One outlier is no group. The same
+        test as stats_dispersion in kernels/src/stats.c."""
+        return (self.gap is not None and self.median > 0 and self.gap >= BIMODAL_GAP_REL * self.median
+                and self.gap > BIMODAL_SEPARATION * self.group_mad)
 
 
-def bimodal_split(samples: list[float]) -> tuple[float, float, float] | None:
-    """(gap, lower group's median, upper group's median) when the samples fall in two groups: sorted, split at
-    the widest gap that leaves each side at least BIMODAL_MIN_SHARE of them (and at least 2); two groups when
-    that gap is at least BIMODAL_GAP_REL of the median and BIMODAL_SEPARATION x the larger side's MAD. One
-    outlier is no group. The same test as stats_bimodal in kernels/src/stats.c."""
-    values = sorted(samples)
-    count = len(values)
-    side = max(2, math.ceil(BIMODAL_MIN_SHARE * count))
-    if count < 2 * side:
-        return None
-    split = max(range(side, count - side + 1), key=lambda index: (values[index] - values[index - 1], -index))
-    gap = values[split] - values[split - 1]
-    median = statistics.median(values)
-
-    def spread(group: list[float]) -> float:
-        centre = statistics.median(group)
-        return statistics.median([abs(value - centre) for value in group])
-
-    if median <= 0 or gap < BIMODAL_GAP_REL * median or gap <= BIMODAL_SEPARATION * max(
-            spread(values[:split]), spread(values[split:])):
-        return None
-    return gap, statistics.median(values[:split]), statistics.median(values[split:])
+def point_noise(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> list[PointNoise]:
+    """Every point of one run with what its own samples say of it (point_samples.sql)."""
+    return [PointNoise(*row) for row in
+            connection.execute(sql("plausibility/point_samples"),
+                               [run_id, host, BIMODAL_MIN_SHARE, BIMODAL_MAX_SAMPLES]).fetchall()]
 
 
 _LABEL_PARAMS = ("level", "working_set_bytes", "page_policy", "pattern", "stride_bytes", "chains", "walk", "op",
@@ -526,20 +537,20 @@ def _tries(tries: int | None) -> str:
     return f", after {tries} tries" if tries and tries > 1 else ""
 
 
-def _noise_rule(run: Run, rule: str, measure: Callable[[tuple], tuple[float, str] | None], threshold: float,
+def _noise_rule(run: Run, rule: str, measure: Callable[[PointNoise], tuple[float, str] | None], threshold: float,
                 unit: str, comparison: str, breaks: Callable[[float], bool], reason: str) -> list[Flag]:
     """One flag row per experiment over the points `measure` can judge: (value, what it saw) or None."""
     checked: dict[str, list[tuple[str, float]]] = {}
     seen: dict[str, str] = {}
-    labels = [_point_label(experiment, index, params) for experiment, index, _, params, *_ in run.point_noise]
+    labels = [_point_label(point.experiment, point.point_index, point.params) for point in run.point_noise]
     repeated = {label for label, count in Counter(labels).items() if count > 1}
     for point, label in zip(run.point_noise, labels):
         measured = measure(point)
         if measured is None:
             continue
         value, saw = measured
-        item = f"{label} (point {point[1]})" if label in repeated else label
-        checked.setdefault(point[0], []).append((item, value))
+        item = f"{label} (point {point.point_index})" if label in repeated else label
+        checked.setdefault(point.experiment, []).append((item, value))
         seen[item] = saw
     if not checked:
         return [Flag(rule, "not_run", "run", reason=reason)]
@@ -554,13 +565,11 @@ def _noise_rule(run: Run, rule: str, measure: Callable[[tuple], tuple[float, str
 def noisy_point(run: Run) -> list[Flag]:
     """A point whose samples spread widely: MAD / median above NOISY_MAD_REL (docs/methods.md: flag noise with
     MAD / median; pyperf warns at a standard deviation of 10%, about 0.07 in MAD terms for normal noise)."""
-    def measure(point: tuple) -> tuple[float, str] | None:
-        samples, tries = point[7], point[6]
-        if len(samples) < NOISE_MIN_SAMPLES:
+    def measure(point: PointNoise) -> tuple[float, str] | None:
+        if point.count < NOISE_MIN_SAMPLES:
             return None
-        value = mad_rel(samples)
-        return value, (f"median {statistics.median(samples):.4g} {point[2]}, MAD "
-                       f"{value:.1%} of it over {len(samples)} samples{_tries(tries)}")
+        return point.mad_rel, (f"median {point.median:.4g} {point.unit}, MAD {point.mad_rel:.1%} of it over "
+                               f"{point.count} samples{_tries(point.tries)}")
 
     return _noise_rule(run, "noisy_point", measure, NOISY_MAD_REL, "fraction",
                        f"MAD / median of a point's samples > {NOISY_MAD_REL:g}",
@@ -569,42 +578,39 @@ def noisy_point(run: Run) -> list[Flag]:
 
 
 def bimodal_point(run: Run) -> list[Flag]:
-    """A point whose samples fall into two groups (bimodal_split): the point measured two states (a neighbour
-    came and went, pages moved), and its median is whichever the count happened to favour."""
-    def measure(point: tuple) -> tuple[float, str] | None:
-        samples, tries = point[7], point[6]
-        if len(samples) < NOISE_MIN_SAMPLES:
+    """A point whose samples fall into two groups (PointNoise.bimodal): the point measured two states (a
+    neighbour came and went, pages moved), and its median is whichever the count happened to favour."""
+    def measure(point: PointNoise) -> tuple[float, str] | None:
+        if point.count < NOISE_MIN_SAMPLES or not point.split_checked:
             return None
-        split = bimodal_split(samples)
-        if split is None:
+        if not point.bimodal:
             return 0.0, "one group"
-        gap, lower, upper = split
-        median = statistics.median(samples)
-        return gap / median, (f"groups around {lower:.4g} and {upper:.4g} {point[2]} "
-                              f"over {len(samples)} samples{_tries(tries)}")
+        return point.gap / point.median, (f"groups around {point.lower_median:.4g} and {point.upper_median:.4g} "
+                                          f"{point.unit} over {point.count} samples{_tries(point.tries)}")
 
     return _noise_rule(run, "bimodal_point", measure, BIMODAL_GAP_REL, "fraction",
-                       f"samples in two groups: a gap of at least {BIMODAL_GAP_REL:g} x the median and "
+                       f"samples in two groups: a gap of at least {BIMODAL_GAP_REL:g} x the median and more than "
                        f"{BIMODAL_SEPARATION:g} x either group's MAD, each group at least {BIMODAL_MIN_SHARE:.0%} "
                        "of the samples", lambda value: value > 0,
-                       f"no point of this run has {NOISE_MIN_SAMPLES} samples or more")
+                       f"no point of this run has between {NOISE_MIN_SAMPLES} and {BIMODAL_MAX_SAMPLES} samples")
 
 
 def canary_drift(run: Run) -> list[Flag]:
     """The L1 canary read before and after a point moved across it, or read well above the run's usual canary:
     the core ran slower (frequency, a neighbour on the core, steal) while the point was measured."""
-    readings = [value for point in run.point_noise for value in point[4:6] if value and value > 0]
+    readings = [value for point in run.point_noise for value in (point.canary_before_ns, point.canary_after_ns)
+                if value and value > 0]
     if not readings:
         return [Flag("canary_drift", "not_run", "run", reason="no point of this run read the L1 canary")]
     usual = statistics.median(readings)
 
-    def measure(point: tuple) -> tuple[float, str] | None:
-        before, after, tries = point[4], point[5], point[6]
+    def measure(point: PointNoise) -> tuple[float, str] | None:
+        before, after = point.canary_before_ns, point.canary_after_ns
         if not (before and after and before > 0 and after > 0):
             return None
         ratio = max(after / before, before / after, before / usual, after / usual)
-        return ratio, (f"canary {before:.3g} ns before, {after:.3g} ns after; the "
-                       f"run's median canary {usual:.3g} ns{_tries(tries)}")
+        return ratio, (f"canary {before:.3g} ns before, {after:.3g} ns after; the run's median canary "
+                       f"{usual:.3g} ns{_tries(point.tries)}")
 
     return _noise_rule(run, "canary_drift", measure, CANARY_DRIFT, "ratio",
                        f"L1 canary after / before (either way), or a reading / the run's median canary > "
@@ -640,9 +646,8 @@ def check_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> 
     facts = json.loads(facts_row[0]) if facts_row else {}
     largest = connection.execute(sql("plausibility/largest_cache"), [run_id, host]).fetchone()[0]
     stated = connection.execute(sql("derive/curve_reading"), [run_id, host]).fetchone()
-    relative = bool(stated and stated[2])
-    run = Run(connection, run_id, host, facts, largest, relative_curve=relative)
-    run = Run(connection, run_id, host, facts, largest, relative, run.rows("point_samples"))
+    run = Run(connection, run_id, host, facts, largest, relative_curve=bool(stated and stated[2]),
+              point_noise=tuple(point_noise(connection, run_id, host)))
     return [asdict(flag) for rule in RULES for flag in rule(run)]
 
 

@@ -35,7 +35,7 @@ struct trend {
 int stats_trend(const double *samples, size_t count, struct trend *out);
 
 /* How spread the samples are, and whether they fall into two groups (the
- * same test as fleetscope/plausibility.py's mad_rel and bimodal_split, with
+ * same test as fleetscope/plausibility.py's PointNoise (mad_rel, bimodal), with
  * the same constants). mad_rel: the median absolute deviation / |median|
  * (infinity for a zero median). Two groups: sorted, split at the widest gap
  * that leaves each side at least STATS_BIMODAL_MIN_SHARE of the samples (and

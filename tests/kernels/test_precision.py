@@ -256,13 +256,13 @@ def test_drift_needs_both_a_significant_trend_and_a_real_move(probe):
 
 # ---- settling a point: noise, two groups, a moving canary (issue 17) ----
 
-def test_the_kernels_dispersion_is_the_flags_one_on_synthetic_series(probe):
-    """stats_dispersion (what the sampler re-measures on) and fleetscope.plausibility (what ingest flags) read
-    the same series alike: quiet, noisy, skewed, two groups of every balance, one outlier."""
-    from fleetscope.plausibility import bimodal_split, mad_rel
+def test_the_kernels_dispersion_is_the_flags_one_on_synthetic_series(probe, bundles, cli, tmp_path):
+    """stats_dispersion (what the sampler re-measures on) and the warehouse's point_noise (what ingest flags)
+    read the same series alike: quiet, noisy, skewed, two groups of every balance, one outlier."""
+    from fleetscope.plausibility import point_noise
     rng = random.Random(17)
     series = [[100.0] * 5, [10.0, 10.1, 9.9, 10.0, 30.0], [10.0, 10.1, 9.9, 13.0, 13.1]]
-    for _ in range(400):
+    for _ in range(300):
         count = rng.choice([5, 6, 7, 11, 21, 60])
         shape = rng.choice(["normal", "lognormal", "two", "outlier"])
         if shape == "normal":
@@ -274,17 +274,35 @@ def test_the_kernels_dispersion_is_the_flags_one_on_synthetic_series(probe):
             values = [rng.gauss(100 * (upper if rng.random() < share else 1), 1) for _ in range(count)]
         else:
             values = [rng.gauss(100, 1) for _ in range(count - 1)] + [1000.0]
-        series.append(values)
-    for values, kernel in zip(series, probe(series), strict=True):
-        assert kernel["mad_rel"] == pytest.approx(mad_rel(values), rel=1e-9, abs=1e-12), values
-        split = bimodal_split(values)
-        assert kernel["bimodal"] == (split is not None), values
-        if split:
-            gap, lower, upper = split
-            assert (kernel["lower_median"], kernel["upper_median"]) == pytest.approx((lower, upper), rel=1e-9)
-            assert kernel["gap_rel"] == pytest.approx(gap / statistics.median(values), rel=1e-9)
-    found = [kernel["bimodal"] for kernel in probe(series[:3])]
-    assert found == [False, False, True]
+        series.append([float(f"{value:.9g}") for value in values])  # as a record prints them
+    points = []
+    for index, values in enumerate(series):
+        ordered = sorted(values)
+        points.append({"schema_version": 1, "experiment": "latency_sweep", "kernel": "chase", "metric": "latency",
+                       "unit": "ns", "params": {"working_set_bytes": 4096 * (index + 1), "page_policy": "thp"},
+                       "samples": values,
+                       "summary": {"min": ordered[0], "median": statistics.median(values), "mean": sum(values) / len(values),
+                                   "ci95_low": ordered[0], "ci95_high": ordered[-1], "count": len(values)},
+                       "context": {}})
+    bundles.write(results={"results/latency_sweep.jsonl": points})
+    db = tmp_path / "fleet.duckdb"
+    assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
+    import duckdb
+    with duckdb.connect(str(db), read_only=True) as connection:
+        stored = {json.loads(point.params)["working_set_bytes"] // 4096 - 1: point
+                  for point in point_noise(connection, bundles.manifest()["run_id"], "node1")}
+    splits = 0
+    for index, (values, kernel) in enumerate(zip(series, probe(series), strict=True)):
+        point = stored[index]
+        assert kernel["mad_rel"] == pytest.approx(point.mad_rel, rel=1e-9, abs=1e-12), values
+        assert kernel["bimodal"] == point.bimodal, values
+        if point.bimodal:
+            splits += 1
+            assert (kernel["lower_median"], kernel["upper_median"]) == pytest.approx(
+                (point.lower_median, point.upper_median), rel=1e-9)
+            assert kernel["gap_rel"] == pytest.approx(point.gap / point.median, rel=1e-9)
+    assert [kernel["bimodal"] for kernel in probe(series[:3])] == [False, False, True]
+    assert 30 < splits < len(series) - 30  # both answers were tested
 
 
 def test_an_unsettled_point_is_measured_again_at_most_tries_times_and_every_try_recorded(records):

@@ -4,12 +4,14 @@ the section holding the number."""
 
 from __future__ import annotations
 
+import json
+import statistics
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from fleetscope.plausibility import bimodal_split
+from fleetscope.plausibility import BIMODAL_MAX_SAMPLES, point_noise
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "mlc_samples"
 RULES = {"dram_chase_too_fast", "bandwidth_above_dram_peak", "huge_pages_not_granted", "loaded_idle_far_above_idle",
@@ -368,15 +370,30 @@ def test_quiet_points_raise_no_noise_flag(bundles, cli, tmp_path):
     assert rows and all(row["status"] == "clear" for row in rows), rows
 
 
-@pytest.mark.parametrize(("samples", "split"), [
+KNOWN_SETS = [  # samples, (gap, lower group's median, upper group's median) or None for one group
     ([10.0] * 5, None),
     ([10.0, 10.1, 9.9, 10.0, 30.0], None),                        # one outlier is no group
     ([10.0, 10.1, 9.9, 13.0, 13.1], (2.9, 10.0, 13.05)),           # 3 and 2: the kernel's quick-profile point
     ([10.0, 10.4, 10.8, 11.2, 11.6, 12.0, 12.4], None),            # spread evenly: noise, not two states
-])
-def test_bimodal_split_on_known_sets(samples, split):
-    found = bimodal_split(samples)
-    assert found == (None if split is None else pytest.approx(split))
+    ([5.0, 5.1, *[20.0 + i / 100 for i in range(8)]], (14.9, 5.05, 20.035)),  # the smallest group allowed: 20%
+    ([5.0, *[20.0 + i / 100 for i in range(9)]], None),           # below 20%: one outlier
+]
+
+
+def test_point_noise_reads_known_sets(bundles, cli, tmp_path):
+    points = [chase("latency_sweep", (index + 1) * MIB, 1.0, samples=samples)
+              for index, (samples, _) in enumerate(KNOWN_SETS)]
+    connection = load(bundles, cli, tmp_path, results={"results/latency_sweep.jsonl": points})
+    by_size = {json.loads(point.params)["working_set_bytes"]: point
+               for point in point_noise(connection, bundles.manifest()["run_id"], "node1")}
+    for index, (samples, split) in enumerate(KNOWN_SETS):
+        point = by_size[(index + 1) * MIB]
+        assert point.count == len(samples) and point.median == pytest.approx(statistics.median(samples))
+        assert point.mad_rel == pytest.approx(
+            statistics.median([abs(value - point.median) for value in samples]) / point.median)
+        assert point.bimodal == (split is not None), samples
+        if split:
+            assert (point.gap, point.lower_median, point.upper_median) == pytest.approx(split)
 
 
 def test_the_recorded_default_run_flags_only_what_its_own_evidence_shows(cli, tmp_path):
@@ -412,3 +429,19 @@ def test_a_point_whose_tries_are_malformed_is_refused_whole(bundles, cli, tmp_pa
     bundles.write(results={"results/latency_sweep.jsonl": [point]})
     proc = cli("ingest", bundles.results_dir, "--db", tmp_path / "fleet.duckdb")
     assert proc.returncode == 3 and "REFUSED" in proc.stdout and "tries" in proc.stdout, proc.stdout
+
+
+def test_a_point_larger_than_any_sampler_takes_is_judged_for_spread_not_split(bundles, cli, tmp_path):
+    """Sorting a point of millions of samples for the gap search would cost ingest its memory target; a point of
+    more than BIMODAL_MAX_SAMPLES (more than the kernels' sampler ever takes) is checked for spread only."""
+    two_states = [100.0, 130.0] * (BIMODAL_MAX_SAMPLES // 2 + 1)
+    points = [chase("latency_sweep", MIB, 100.0, samples=two_states), chase("latency_sweep", 2 * MIB, 9.0)]
+    connection = load(bundles, cli, tmp_path, results={"results/latency_sweep.jsonl": points})
+    big, small = point_noise(connection, bundles.manifest()["run_id"], "node1")[:2]
+    assert big.count == len(two_states) and not big.split_checked and big.gap is None
+    assert big.mad_rel == pytest.approx(0.15 / 1.15, rel=1e-6)  # median 115, every sample 15 away
+    assert small.split_checked and small.count == 5
+    (noisy,) = flags(connection, "noisy_point")
+    assert noisy["status"] == "clear" and noisy["evidence"].startswith("0 of 2 checked")
+    (bimodal,) = flags(connection, "bimodal_point")
+    assert bimodal["evidence"].startswith("0 of 1 checked")
