@@ -2,7 +2,7 @@
 """How the controller's side of site.yml scales with the lab: a light run (facts, tuning, one small
 experiment, restore, collect, warehouse, report) over 1, 8 and 32 lab hosts of tests/lab (network
 namespaces with their own sshd on this machine; root needed), then the same run at one size with
-fewer forks, with `strategy: free` and without pipelining.
+half the forks, with `strategy: free` and without pipelining.
 
     flock /tmp/fleetscope-machine.lock .venv/bin/python benchmarks/lab_scale.py \\
         [--sizes 1,8,32] [--variants-at 8] [--tags zero_queue] [--budget-s 540]
@@ -13,7 +13,8 @@ arrives; the PLAY and TASK headers (linear strategy: a task's header comes when 
 host) split the run's wall time into stages: preflight, facts, tune, build, experiment, restore,
 collect, warehouse, report. Per run it reports each stage's wall time and per host, the peak memory
 of the controller (the RSS of ansible-playbook and every process under it, summed, sampled every
-0.2 s) and the number of its processes, and each host's own span (runs.started_at..finished_at).
+0.2 s) and the number of its processes, its CPU time (ansible-playbook with every process it and its
+forks waited for: ssh clients and the controller's own tasks), and each host's own span (runs.started_at..finished_at).
 A run that would start past --budget-s is skipped and said so; the lab is stopped whatever happens.
 
 Targets (issue 19): controller overhead per added host <= 1 s of wall time at 32 hosts with the shipped
@@ -120,7 +121,8 @@ def timed_run(lab: Lab, workdir: Path, hosts: int, tags: str, env: dict[str, str
             if following != stage:
                 times[stage] += now - since
                 stage, since = following, now
-    process.wait()
+    _, status, usage = os.wait4(process.pid, 0)  # with every process it waited for: the controller's CPU
+    process.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - started
     times[stage] += wall - (since - started)
     memory.stop()
@@ -133,13 +135,14 @@ def timed_run(lab: Lab, workdir: Path, hosts: int, tags: str, env: dict[str, str
     if len(spans) != hosts:
         raise SystemExit(f"expected {hosts} bundles in the warehouse, found {len(spans)}")
     return {"hosts": hosts, "wall_s": wall, "stages": times, "rss_mb": memory.peak_mb,
+            "cpu_s": usage.ru_utime + usage.ru_stime,
             "processes": memory.peak_processes, "host_span_s": statistics.median(spans), "env": env}
 
 
 def row(label: str, result: dict) -> str:
     stages = " | ".join(f"{result['stages'][stage]:.1f}" for stage in STAGES)
     return (f"| {label} | {result['hosts']} | {result['wall_s']:.1f} | {stages} | "
-            f"{result['rss_mb']:.0f} MB / {result['processes']} | {result['host_span_s']:.1f} |")
+            f"{result['rss_mb']:.0f} MB / {result['processes']} | {result['cpu_s']:.1f} | {result['host_span_s']:.1f} |")
 
 
 def main() -> int:
@@ -151,11 +154,12 @@ def main() -> int:
     parser.add_argument("--budget-s", type=float, default=540, help="start no run after this many seconds")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
-    variants = {"forks 5": {"ANSIBLE_FORKS": "5"}, "strategy free": {"ANSIBLE_STRATEGY": "free"},
+    variants = {f"forks {max(args.variants_at // 2, 1)}": {"ANSIBLE_FORKS": str(max(args.variants_at // 2, 1))}, "strategy free": {"ANSIBLE_STRATEGY": "free"},
                 "no pipelining": {"ANSIBLE_PIPELINING": "False"}} if args.variants_at else {}
     began = time.monotonic()
     lab = Lab(max(sizes + [args.variants_at])).start()
-    print(f"lab of {len(lab.hosts)} hosts started in {time.monotonic() - began:.1f} s", flush=True)
+    print(f"lab of {len(lab.hosts)} hosts started in {time.monotonic() - began:.1f} s; load average "
+          f"{os.getloadavg()[0]:.1f}", flush=True)
     results, skipped = [], []
     try:
         with tempfile.TemporaryDirectory(prefix="fleetscope-lab-scale-") as tmp:
@@ -167,12 +171,13 @@ def main() -> int:
                     continue
                 result = timed_run(lab, Path(tmp) / f"{index:02d}", hosts, args.tags, env)
                 results.append((label, result))
-                print(f"{label}, {hosts} hosts: {result['wall_s']:.1f} s", flush=True)
+                print(f"{label}, {hosts} hosts: {result['wall_s']:.1f} s; load average {os.getloadavg()[0]:.1f}",
+                      flush=True)
     finally:
         stop()
     print(f"\n## site.yml --tags {args.tags} (quick profile, DRAM working set {DRAM_BYTES >> 20} MiB), wall s")
-    print("| run | hosts | wall | " + " | ".join(STAGES) + " | controller peak RSS / processes | median host span |")
-    print("|" + "---|" * (5 + len(STAGES)))
+    print("| run | hosts | wall | " + " | ".join(STAGES) + " | controller peak RSS / processes | controller CPU s | median host span |")
+    print("|" + "---|" * (6 + len(STAGES)))
     for label, result in results:
         print(row(label, result))
     defaults = {result["hosts"]: result for label, result in results if label == "defaults"}
@@ -182,6 +187,10 @@ def main() -> int:
         per_host = (large["wall_s"] - small["wall_s"]) / added
         controller = sum(large["stages"][s] - small["stages"][s] for s in STAGES if s not in HOST_WORK) / added
         load = large["stages"]["warehouse"] + large["stages"]["report"]
+        cpu = (large["cpu_s"] - small["cpu_s"]) / added
+        print(f"\ncontroller CPU per added host: {cpu:.2f} s (ansible-playbook, its forks, ssh and the controller's "
+              "own tasks; the hosts' sshd and modules are not under it): the wall time an added host costs a "
+              "controller whose cores are its own, spread over its cores")
         print(f"\nper added host from {small['hosts']} to {large['hosts']}: {per_host:.2f} s of wall time "
               f"({controller:.2f} s without build and experiment); target <= {OVERHEAD_TARGET_S:g} s: "
               f"{'met' if per_host <= OVERHEAD_TARGET_S else 'MISSED'} (without the hosts' own work: "
