@@ -14,7 +14,7 @@ host) split the run's wall time into stages: preflight, facts, tune, build, expe
 collect, warehouse, report. Per run it reports each stage's wall time and per host, the peak memory
 of the controller (the RSS of ansible-playbook and every process under it, summed, sampled every
 0.2 s) and the number of its processes, its CPU time (ansible-playbook with every process it and its
-forks waited for: ssh clients and the controller's own tasks), and each host's own span (runs.started_at..finished_at).
+forks waited for: ssh clients and the controller's own tasks; plus the ssh ControlPersist masters), and each host's own span (runs.started_at..finished_at).
 A run that would start past --budget-s is skipped and said so; the lab is stopped whatever happens.
 
 Targets (issue 19): controller overhead per added host <= 1 s of wall time at 32 hosts with the shipped
@@ -73,13 +73,28 @@ def stage_of(header: str, current: str) -> str:
     return current
 
 
+def ssh_masters() -> dict[int, float]:
+    """CPU seconds so far of each ssh ControlPersist master (`ssh: ... [mux]`): they leave ansible's process
+    tree when they start, so its wait4 does not count the encryption they do for it."""
+    found = {}
+    for process in psutil.process_iter(["name", "cmdline", "cpu_times"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if cmdline.startswith("ssh: ") and "[mux]" in cmdline and process.info["cpu_times"]:
+            found[process.pid] = process.info["cpu_times"].user + process.info["cpu_times"].system
+    return found
+
+
 class Memory:
-    """Peak summed RSS of a process and its descendants, sampled in a thread."""
+    """Peak summed RSS of a process and its descendants, sampled in a thread, and the CPU seconds the ssh
+    masters spent meanwhile."""
 
     def __init__(self, pid: int):
         self.root = psutil.Process(pid)
         self.peak_mb = 0.0
         self.peak_processes = 0
+        self.masters_before = ssh_masters()
+        self.masters: dict[int, float] = {}
+        self.samples = 0
         self.done = threading.Event()
         self.thread = threading.Thread(target=self.sample, daemon=True)
         self.thread.start()
@@ -98,10 +113,17 @@ class Memory:
                     continue
             self.peak_mb = max(self.peak_mb, total / 2**20)
             self.peak_processes = max(self.peak_processes, len(processes))
+            self.samples += 1
+            if self.samples % 5 == 0:  # a walk over every process: once a second
+                self.masters.update(ssh_masters())
+
+    def masters_cpu_s(self) -> float:
+        return sum(seconds - self.masters_before.get(pid, 0.0) for pid, seconds in self.masters.items())
 
     def stop(self) -> None:
         self.done.set()
         self.thread.join()
+        self.masters.update(ssh_masters())
 
 
 def timed_run(lab: Lab, workdir: Path, hosts: int, tags: str, env: dict[str, str]) -> dict:
@@ -135,7 +157,7 @@ def timed_run(lab: Lab, workdir: Path, hosts: int, tags: str, env: dict[str, str
     if len(spans) != hosts:
         raise SystemExit(f"expected {hosts} bundles in the warehouse, found {len(spans)}")
     return {"hosts": hosts, "wall_s": wall, "stages": times, "rss_mb": memory.peak_mb,
-            "cpu_s": usage.ru_utime + usage.ru_stime,
+            "cpu_s": usage.ru_utime + usage.ru_stime + memory.masters_cpu_s(),
             "processes": memory.peak_processes, "host_span_s": statistics.median(spans), "env": env}
 
 
