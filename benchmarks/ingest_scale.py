@@ -125,7 +125,8 @@ def main() -> int:
     work = arguments.work or Path(tempfile.mkdtemp(prefix="ingest-scale-", dir="/var/tmp"))
     db = work / "fleet.duckdb"
     bundle_kb = sum(path.stat().st_size for path in arguments.bundle.rglob("*") if path.is_file()) / 1024
-    print(f"bundle {arguments.bundle} ({bundle_kb:.0f} KB)", flush=True)
+    print(f"bundle {arguments.bundle} ({bundle_kb:.0f} KB); load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} CPUs", flush=True)
     try:
         folders, held, steps = [], 0, []
         for size in sizes:
@@ -174,6 +175,8 @@ def main() -> int:
     finally:
         if arguments.work is None:
             shutil.rmtree(work, ignore_errors=True)
+    print(f"load average at the end {os.getloadavg()[0]:.1f} (1 min), {os.getloadavg()[1]:.1f} (5 min): other "
+          "processes share the CPUs when it is above 0", flush=True)
     rates = [step["rate"] for step in steps]
     print("targets: "
           f">= {RATE_TARGET:g} bundles/s: {'met' if min(rates) >= RATE_TARGET else 'MISSED'} "

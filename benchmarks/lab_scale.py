@@ -2,7 +2,7 @@
 """How the controller's side of site.yml scales with the lab: a light run (facts, tuning, one small
 experiment, restore, collect, warehouse, report) over 1, 8 and 32 lab hosts of tests/lab (network
 namespaces with their own sshd on this machine; root needed), then the same run at one size with
-fewer forks, with `strategy: free` and without pipelining.
+half the forks, with `strategy: free` and without pipelining.
 
     flock /tmp/fleetscope-machine.lock .venv/bin/python benchmarks/lab_scale.py \\
         [--sizes 1,8,32] [--variants-at 8] [--tags zero_queue] [--budget-s 540]
@@ -13,7 +13,8 @@ arrives; the PLAY and TASK headers (linear strategy: a task's header comes when 
 host) split the run's wall time into stages: preflight, facts, tune, build, experiment, restore,
 collect, warehouse, report. Per run it reports each stage's wall time and per host, the peak memory
 of the controller (the RSS of ansible-playbook and every process under it, summed, sampled every
-0.2 s) and the number of its processes, and each host's own span (runs.started_at..finished_at).
+0.2 s) and the number of its processes, its CPU time (ansible-playbook with every process it and its
+forks waited for: ssh clients and the controller's own tasks; plus the ssh ControlPersist masters), and each host's own span (runs.started_at..finished_at).
 A run that would start past --budget-s is skipped and said so; the lab is stopped whatever happens.
 
 Targets (issue 19): controller overhead per added host <= 1 s of wall time at 32 hosts with the shipped
@@ -72,13 +73,28 @@ def stage_of(header: str, current: str) -> str:
     return current
 
 
+def ssh_masters() -> dict[int, float]:
+    """CPU seconds so far of each ssh ControlPersist master (`ssh: ... [mux]`): they leave ansible's process
+    tree when they start, so its wait4 does not count the encryption they do for it."""
+    found = {}
+    for process in psutil.process_iter(["name", "cmdline", "cpu_times"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if cmdline.startswith("ssh: ") and "[mux]" in cmdline and process.info["cpu_times"]:
+            found[process.pid] = process.info["cpu_times"].user + process.info["cpu_times"].system
+    return found
+
+
 class Memory:
-    """Peak summed RSS of a process and its descendants, sampled in a thread."""
+    """Peak summed RSS of a process and its descendants, sampled in a thread, and the CPU seconds the ssh
+    masters spent meanwhile."""
 
     def __init__(self, pid: int):
         self.root = psutil.Process(pid)
         self.peak_mb = 0.0
         self.peak_processes = 0
+        self.masters_before = ssh_masters()
+        self.masters: dict[int, float] = {}
+        self.samples = 0
         self.done = threading.Event()
         self.thread = threading.Thread(target=self.sample, daemon=True)
         self.thread.start()
@@ -97,10 +113,17 @@ class Memory:
                     continue
             self.peak_mb = max(self.peak_mb, total / 2**20)
             self.peak_processes = max(self.peak_processes, len(processes))
+            self.samples += 1
+            if self.samples % 5 == 0:  # a walk over every process: once a second
+                self.masters.update(ssh_masters())
+
+    def masters_cpu_s(self) -> float:
+        return sum(seconds - self.masters_before.get(pid, 0.0) for pid, seconds in self.masters.items())
 
     def stop(self) -> None:
         self.done.set()
         self.thread.join()
+        self.masters.update(ssh_masters())
 
 
 def timed_run(lab: Lab, workdir: Path, hosts: int, tags: str, env: dict[str, str]) -> dict:
@@ -120,7 +143,8 @@ def timed_run(lab: Lab, workdir: Path, hosts: int, tags: str, env: dict[str, str
             if following != stage:
                 times[stage] += now - since
                 stage, since = following, now
-    process.wait()
+    _, status, usage = os.wait4(process.pid, 0)  # with every process it waited for: the controller's CPU
+    process.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - started
     times[stage] += wall - (since - started)
     memory.stop()
@@ -133,13 +157,14 @@ def timed_run(lab: Lab, workdir: Path, hosts: int, tags: str, env: dict[str, str
     if len(spans) != hosts:
         raise SystemExit(f"expected {hosts} bundles in the warehouse, found {len(spans)}")
     return {"hosts": hosts, "wall_s": wall, "stages": times, "rss_mb": memory.peak_mb,
+            "cpu_s": usage.ru_utime + usage.ru_stime + memory.masters_cpu_s(),
             "processes": memory.peak_processes, "host_span_s": statistics.median(spans), "env": env}
 
 
 def row(label: str, result: dict) -> str:
     stages = " | ".join(f"{result['stages'][stage]:.1f}" for stage in STAGES)
     return (f"| {label} | {result['hosts']} | {result['wall_s']:.1f} | {stages} | "
-            f"{result['rss_mb']:.0f} MB / {result['processes']} | {result['host_span_s']:.1f} |")
+            f"{result['rss_mb']:.0f} MB / {result['processes']} | {result['cpu_s']:.1f} | {result['host_span_s']:.1f} |")
 
 
 def main() -> int:
@@ -151,11 +176,12 @@ def main() -> int:
     parser.add_argument("--budget-s", type=float, default=540, help="start no run after this many seconds")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
-    variants = {"forks 5": {"ANSIBLE_FORKS": "5"}, "strategy free": {"ANSIBLE_STRATEGY": "free"},
+    variants = {f"forks {max(args.variants_at // 2, 1)}": {"ANSIBLE_FORKS": str(max(args.variants_at // 2, 1))}, "strategy free": {"ANSIBLE_STRATEGY": "free"},
                 "no pipelining": {"ANSIBLE_PIPELINING": "False"}} if args.variants_at else {}
     began = time.monotonic()
     lab = Lab(max(sizes + [args.variants_at])).start()
-    print(f"lab of {len(lab.hosts)} hosts started in {time.monotonic() - began:.1f} s", flush=True)
+    print(f"lab of {len(lab.hosts)} hosts started in {time.monotonic() - began:.1f} s; load average "
+          f"{os.getloadavg()[0]:.1f}", flush=True)
     results, skipped = [], []
     try:
         with tempfile.TemporaryDirectory(prefix="fleetscope-lab-scale-") as tmp:
@@ -167,12 +193,13 @@ def main() -> int:
                     continue
                 result = timed_run(lab, Path(tmp) / f"{index:02d}", hosts, args.tags, env)
                 results.append((label, result))
-                print(f"{label}, {hosts} hosts: {result['wall_s']:.1f} s", flush=True)
+                print(f"{label}, {hosts} hosts: {result['wall_s']:.1f} s; load average {os.getloadavg()[0]:.1f}",
+                      flush=True)
     finally:
         stop()
     print(f"\n## site.yml --tags {args.tags} (quick profile, DRAM working set {DRAM_BYTES >> 20} MiB), wall s")
-    print("| run | hosts | wall | " + " | ".join(STAGES) + " | controller peak RSS / processes | median host span |")
-    print("|" + "---|" * (5 + len(STAGES)))
+    print("| run | hosts | wall | " + " | ".join(STAGES) + " | controller peak RSS / processes | controller CPU s | median host span |")
+    print("|" + "---|" * (6 + len(STAGES)))
     for label, result in results:
         print(row(label, result))
     defaults = {result["hosts"]: result for label, result in results if label == "defaults"}
@@ -182,6 +209,10 @@ def main() -> int:
         per_host = (large["wall_s"] - small["wall_s"]) / added
         controller = sum(large["stages"][s] - small["stages"][s] for s in STAGES if s not in HOST_WORK) / added
         load = large["stages"]["warehouse"] + large["stages"]["report"]
+        cpu = (large["cpu_s"] - small["cpu_s"]) / added
+        print(f"\ncontroller CPU per added host: {cpu:.2f} s (ansible-playbook, its forks, ssh and the controller's "
+              "own tasks; the hosts' sshd and modules are not under it): the wall time an added host costs a "
+              "controller whose cores are its own, spread over its cores")
         print(f"\nper added host from {small['hosts']} to {large['hosts']}: {per_host:.2f} s of wall time "
               f"({controller:.2f} s without build and experiment); target <= {OVERHEAD_TARGET_S:g} s: "
               f"{'met' if per_host <= OVERHEAD_TARGET_S else 'MISSED'} (without the hosts' own work: "

@@ -39,6 +39,7 @@ examples:
   fleetscope ingest results/
   fleetscope ingest results/20261122T034500Z-a1b2c3/node1/
   fleetscope ingest --db /data/lab.duckdb results/ old-results/
+  fleetscope ingest --jobs 4 results/      # 4 processes validate and derive, this one writes
 
 Each bundle is validated, then loaded in one transaction. Per bundle it prints one line:
   loaded     first time this (run_id, host) is loaded

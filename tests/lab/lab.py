@@ -285,10 +285,16 @@ exec sleep infinity
         return f"{self.name} {self.address}: {sshd}, {len(netns_pids(self.name))} processes; {knobs}"
 
 
+# Host N is 10.213.N.2: N runs from 1 to 254.
+MAX_HOSTS = 254
+
+
 class Lab:
     """A set of lab hosts and the inventory that reaches them."""
 
     def __init__(self, hosts: int = 3, hostile: int | None = None, var_tmp_sizes: dict[int, str] | None = None):
+        if not 1 <= hosts <= MAX_HOSTS:
+            raise ValueError(f"a lab has 1 to {MAX_HOSTS} hosts (one 10.213.N.0/24 subnet each), not {hosts}")
         sizes = var_tmp_sizes or {}
         self.hosts = [Host(i, hostile=(i == hostile), var_tmp_size=sizes.get(i, "1g")) for i in range(1, hosts + 1)]
         self.key = LAB_DIR / "id_ed25519"
@@ -459,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = parser.add_subparsers(dest="verb", required=True)
     start_parser = verbs.add_parser("start", help="(re)create the lab and print its inventory path")
-    start_parser.add_argument("--hosts", type=int, default=3, help="number of hosts (default 3)")
+    start_parser.add_argument("--hosts", type=int, default=3, help=f"number of hosts, 1 to {MAX_HOSTS} (default 3)")
     verbs.add_parser("stop", help="remove the lab, and any stale fslab namespaces")
     verbs.add_parser("status", help="one line per host")
     args = parser.parse_args(argv)
