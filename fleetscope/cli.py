@@ -420,7 +420,7 @@ true cache sizes. `load` writes each as a bundle under --results and ingests it,
 
 
 def _command_import_curve(arguments: argparse.Namespace) -> int:
-    from fleetscope.reference import Reference, import_curve
+    from fleetscope.reference import Reference
 
     if arguments.run_id is not None:
         raise UserError("import curve: --run-id is not taken (a curve's run id comes from its file)")

@@ -2,7 +2,7 @@
 curves of the shipped library (an absolute ramlat curve, tinymembench's relative one, the Cortex-A15 TLB curve).
 Each reference host's page and the fleet page load with no console message of any level, every chart draws
 marks and no NaN, nothing is fetched from the network, and the reference hosts are marked as such (badge,
-source link, how the curve was measured), the lab host is not."""
+source link, how the curve was measured), the lab host is not; so does a comparison with one."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def reports(bundle_tools, tmp_path_factory):
     shutil.copytree(DEFAULT_RUN, root / "results")
     db, out = root / "fleet.duckdb", root / "reports"
     for argv in (("ingest", root / "results"), ("reference", "load", *REFERENCES, "--results", root / "results"),
-                 ("report", "--out", out)):
+                 ("report", "--out", out), ("compare", "localhost", "ref-epyc-74f3-zen3", "--out", out / "compare.html")):
         proc = run_cli(*argv, "--db", db)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
@@ -69,3 +69,13 @@ def test_the_fleet_page_marks_reference_hosts_and_scores_none(reports, browser):
     lab = reports / "localhost.html"
     drawn_cleanly(browser.open(lab))
     assert not browser.evaluate(BADGE) and browser.evaluate("document.getElementById('reference-note') === null")
+
+
+def test_a_comparison_with_a_reference_host_marks_it_and_draws(reports, browser):
+    loaded = browser.open(reports / "compare.html")
+    drawn_cleanly(loaded)
+    marked = browser.evaluate("Array.from(document.querySelectorAll('#operands tbody tr')).map(r => "
+                              "r.querySelector('.status-reference') !== null)")
+    assert marked == [False, True]
+    assert "no test" in browser.evaluate("document.body.textContent")
+    browser.screenshot(reports.parent / "compare.png")

@@ -151,13 +151,14 @@ def test_reference_list_and_load_once(cli, tmp_path):
 
 @pytest.fixture(scope="module")
 def lab_and_reference(bundle_tools, tmp_path_factory):
-    """The default run (a lab machine, localhost) and one reference host in one warehouse."""
+    """The default run (a lab machine, localhost) and two reference hosts (one curve absolute, one relative)."""
     _, run_cli = bundle_tools
     root = tmp_path_factory.mktemp("lab-and-reference")
     shutil.copytree(DEFAULT_RUN, root / "results")
     db = root / "fleet.duckdb"
     assert run_cli("ingest", root / "results", "--db", db).returncode == 0
-    loaded = run_cli("reference", "load", "ref-xeon-w3-2435-sapphire-rapids", "--db", db, "--results", root / "results")
+    loaded = run_cli("reference", "load", "ref-xeon-w3-2435-sapphire-rapids", "ref-graviton2-neoverse-n1", "--db", db,
+                     "--results", root / "results")
     assert loaded.returncode == 0, loaded.stdout + loaded.stderr
     return root, db
 
@@ -175,6 +176,12 @@ def test_compare_json_marks_the_reference_host_and_tests_no_difference_against_i
     (delta,) = dram["deltas"]
     assert delta["relative"] is not None and delta["significant"] is None and delta["p_value"] is None
     assert "reference host's published curve" in delta["note"]
+    # a relative curve (ns over L1) gives no latency to compare; its sizes still compare
+    relative = json.loads(cli("compare", "--db", db, "localhost", "ref-graviton2-neoverse-n1", "--format", "json").stdout)
+    by_metric = {metric["metric"]: metric for metric in relative["metrics"]}
+    assert by_metric["dram_latency"]["values"]["ref-graviton2-neoverse-n1"] is None
+    assert by_metric["dram_latency"]["deltas"][0]["note"] == "not measured on both sides"
+    assert by_metric["l2_size"]["deltas"][0]["relative"] is not None
 
 
 def test_outliers_set_reference_hosts_aside(lab_and_reference, cli):
@@ -182,7 +189,50 @@ def test_outliers_set_reference_hosts_aside(lab_and_reference, cli):
     proc = cli("outliers", "--db", db, "--format", "json", "--min-peers", "0")
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
-    assert document["reference_hosts"] == ["ref-xeon-w3-2435-sapphire-rapids"]
-    assert all("ref-xeon-w3-2435-sapphire-rapids" not in group["hosts"] for group in document["groups"])
+    assert document["reference_hosts"] == ["ref-graviton2-neoverse-n1", "ref-xeon-w3-2435-sapphire-rapids"]
+    assert [group["hosts"] for group in document["groups"]] == [["localhost"]]
     table = cli("outliers", "--db", db)
-    assert "reference hosts, not scored and no host's peer: ref-xeon-w3-2435-sapphire-rapids" in table.stdout
+    assert ("reference hosts, not scored and no host's peer: ref-graviton2-neoverse-n1, "
+            "ref-xeon-w3-2435-sapphire-rapids") in table.stdout
+
+
+def test_the_manifest_schema_holds_reference_bundles_to_their_contract(cli, tmp_path):
+    from fleetscope.bundle import BundleError, load_bundle
+
+    assert import_n100(cli, tmp_path).returncode == 0
+    (bundle,) = [path.parent for path in (tmp_path / "results").rglob("manifest.json")]
+    manifest = json.loads((bundle / "manifest.json").read_text(encoding="utf-8"))
+    load_bundle(bundle)
+    for index, (change, complaint) in enumerate((({"profile": "quick"}, "profile"),              # a reference is an external run
+                              ({"reference": None}, "reference"),            # origin reference says where from
+                              ({"origin": "playbook"}, "reference"),         # and only a reference says so
+                              ({"reference": {**manifest["reference"], "pattern": "zigzag"}}, "pattern"))):
+        broken = tmp_path / "broken" / str(index) / bundle.parent.name / bundle.name
+        shutil.copytree(bundle, broken)
+        changed = {key: value for key, value in {**manifest, **change}.items() if value is not None}
+        (broken / "manifest.json").write_text(json.dumps(changed), encoding="utf-8")
+        with pytest.raises(BundleError, match=complaint):
+            load_bundle(broken)
+
+
+def test_migration_008_gives_runs_loaded_before_it_their_origin(cli, tmp_path):
+    from fleetscope.warehouse import MIGRATIONS_DIR
+
+    db = tmp_path / "old.duckdb"
+    with duckdb.connect(str(db)) as connection:
+        connection.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
+                           "applied_at TIMESTAMP NOT NULL)")
+        for migration in sorted(MIGRATIONS_DIR.glob("*.sql")):
+            if migration.name.startswith("008"):
+                continue
+            connection.execute(migration.read_text())
+            connection.execute("INSERT INTO schema_migrations VALUES (?, ?, now()::TIMESTAMP)",
+                               [int(migration.name[:3]), migration.name])
+        for host, profile in (("node1", "quick"), ("old-node", "external")):
+            connection.execute("INSERT INTO runs (run_id, host, profile, started_at, finished_at, fleetscope_version, "
+                               "fleetscope_git_sha, bundle_schema, bundle_path, content_sha256, loaded_at) VALUES "
+                               "('20240101T000000Z-000000', ?, ?, now(), now(), '0.1.0', 'x', 1, '/b', 'h', now())",
+                               [host, profile])
+    assert cli("migrate", "--db", db).returncode == 0
+    assert rows(db, "SELECT host, origin, reference FROM runs ORDER BY host") == [
+        ("node1", "playbook", None), ("old-node", "import", None)]
