@@ -245,6 +245,77 @@ def _samples_problem(samples: list) -> str | None:
     return None
 
 
+COUNTER_STATES = frozenset({"counted", "not supported", "not permitted", "not counted", "failed"})
+_COUNTER_EVENT = re.compile(r"[a-z][a-z0-9-]{0,63}")
+MAX_COUNTER_EVENTS = 32
+MAX_IPC = 1000.0
+
+
+def _key_path(path: str, key: str) -> str:
+    return f"{path}.{key}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else f"{path}[{key!r}]"
+
+
+def _count_problem(value: object, nullable: bool) -> str | None:
+    low, high = 0, _INTEGER_RANGE[1]
+    if value is None and nullable:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"{json.dumps(value)[:60]} is not of type 'integer'"
+    return None if low <= value <= high else f"{value} is outside {low}..{high}"
+
+
+def _fraction_problem(value: object, high: float) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= high:
+        return f"{json.dumps(value)[:60]} is not a number from 0 to {high:g}"
+    return None
+
+
+def _counters_problem(counters: object) -> str | None:
+    """context.counters (kernels/include/counters.h) as the warehouse reads it: known states, a count
+    only where an event counted (never an invented 0 beside `not supported`), counts non-negative
+    integers. One pass in Python: jsonschema took ten times as long per point for the same rules."""
+    path = "$.context.counters"
+    if not isinstance(counters, dict):
+        return f"at {path}: {json.dumps(counters)[:60]} is not of type 'object'"
+    if counters.get("scope") != "timed region":
+        return f"at {path}.scope: 'timed region' was expected"
+    events = counters.get("events")
+    if not isinstance(events, dict) or len(events) > MAX_COUNTER_EVENTS:
+        return f"at {path}.events: an object of at most {MAX_COUNTER_EVENTS} events was expected"
+    for name, event in events.items():
+        where = _key_path(f"{path}.events", name)
+        if not _COUNTER_EVENT.fullmatch(name):
+            return f"at {path}.events: {name[:60]!r} is not an event name (a-z, 0-9, -)"
+        if not isinstance(event, dict):
+            return f"at {where}: {json.dumps(event)[:60]} is not of type 'object'"
+        state = event.get("state")
+        if not isinstance(state, str) or state not in COUNTER_STATES:
+            return f"at {where}.state: {json.dumps(state)[:60]} is not one of {sorted(COUNTER_STATES)}"
+        if "value" not in event:
+            return f"at {where}: 'value' is a required property"
+        value = event["value"]
+        value_problem = (_count_problem(value, nullable=False) if state == "counted" else None if value is None
+                         else f"{json.dumps(value)[:60]} beside state {state!r}: only a counted event has a value")
+        for key, problem in (("value", value_problem),
+                             ("time_enabled_ns", _count_problem(event.get("time_enabled_ns"), nullable=True)),
+                             ("time_running_ns", _count_problem(event.get("time_running_ns"), nullable=True)),
+                             ("running_fraction", _fraction_problem(event.get("running_fraction"), 1.0))):
+            if problem:
+                return f"at {where}.{key}: {problem}"
+    if problem := _fraction_problem(counters.get("ipc"), MAX_IPC):
+        return f"at {path}.ipc: {problem}"
+    throttle = counters.get("throttle")
+    if throttle is not None:
+        if not isinstance(throttle, dict) or not isinstance(throttle.get("throttled"), bool):
+            return f"at {path}.throttle: {{core_events, package_events, throttled}} or null was expected"
+        for key in ("core_events", "package_events"):
+            if problem := _count_problem(throttle.get(key), nullable=False):
+                return f"at {path}.throttle.{key}: {problem}"
+    return None
+
+
 def _schema_problem(validator: jsonschema.protocols.Validator, document: dict) -> str | None:
     error = jsonschema.exceptions.best_match(validator.iter_errors(document))
     if error is None:
@@ -395,7 +466,10 @@ def _parse_point(text: str, complete: bool, where: str, experiment: str) -> dict
             f"{where}: at $.experiment: {document['experiment']!r} does not match the manifest's "
             f"experiment {experiment!r} for this file: each experiment writes its own file"
         )
-    problem = _value_problem(document) or _schema_problem(_POINT_VALIDATOR, document)
+    context = document.get("context")
+    problem = (_value_problem(document) or _schema_problem(_POINT_VALIDATOR, document)
+               or (_counters_problem(context["counters"]) if isinstance(context, dict) and "counters" in context
+                   else None))
     if problem:
         raise BundleError(f"{where}: {problem}: the line must match fleetscope/schemas/point.schema.json")
     document["samples"] = samples

@@ -18,7 +18,7 @@ PARAM_KEYS = {"cpu_a", "cpu_b", "smt_siblings", "same_core", "same_package", "nu
               "numa_node_b", "core_id_a", "core_id_b", "package_a", "package_b",
               "round_trips_per_sample", "one_way", "seed"}
 SUMMARY_KEYS = {"min", "median", "mean", "ci95_low", "ci95_high", "count"}
-CONTEXT_KEYS = {"precision", "canary_before_ns", "canary_after_ns", "core_clock_ghz",
+CONTEXT_KEYS = {"precision", "counters", "canary_before_ns", "canary_after_ns", "core_clock_ghz",
                 "median_cycles", "wall_s", "order_index"}
 SYSFS = Path("/sys/devices/system")
 

@@ -14,7 +14,7 @@ PARAM_KEYS = {"working_set_bytes", "stride_bytes", "line_bytes", "lines_touched"
               "page_policy", "huge_bytes_granted", "walk", "chains", "cpu",
               "accesses_per_sample", "seed"}
 SUMMARY_KEYS = {"min", "median", "mean", "ci95_low", "ci95_high", "count"}
-CONTEXT_KEYS = {"precision", "canary_before_ns", "canary_after_ns", "core_clock_ghz",
+CONTEXT_KEYS = {"precision", "counters", "canary_before_ns", "canary_after_ns", "core_clock_ghz",
                 "median_cycles", "wall_s", "order_index", "tries"}
 
 def chase_records(run, *args):

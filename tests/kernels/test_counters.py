@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from fleetscope.bundle import _POINT_VALIDATOR, _schema_problem
+from fleetscope.bundle import _POINT_VALIDATOR, _counters_problem, _schema_problem
 from kernelrun import QUICK, parse_lines
 
 EVENTS = ("cycles", "instructions", "task-clock", "page-faults", "context-switches", "cpu-migrations")
@@ -100,7 +100,9 @@ def test_paired_and_team_kernels_carry_counters(run, kernel_args):
     assert points
     for point in points:
         check_counters(point["context"]["counters"])
-        assert _schema_problem(_POINT_VALIDATOR, point) is None  # what ingest will take
+        # what ingest will take
+        assert _schema_problem(_POINT_VALIDATOR, point) is None
+        assert _counters_problem(point["context"]["counters"]) is None
 
 
 def test_team_counts_every_member_thread(records):

@@ -22,7 +22,7 @@ TOP_KEYS = {"schema_version", "experiment", "kernel", "metric", "unit", "params"
 PARAM_KEYS = {"pages", "page_bytes", "page_size", "chain", "working_set_bytes", "lines_touched",
               "huge_bytes_granted", "huge_granted", "cpu", "accesses_per_sample", "seed"}
 SUMMARY_KEYS = {"min", "median", "mean", "ci95_low", "ci95_high", "count"}
-CONTEXT_KEYS = {"precision", "canary_before_ns", "canary_after_ns", "core_clock_ghz",
+CONTEXT_KEYS = {"precision", "counters", "canary_before_ns", "canary_after_ns", "core_clock_ghz",
                 "median_cycles", "wall_s", "order_index"}
 PAIRED_KEYS = {"paired_difference_median_ns", "paired_difference_min_ns"}
 

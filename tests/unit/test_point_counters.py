@@ -95,6 +95,12 @@ def test_a_host_without_throttle_counters_records_why_the_check_did_not_run(bund
     (lambda c: c["events"].update({"x' OR 1=1 --": {"state": "counted", "value": 1}}), "events:"),
     (lambda c: c.update(ipc=float(10**9)), "ipc"),
     (lambda c: c.update(scope="process"), "scope"),
+    (lambda c: c["events"]["task-clock"].update(state=["counted"]), "events['task-clock'].state"),
+    (lambda c: c["events"]["task-clock"].update(running_fraction=1.5), "events['task-clock'].running_fraction"),
+    (lambda c: c["events"]["page-faults"].update(time_enabled_ns="0"), "events['page-faults'].time_enabled_ns"),
+    (lambda c: c.update(throttle={"core_events": -1, "package_events": 0, "throttled": True}), "throttle.core_events"),
+    (lambda c: c.update(throttle=True), "throttle"),
+    (lambda c: c.update(events=[]), "events"),
 ])
 def test_made_up_counters_are_refused_whole(bundles, cli, tmp_path, break_it, problem):
     counters = copy.deepcopy(VM_COUNTERS)
