@@ -15,7 +15,7 @@ import yaml
 
 PROJECT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-DEV_TOOLS = {"pytest", "ansible-lint", "black", "yamllint", "ansible-builder", "pyspark", "duckdb-cli"}
+DEV_TOOLS = {"pytest", "ansible-lint", "black", "yamllint", "ansible-builder", "pyspark"}
 
 
 def pins(lock: Path) -> dict[str, str]:
