@@ -169,6 +169,19 @@ def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiment
         "flag_counts": {status: sum(flag["status"] == status for flag in flags)
                         for status in ("flagged", "clear", "not_run")},
         "values": run_values(derived, computed),
-        "flagged": [{"flag": flag, "section": next((item["section"] for item in sections if flag in item["flags"]), None)}
-                    for flag in flags if flag["status"] == "flagged"],
+        "flagged": _flagged_by_rule(flags, sections),
     }
+
+
+def _flagged_by_rule(flags: list[dict], sections: list[dict]) -> list[dict]:
+    """The flagged rows grouped by rule, in the order their rules first flag: {rule, entries: [{flag, section}],
+    sections: the distinct sections they appear in}. One line per rule keeps the summary on the first screen
+    however many points a rule flags; every row is in the plausibility section."""
+    grouped: dict[str, list[dict]] = {}
+    for flag in flags:
+        if flag["status"] == "flagged":
+            section = next((item["section"] for item in sections if flag in item["flags"]), None)
+            grouped.setdefault(flag["rule"], []).append({"flag": flag, "section": section})
+    return [{"rule": rule, "entries": entries,
+             "sections": list({entry["section"].id: entry["section"] for entry in entries if entry["section"]}.values())}
+            for rule, entries in grouped.items()]

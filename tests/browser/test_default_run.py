@@ -67,6 +67,10 @@ def test_the_summary_is_the_first_screen(default_report, browser, tmp_path):
     for label in ("TLB", "Memory-level parallelism", "Read bandwidth", "Loaded-latency knee", "Storage p99"):
         assert label in text
     assert re.search(r"\d+ flagged, \d+ clear, \d+ not run", text)
+    # one line per flagged rule, however many points it flags, so the flags never push the summary off screen
+    rules = browser.evaluate("Array.from(document.querySelectorAll('#summary-flags li > a:first-child'))"
+                             ".map(a => a.textContent)")
+    assert rules and len(rules) == len(set(rules)), rules
     shot = browser.screenshot(tmp_path / "first-screen.png")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
     # the table of contents reaches every family and the environment from the first screen
