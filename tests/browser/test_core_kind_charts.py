@@ -26,7 +26,7 @@ PROBE = """(() => {
 
 
 def hybrid_topology() -> dict:
-    spec = importlib.util.spec_from_file_location("fleetscope_facts_browser", ROOT / "roles/facts/library/fleetscope_facts.py")
+    spec = importlib.util.spec_from_file_location("fleetscope_facts_browser", ROOT / "plugins/modules/fleetscope_facts.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     with pytest.MonkeyPatch.context() as patch:
