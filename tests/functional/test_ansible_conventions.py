@@ -20,7 +20,7 @@ pytestmark = pytest.mark.functional
 FAMILIES = {"latency", "bandwidth", "cpu_os_io", "storage", "mlc", "workloads"}
 EXPERIMENTS = {"latency_sweep", "zero_queue", "pattern_stride", "tlb", "mlp", "write_cost", "c2c", "affinity", "smt",
                "aio", "bandwidth_sweep", "stride_bandwidth", "rw_mix", "thread_sweep", "loaded_latency", "saxpy",
-               "prefetch", "fio"}
+               "prefetch", "fio", "numa_matrix"}
 
 
 def ansible(tool: str, *argv: str, cwd=PROJECT, env: dict | None = None, timeout: int = 120):
@@ -42,7 +42,8 @@ def test_list_tags_shows_every_experiment_and_family():
 
 
 @pytest.mark.parametrize("argv, expected", [
-    (["--tags", "latency"], {"latency_sweep", "zero_queue", "pattern_stride", "tlb", "mlp", "write_cost", "c2c"}),
+    (["--tags", "latency"], {"latency_sweep", "zero_queue", "pattern_stride", "tlb", "mlp", "write_cost", "c2c",
+                            "numa_matrix"}),
     (["--tags", "tlb,mlp"], {"tlb", "mlp"}),
     (["--tags", "bandwidth", "--skip-tags", "prefetch,mlc"],
      {"bandwidth", "stride_bandwidth", "rw_mix", "thread_sweep", "loaded_latency", "saxpy"}),
