@@ -69,7 +69,7 @@ def _dots_per_level(records: list[dict], order: list[str], group: str | None, y_
     chart = Chart()
     data = chart.data(records)
     chart.layer(data, {"type": "point", "filled": True, "size": 90, "opacity": 1}, x=x, y=y,
-                **({"color": n(group, "")} if group else {}), **offset,
+                **({"color": n(group, "", legend={"orient": "top"})} if group else {}), **offset,
                 tooltip=[tip("level", number=False), *([tip(group, number=False)] if group else []), tip("value"),
                          tip("cycles")])
     chart.layer(data, {"type": "text", "align": "left", "dx": 8, "fontSize": 11}, x=x, y=y,
@@ -200,12 +200,15 @@ def numa_chart(section: SectionData) -> dict | None:
         return None
     chart = Chart()
     data = chart.data(records)
-    x, y = o("mem_node", "memory node"), o("cpu_node", "CPU node")
+    x, y = o("mem_node", "memory node", axis={"labelAngle": 0}), o("cpu_node", "CPU node")
     chart.layer(data, "rect", x=x, y=y,
                 color=q("median", f"latency ({time.symbol})", scale={"scheme": "viridis"}, legend={"format": NUMBER}),
                 tooltip=[tip("cpu_node", "CPU node", whole=True), tip("mem_node", "memory node", whole=True),
                          tip("median", f"median {time.symbol}"), tip("ratio", "x local")])
-    chart.layer(data, {"type": "text", "color": "white"}, x=x, y=y, text=q("median", format=NUMBER))
+    # viridis runs from dark to light: white figures on the slower (lighter) half would not read
+    middle = (min(record["median"] for record in records) + max(record["median"] for record in records)) / 2
+    chart.layer(data, "text", x=x, y=y, text=q("median", format=NUMBER),
+                color={"condition": {"test": f"datum.median > {middle!r}", "value": "black"}, "value": "white"})
     return chart.spec("NUMA latency matrix", "DRAM-sized chase, median; the chase on a CPU of each node, its memory "
                       "bound to each node", height=max(120, 40 * len({record["cpu_node"] for record in records})))
 
