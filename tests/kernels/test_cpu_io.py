@@ -14,6 +14,8 @@ import pytest
 
 from kernelrun import parse_lines
 
+from fleetscope.plausibility import ONE_CPU_UTILIZED
+
 ALLOWED = sorted(os.sched_getaffinity(0))
 FAST = ["--samples", "2", "--min-sample-ms", "5"]
 SYSFS = Path("/sys/devices/system/cpu")
@@ -152,18 +154,20 @@ def test_pinned_threads_take_one_cpu_per_core(affinity_records):
 
 def test_threads_confined_to_one_cpu_record_one_cpus_time_between_them(build):
     """Two unpinned threads of a process confined to one CPU (taskset) ran on that CPU alone: each sees only it,
-    and their own CPU time over the windows adds up to at most one CPU's (a bound no load can break) - what
-    plausibility's threads_shared_one_cpu reads."""
+    and their own CPU time over their windows adds up to about one CPU's - what plausibility's
+    threads_shared_one_cpu reads, so it flags them. Each thread's share is over its own windows, which the
+    scheduler's time slices shift against the other's (20 ms windows once summed to 1.12), so the windows are
+    long and the bound is the rule's own threshold."""
     cpu = ALLOWED[0]
     result = subprocess.run([str(build["binary"]), "affinity", "--placements", "unpinned", "--workloads", "compute",
-                             "--threads", "2", "--repeats", "1", "--samples", "3", "--min-sample-ms", "20"],
+                             "--threads", "2", "--repeats", "1", "--samples", "3", "--min-sample-ms", "100"],
                             capture_output=True, text=True, timeout=120, preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
     assert result.returncode == 0, result.stderr
     records = parse_lines(result.stdout)
     assert len(records) == 2
     assert all(record["context"]["cpus_seen"] == [cpu] for record in records)
     shares = [record["context"]["thread_cpu_s"] / record["context"]["windows_s"] for record in records]
-    assert all(share > 0 for share in shares) and sum(shares) <= 1.1, shares
+    assert all(share > 0 for share in shares) and sum(shares) <= ONE_CPU_UTILIZED, shares
 
 
 def test_oversubscribed_threads_are_switched_involuntarily(build):
