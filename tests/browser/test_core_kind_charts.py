@@ -4,11 +4,11 @@ dots side by side and the NUMA latency matrix are drawn, with their marks, witho
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from sysfs_facts import read
 
 pytestmark = pytest.mark.browser
 
@@ -26,12 +26,7 @@ PROBE = """(() => {
 
 
 def hybrid_topology() -> dict:
-    spec = importlib.util.spec_from_file_location("fleetscope_facts_browser", ROOT / "plugins/modules/fleetscope_facts.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("FLEETSCOPE_SYSFS_ROOT", str(ROOT / "tests/fixtures/sysfs/intel-raptorlake-hybrid"))
-        topology = module.topology_facts()
+    topology = read("intel-raptorlake-hybrid")
     topology.pop("numa")
     return topology
 

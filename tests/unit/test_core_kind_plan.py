@@ -4,13 +4,14 @@ thread sweep orders its CPUs, and that a host with one kind keeps its plan uncha
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from pathlib import Path
 
 import pytest
+from sysfs_facts import read
 
 ROOT = Path(__file__).resolve().parents[2]
-SYSFS = ROOT / "tests" / "fixtures" / "sysfs"
 PER_KIND = ["latency_sweep", "zero_queue", "tlb", "write_cost", "bandwidth", "saxpy"]
 
 
@@ -28,12 +29,6 @@ def plan():
 
 @pytest.fixture(scope="module")
 def machine_topology():
-    facts = load("fleetscope_facts_plan", ROOT / "plugins" / "modules" / "fleetscope_facts.py")
-
-    def read(machine: str) -> dict:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("FLEETSCOPE_SYSFS_ROOT", str(SYSFS / machine))
-            return facts.topology_facts()
     return read
 
 
@@ -116,13 +111,7 @@ def numa_plan():
 
 @pytest.fixture(scope="module")
 def machine_numa():
-    facts = load("fleetscope_facts_numa", ROOT / "plugins" / "modules" / "fleetscope_facts.py")
-
-    def read(machine: str) -> dict:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("FLEETSCOPE_SYSFS_ROOT", str(SYSFS / machine))
-            return facts.numa_facts()
-    return read
+    return functools.partial(read, reader="numa_facts")
 
 
 def cells(points: list[dict]) -> list[tuple[int, int]]:

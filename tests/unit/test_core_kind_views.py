@@ -4,26 +4,20 @@ says which kind each CPU is, and the inferred hierarchy is the fastest kind's, n
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 import duckdb
 import pytest
+from sysfs_facts import read
 
 ROOT = Path(__file__).resolve().parents[2]
-SYSFS = ROOT / "tests" / "fixtures" / "sysfs"
 
 
 @pytest.fixture(scope="module")
 def hybrid_topology():
-    spec = importlib.util.spec_from_file_location("fleetscope_facts_views", ROOT / "plugins/modules/fleetscope_facts.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("FLEETSCOPE_SYSFS_ROOT", str(SYSFS / "intel-raptorlake-hybrid"))
-        topology = module.topology_facts()
+    topology = read("intel-raptorlake-hybrid")
     topology.pop("numa")
     return topology
 

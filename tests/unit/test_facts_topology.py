@@ -3,25 +3,21 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
 import pytest
+import sysfs_facts
 
 SYSFS = Path(__file__).resolve().parents[1] / "fixtures" / "sysfs"
-FACTS_MODULE = Path(__file__).resolve().parents[2] / "plugins" / "modules" / "fleetscope_facts.py"
 KIB = 1024
 DEFAULT_RUN_MANIFEST = next((SYSFS.parent / "default_run" / "results").glob("*/*/manifest.json"))
 
 
 @pytest.fixture(scope="module")
 def facts_module():
-    spec = importlib.util.spec_from_file_location("fleetscope_facts_topology", FACTS_MODULE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return sysfs_facts.facts_module()
 
 
 def topology(facts_module, monkeypatch, root: Path) -> dict:
