@@ -204,6 +204,21 @@ def _clear_leftovers(parent: str, name: str) -> None:
             _remove(os.path.join(parent, entry))
 
 
+def check_origin(manifest_path: str) -> None:
+    """A host's bundle is a playbook run: one whose manifest says it was made on the controller (origin
+    `import`, or `reference`, which sets a host apart from its peers in outliers) is refused. Anything else
+    wrong with the manifest is left to ingest, which names the field."""
+    try:
+        with open(manifest_path, encoding="utf-8") as stream:
+            manifest = json.load(stream)
+    except (OSError, ValueError):
+        return
+    origin = manifest.get("origin", "playbook") if isinstance(manifest, dict) else "playbook"
+    if origin != "playbook":
+        raise Refused(f"manifest.json says origin {origin!r}: a host sends playbook runs only ('import' and "
+                      "'reference' bundles are made on the controller)")
+
+
 def install(dest: str, fill) -> dict:
     """Build the bundle with `fill(folder)` in a fresh sibling of `dest`, then rename it into place."""
     parent, name = os.path.split(os.path.abspath(dest))
@@ -237,6 +252,7 @@ def unpack(archive: str, dest: str, max_bytes: int, max_files: int) -> dict:
                 extract(tar, members, folder)
         except (OSError, EOFError, tarfile.TarError) as error:
             raise Refused(f"the archive could not be unpacked: {error}") from None
+        check_origin(os.path.join(folder, "manifest.json"))
         return {"files": len(members), "bytes": sum(member.size for member in members)}
 
     return install(dest, fill)

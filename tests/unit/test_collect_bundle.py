@@ -112,6 +112,9 @@ HOSTILE = {
         f"the archive unpacks to more than {MAX_BYTES} bytes (collect_max_bytes)"),
     "a header larger than the cap (a 2 MiB long name)": (
         [member("./" + "n" * (2 * MIB), data=b"x")], f"the archive unpacks to more than {MAX_BYTES} bytes"),
+    "a manifest claiming to be a published reference curve": (
+        [HONEST[0], member("./manifest.json", data=b'{"bundle_schema": 1, "origin": "reference"}')] + HONEST[2:],
+        "manifest.json says origin 'reference': a host sends playbook runs only"),
     "too many files": ([member(f"./raw/{index}.txt") for index in range(MAX_FILES + 1)],
                        f"the archive holds more than {MAX_FILES} files and folders (collect_max_files)"),
 }
