@@ -177,9 +177,26 @@ def sysfs_rules(chart: Chart, marks: list[dict]) -> None:
                     x=q("size_bytes"), text=n("label"))
 
 
+def by_core_kind(rows: list[dict]) -> list[tuple[str | None, list[dict]]]:
+    """Rows of a per-kind derived table (inferred_levels, inferred_tlb ..., fastest kind first as the report
+    queries order them) per core kind: [(kind, its rows)]. A host with one kind has one group, kind None."""
+    kinds: dict[str | None, list[dict]] = {}
+    for row in rows:
+        kinds.setdefault(row.get("core_kind"), []).append(row)
+    return list(kinds.items())
+
+
+def fastest_kind(rows: list[dict]) -> list[dict]:
+    """The rows of the fastest core kind measured (all of them on a host with one kind): a figure that has
+    room for one hierarchy shows that one, never a blend of two kinds."""
+    kinds = by_core_kind(rows)
+    return kinds[0][1] if kinds else []
+
+
 def one_policy(levels: list[dict]) -> list[dict]:
-    """The inferred levels (rows of inferred_levels) of one page policy, THP when the run has it: a chart
-    marks one set of levels, not one per policy."""
+    """The inferred levels (rows of inferred_levels) of one page policy, THP when the run has it, of the
+    fastest core kind: a chart marks one set of levels, not one per policy or kind."""
+    levels = fastest_kind(levels)
     policies = [level["page_policy"] for level in levels]
     policy = "thp" if "thp" in policies else (policies[0] if policies else None)
     return [level for level in levels if level["page_policy"] == policy and level.get("level")]

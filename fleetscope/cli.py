@@ -291,7 +291,7 @@ def _command_compare(arguments: argparse.Namespace) -> int:
         comparison = fleet_pages.compare(connection, arguments.operands, with_curves=arguments.format == "html")
     operands, rows = comparison.operands, comparison.rows
     if arguments.format == "json":
-        text = json.dumps(fleet.compare_json(operands, rows), indent=2, default=str) + "\n"
+        text = json.dumps(fleet.compare_json(operands, rows, kinds=comparison.kinds), indent=2, default=str) + "\n"
         if arguments.out is None:
             sys.stdout.write(text)
         else:

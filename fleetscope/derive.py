@@ -28,16 +28,39 @@ _TLB_FLOOR_SHARE = 0.5
 
 
 def _rows(connection: duckdb.DuckDBPyConnection, query: str, key: list) -> list[tuple]:
-    """Rows of warehouse/queries/derive/<query>.sql for one run (key: [run_id, host])."""
+    """Rows of warehouse/queries/derive/<query>.sql for one run (key: [run_id, host], and more parameters
+    where the query takes them)."""
     return connection.execute(sql(f"derive/{query}"), key).fetchall()
 
 
+def _by_kind(rows: list[tuple]) -> list[tuple[dict, list[tuple]]]:
+    """Rows whose first three columns are (kind_rank, core_kind, cpu), as the derive queries give them, per
+    core kind measured, fastest kind first: ({core_kind, cpu}, the rows without those three columns). On a
+    host with one kind core_kind and cpu are None and there is one group: one inference, as ever. cpu is
+    the kind's pinned CPU (the smallest, were a kind measured on several)."""
+    kinds: dict[tuple, list[tuple]] = {}
+    for row in rows:
+        kinds.setdefault((row[0], row[1]), []).append(row)
+    return [({"core_kind": kind, "cpu": min((row[2] for row in group if row[2] is not None), default=None)},
+             [row[3:] for row in group])
+            for (_, kind), group in sorted(kinds.items(), key=lambda item: (item[0][0], str(item[0][1])))]
+
+
 def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
-    sysfs = [size for (size,) in _rows(connection, "sysfs_cache_sizes", key)]
+    """The hierarchy of each core kind measured, each against its own kind's sysfs caches, per page policy."""
     stated = _rows(connection, "curve_reading", key)  # a reference host's curve: read as its source measured it
     stated_reading = CurveReading(*stated[0]) if stated else None
     relative = stated_reading is not None and stated_reading.relative
-    points = [point for point in _rows(connection, "latency_minima", key) if relative or point[2] > 0]
+    rows = []
+    for kind, measured in _by_kind(_rows(connection, "latency_minima", key)):
+        sysfs = [size for (size,) in _rows(connection, "sysfs_cache_sizes", [*key, kind["core_kind"]])]
+        points = [point for point in measured if relative or point[2] > 0]
+        rows += [{**kind, **row} for row in _kind_levels(points, sysfs, stated_reading)]
+    return rows
+
+
+def _kind_levels(points: list[tuple], sysfs: list[int], stated_reading: CurveReading | None) -> list[dict]:
+    """One core kind's inferred levels per page policy, THP first (points: policy, bytes, min ns, clock)."""
     rows = []
     for policy in sorted({point[0] for point in points}, key=lambda name: (name != "thp", str(name))):
         curve = [point for point in points if point[0] == policy]
@@ -63,29 +86,32 @@ def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[
 
 
 def _tlb_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
-    reach = _rows(connection, "tlb_reach", key)
     rows = []
-    for page_size in sorted({row[0] for row in reach}, key=str):
-        curve = [row for row in reach if row[0] == page_size]
-        l1_ns = curve[0][4]  # the control chain at the fewest pages hits L1
-        pages, latency = [], []
-        for _, _, count, tlb_min, control_min, paired in curve:
-            pages.append(count)
-            if control_min is None:  # a reference host's published curve: ns per access as given
-                latency.append(tlb_min)
-                continue
-            difference = paired if paired is not None else tlb_min - control_min
-            latency.append(l1_ns + max(difference, -_TLB_FLOOR_SHARE * l1_ns))
-        row = {"page_size": page_size, "page_bytes": curve[0][1]}
-        try:
-            inferred = infer_tlb(pages, latency)
-        except InferenceError as error:
-            rows.append({**row, "note": str(error)})
-            continue
-        fields = asdict(inferred)
-        del fields["pages"], fields["fitted_ns"]
-        rows.append({**row, **fields})
+    for kind, reach in _by_kind(_rows(connection, "tlb_reach", key)):
+        for page_size in sorted({row[0] for row in reach}, key=str):
+            curve = [row for row in reach if row[0] == page_size]
+            rows.append({**kind, "page_size": page_size, "page_bytes": curve[0][1], **_tlb_levels(curve)})
     return rows
+
+
+def _tlb_levels(curve: list[tuple]) -> dict:
+    """The TLB levels of one page size's curve (page_size, page_bytes, pages, tlb, control, paired)."""
+    l1_ns = curve[0][4]  # the control chain at the fewest pages hits L1
+    pages, latency = [], []
+    for _, _, count, tlb_min, control_min, paired in curve:
+        pages.append(count)
+        if control_min is None:  # a reference host's published curve: ns per access as given
+            latency.append(tlb_min)
+            continue
+        difference = paired if paired is not None else tlb_min - control_min
+        latency.append(l1_ns + max(difference, -_TLB_FLOOR_SHARE * l1_ns))
+    try:
+        inferred = infer_tlb(pages, latency)
+    except InferenceError as error:
+        return {"note": str(error)}
+    fields = asdict(inferred)
+    del fields["pages"], fields["fitted_ns"]
+    return fields
 
 
 def _mlp_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
@@ -117,31 +143,37 @@ def _loaded_latency_rows(connection: duckdb.DuckDBPyConnection, key: list,
 
 def _level_bandwidth_rows(connection: duckdb.DuckDBPyConnection, key: list,
                           derived: dict[str, list[dict]]) -> list[dict]:
-    """Bandwidth of each inferred level (THP curve) per op and store of the single-thread bandwidth sweep."""
-    sweep = _rows(connection, "bandwidth_sweep", key)
-    if not sweep:
-        return []
-    inferred = [SimpleNamespace(**level) for level in derived["inferred_levels"]
-                if level.get("page_policy") == "thp" and level.get("plateau_first_bytes") is not None]
-    if not inferred:
-        return [{"note": "no cache levels inferred from a THP latency sweep in this run: bandwidth is not "
-                         "assigned to levels (see the bandwidth section for the raw curve)"}]
+    """Bandwidth of each inferred level (THP curve) per op and store of the single-thread bandwidth sweep,
+    each core kind's sweep against the same kind's levels."""
     rows = []
-    for op, store in sorted({row[:2] for row in sweep}):
-        points = [row[2:] for row in sweep if row[:2] == (op, store)]
-        for level in bandwidth_per_level(inferred, [size for size, _ in points], [gb_s for _, gb_s in points]):
-            rows.append({"level": level.level, "op": op, "store": store, "bandwidth_gb_s": level.bandwidth_gb_s,
-                         "sizes": level.sizes,
-                         "note": None if level.sizes else "no sweep point on this level's plateau"})
+    for kind, sweep in _by_kind(_rows(connection, "bandwidth_sweep", key)):
+        inferred = [SimpleNamespace(**level) for level in derived["inferred_levels"]
+                    if level.get("core_kind") == kind["core_kind"] and level.get("page_policy") == "thp"
+                    and level.get("plateau_first_bytes") is not None]
+        if not inferred:
+            rows.append({**kind, "note": "no cache levels inferred from a THP latency sweep in this run"
+                         + (f" on {kind['core_kind']}" if kind["core_kind"] else "")
+                         + ": bandwidth is not assigned to levels (see the bandwidth section for the raw curve)"})
+            continue
+        for op, store in sorted({row[:2] for row in sweep}):
+            points = [row[2:] for row in sweep if row[:2] == (op, store)]
+            for level in bandwidth_per_level(inferred, [size for size, _ in points], [gb_s for _, gb_s in points]):
+                rows.append({**kind, "level": level.level, "op": op, "store": store,
+                             "bandwidth_gb_s": level.bandwidth_gb_s, "sizes": level.sizes,
+                             "note": None if level.sizes else "no sweep point on this level's plateau"})
     return rows
 
 
 def _saxpy_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
-    """Slowdown over the strides, and the AMAT fit where a miss counter was counted for three strides or more."""
-    strides = _rows(connection, "saxpy_strides", key)
-    if not strides:
-        return []
+    """Per core kind: slowdown over the strides, and the AMAT fit where a miss counter was counted for three
+    strides or more on that kind's CPU."""
     counters = _rows(connection, "saxpy_counters", key)
+    return [{**kind, **_saxpy_fit(strides, [row[1:] for row in counters if row[0] == kind["core_kind"]])}
+            for kind, strides in _by_kind(_rows(connection, "saxpy_strides", key))]
+
+
+def _saxpy_fit(strides: list[tuple], counters: list[tuple]) -> dict:
+    """One kind's SAXPY row (strides: stride, ns, slowdown; counters: stride, event, state, per update)."""
     worst = max((row for row in strides if row[2] is not None), key=lambda row: row[2], default=None)
     row = {"strides": len(strides), "max_slowdown": worst[2] if worst else None,
            "max_slowdown_stride": worst[0] if worst else None}
@@ -150,11 +182,11 @@ def _saxpy_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[
                  if name == event and state == "counted" and rate is not None}
         if len(rates) >= 3:
             fit = amat_fit([rates.get(stride) for stride, _, _ in strides], [ns for _, ns, _ in strides])
-            return [{**row, "miss_event": event, "hit_ns": fit.hit_ns, "miss_penalty_ns": fit.miss_penalty_ns,
-                     "r_squared": fit.r_squared, "note": fit.note}]
+            return {**row, "miss_event": event, "hit_ns": fit.hit_ns, "miss_penalty_ns": fit.miss_penalty_ns,
+                    "r_squared": fit.r_squared, "note": fit.note}
     states = sorted({f"{name} {state}" for _, name, state, _ in counters if name in _SAXPY_MISS_EVENTS})
     why = ("the PMU here reports " + ", ".join(states)) if states else "no perf counters were taken for saxpy"
-    return [{**row, "note": f"no AMAT fit: {why}; runtime per stride is still measured"}]
+    return {**row, "note": f"no AMAT fit: {why}; runtime per stride is still measured"}
 
 
 def _flag_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:

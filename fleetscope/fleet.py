@@ -179,6 +179,19 @@ def run_values(rows: Callable[[str, tuple[str, str]], list[dict]], keys: Iterabl
     return found
 
 
+def kind_levels(rows: Callable[[str, tuple[str, str]], list[dict]], keys: Iterable[tuple[str, str]]
+                ) -> dict[tuple[str, str], list[dict]]:
+    """Each core kind's hierarchy of every (run_id, host) that measured more than one kind (summary.kind_levels;
+    the fleet columns are the first, fastest kind's); runs of one-kind hosts have none."""
+    found = {}
+    for key in dict.fromkeys(keys):
+        def fetch(query: str, key: tuple[str, str] = key) -> list[dict]:
+            return rows(query, key)
+        if kinds := summary.kind_levels({"inferred_levels": fetch("derived_inferred_levels")}):
+            found[key] = kinds
+    return found
+
+
 def measured_columns(values: Iterable[dict[str, float | None]],
                      headlines: tuple[Headline, ...] = HEADLINES) -> list[Column]:
     """The fleet's measured columns, in reading order: each inferred level's effective size and latency
@@ -391,13 +404,19 @@ def mann_whitney_u(first: Sequence[float], second: Sequence[float]) -> tuple[flo
 def level_samples(connection: duckdb.DuckDBPyConnection,
                   keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, list[float]]]:
     """Every raw latency sample on each inferred level's plateau, per run and level, in the page policy the
-    summary shows (THP where the run has it)."""
+    summary shows (THP where the run has it), of the fastest core kind where a host measured several (the
+    kind the fleet's level columns are)."""
     keys = list(dict.fromkeys(keys))
     connection.execute(sql("report/choose_runs"), [json.dumps([{"run_id": run_id, "host": host}
                                                                for run_id, host in keys])])
     found: dict[tuple[str, str], dict[str, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(dict))
-    for run_id, host, policy, level, values in connection.execute(sql("compare/level_samples")).fetchall():
-        found[(run_id, host)][policy][level] = values
+    rows = connection.execute(sql("compare/level_samples")).fetchall()
+    fastest = {}
+    for run_id, host, rank, *_ in rows:
+        fastest[(run_id, host)] = min(rank, fastest.get((run_id, host), rank))
+    for run_id, host, rank, policy, level, values in rows:
+        if rank == fastest[(run_id, host)]:
+            found[(run_id, host)][policy][level] = values
     chosen = {}
     for key in keys:
         policies = found.get(key, {})
@@ -456,8 +475,11 @@ def deltas(operands: list[Operand], values: dict[tuple[str, str], dict[str, floa
     return rows
 
 
-def compare_json(operands: list[Operand], rows: list[dict], threshold: float = SIGNIFICANT_CHANGE, alpha: float = SIGNIFICANT_P) -> dict:
-    """`compare --format json` (its keys are documented in README.md and pinned by a test)."""
+def compare_json(operands: list[Operand], rows: list[dict], threshold: float = SIGNIFICANT_CHANGE,
+                 alpha: float = SIGNIFICANT_P, kinds: dict[tuple[str, str], list[dict]] | None = None) -> dict:
+    """`compare --format json` (its keys are documented in README.md and pinned by a test); `kinds`: each
+    core kind's hierarchy of the runs whose host has several (kind_levels)."""
+    runs = list(dict.fromkeys(run for operand in operands for run in operand.runs))
     return {
         "baseline": operands[0].text,
         "test": {"name": "Mann-Whitney U, two-sided, on the raw latency samples of each level's plateau",
@@ -472,6 +494,13 @@ def compare_json(operands: list[Operand], rows: list[dict], threshold: float = S
                      "level": row["level"],
                      "values": {operand.text: value for operand, value in zip(operands, row["values"])},
                      "deltas": row["deltas"]} for row in rows],
+        "core_kinds": [{"host": run.host, "run_id": run.run_id, "core_kind": kind["core_kind"], "cpu": kind["cpu"],
+                        "fastest": index == 0,
+                        "levels": [{"level": level["level"], "size_bytes": level["capacity_bytes"],
+                                    "sysfs_size_bytes": level["sysfs_size_bytes"], "latency_ns": level["latency_ns"],
+                                    "latency_cycles": level["latency_cycles"], "page_policy": level["page_policy"]}
+                                   for level in kind["levels"]]}
+                       for run in runs for index, kind in enumerate((kinds or {}).get(run.key, []))],
     }
 
 

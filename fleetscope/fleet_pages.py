@@ -16,7 +16,7 @@ import re
 import statistics
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fleetscope import charts, fleet
 from fleetscope.charts import NUMBER, WHOLE, Chart, n, q, tip
@@ -259,6 +259,7 @@ class Comparison:
     operands: list[fleet.Operand]
     rows: list[dict]
     curves: list[dict]
+    kinds: dict[tuple[str, str], list[dict]] = field(default_factory=dict)  # summary.kind_levels per run
 
 
 def compare(connection, texts: list[str], *, with_curves: bool = True, threshold: float = fleet.SIGNIFICANT_CHANGE,
@@ -271,7 +272,8 @@ def compare(connection, texts: list[str], *, with_curves: bool = True, threshold
     values = fleet.run_values(batch.rows, keys)
     samples = fleet.level_samples(connection, keys)
     rows = fleet.deltas(operands, values, samples, fleet.measured_columns(values.values()), threshold, alpha)
-    return Comparison(operands, rows, operand_curves(operands, batch.rows) if with_curves else [])
+    return Comparison(operands, rows, operand_curves(operands, batch.rows) if with_curves else [],
+                      fleet.kind_levels(batch.rows, keys))
 
 
 def operand_curves(operands: list[fleet.Operand], rows_of: Callable[[str, tuple[str, str]], list[dict]]

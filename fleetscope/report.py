@@ -36,7 +36,7 @@ import vl_convert
 from fleetscope import __version__, fleet, fleet_pages, summary
 from fleetscope.batch import Batch, records
 from fleetscope.experiments import FAMILIES, SECTIONS, Column, Section, SectionData
-from fleetscope.report_derived import DERIVED, derived_rows
+from fleetscope.report_derived import DERIVED, columns_of, derived_rows
 from fleetscope.resources import QUERIES_DIR, TEMPLATES_DIR, WAREHOUSE_DIR, sql
 from fleetscope.units import (KINDS, QUANTITIES, Unit, choose_unit, format_bytes, format_count, format_number,
                               format_percent, format_with_unit, readable_text, to_base)
@@ -235,8 +235,9 @@ def _derived_tables(derived: dict[str, list[dict]], shown_sections: set[str]) ->
         rows = derived[derived_table.name]
         if not derived_table.columns or not rows:
             continue
-        units = choose_units([(derived_table.columns, rows)])
-        items.append({"table": derived_table, "data": table(derived_table.html_id, derived_table.columns, rows, units),
+        columns = columns_of(derived_table, rows)
+        units = choose_units([(columns, rows)])
+        items.append({"table": derived_table, "data": table(derived_table.html_id, columns, rows, units),
                       "section": derived_table.section if derived_table.section in shown_sections else None})
     return items
 

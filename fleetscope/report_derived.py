@@ -61,6 +61,16 @@ DERIVED: tuple[DerivedTable, ...] = (
         Column("r_squared", "R²", "number"), Column("note", "note")), "saxpy"),
     DerivedTable("flags", "Plausibility checks", ()),
 )
+# The columns a per-kind table leads with where the run's host has more than one core kind (its rows carry
+# core_kind and cpu: fleetscope.derive); on a one-kind host they are NULL and left off the page.
+KIND_COLUMNS = (Column("core_kind", "core kind"), Column("cpu", "CPU", "count"))
+
+
+def columns_of(table: DerivedTable, rows: list[dict]) -> tuple[Column, ...]:
+    """The columns a derived table shows for one run's rows: each core kind's rows named where it has several."""
+    return (KIND_COLUMNS + table.columns) if any(row.get("core_kind") for row in rows) else table.columns
+
+
 DERIVED_NAMES: tuple[str, ...] = tuple(table.name for table in DERIVED)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Callable
 
 from fleetscope import precision
-from fleetscope.charts import one_policy
+from fleetscope.charts import by_core_kind, one_policy
 from fleetscope.experiments import HEADLINES, SECTIONS, Figure, Headline
 from fleetscope.report_derived import DERIVED
 from fleetscope.units import format_bytes, format_number, format_time_ns
@@ -71,10 +71,37 @@ def level_column_keys(level: str) -> tuple[str, str]:
 
 
 def levels(derived: dict[str, list[dict]]) -> list[dict]:
-    """The inferred levels of one page policy with their numbers; the last (memory) has no effective size."""
-    rows = one_policy(derived["inferred_levels"])
+    """The inferred levels of one page policy with their numbers, of the fastest core kind where a host has
+    more than one (what the fleet, compare and outliers put side by side); the last (memory) has no effective
+    size."""
+    return _numbered(one_policy(derived["inferred_levels"]))
+
+
+def _numbered(rows: list[dict]) -> list[dict]:
     return [{**level, "capacity_bytes": level["capacity_bytes"] if index < len(rows) - 1 else None}
             for index, level in enumerate(rows)]
+
+
+def kind_levels(derived: dict[str, list[dict]]) -> list[dict]:
+    """Each core kind's hierarchy where the host measured more than one kind, fastest first:
+    [{core_kind, cpu, levels (as `levels` gives them)}]; empty on a host with one kind."""
+    kinds = by_core_kind(derived["inferred_levels"])
+    if len(kinds) < 2 and not any(kind for kind, _ in kinds):
+        return []
+    return [{"core_kind": kind, "cpu": next((row["cpu"] for row in rows if row.get("cpu") is not None), None),
+             "levels": _numbered(one_policy(rows))} for kind, rows in kinds]
+
+
+def kind_line(kind: dict) -> str:
+    """One kind's hierarchy on one line: 'P-core (CPU 4): L1 48 KiB 1.00 ns 5 cycles, L2 ..., DRAM 90.0 ns'."""
+    levels = [" ".join(part for part in (level["level"], format_bytes(level["capacity_bytes"]),
+                                         format_time_ns(level["latency_ns"]),
+                                         level["latency_cycles"] is not None
+                                         and f"{format_number(level['latency_cycles'])} cycles") if part)
+              for level in kind["levels"]]
+    name = kind["core_kind"] or "unlabelled CPU"
+    where = f" (CPU {kind['cpu']})" if kind["cpu"] is not None else ""
+    return f"{name}{where}: {', '.join(levels) or 'nothing inferred'}"
 
 
 def _hierarchy(derived: dict[str, list[dict]]) -> list[dict]:
@@ -162,6 +189,8 @@ def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiment
         "memory": format_bytes(facts.get("mem_total_bytes")) or None,
         "duration": _duration(run["duration_s"]),
         "levels": hierarchy,
+        "kind_levels": [{"id": f"summary-levels-{index}", "line": kind_line(kind), "core_kind": kind["core_kind"]}
+                        for index, kind in enumerate(kind_levels(derived))],
         "levels_section": levels_section.id,
         "levels_missing": None if hierarchy else why_missing(levels_section.experiment, by_name,
                                                           Figure(None, level_notes or None)),

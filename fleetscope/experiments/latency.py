@@ -143,7 +143,7 @@ def tlb_chart(section: SectionData) -> dict | None:
                          tip("value", time.symbol), tip("translation", f"translation {time.symbol}")])
     lowest, highest = min(record["pages"] for record in records), max(record["pages"] for record in records)
     reach = [{"pages": row[key], "label": f"{row['page_size']} {name} ≈ {format_count(row[key])}"}
-             for row in section.derived.get("inferred_tlb", [])
+             for row in charts.fastest_kind(section.derived.get("inferred_tlb", []))
              for key, name in (("l1_entries", "L1 TLB"), ("l2_entries", "L2 TLB"))
              if row.get(key) and lowest <= row[key] <= highest]
     if reach:
@@ -214,7 +214,9 @@ def numa_chart(section: SectionData) -> dict | None:
 
 
 def tlb_figure(rows: list[dict]) -> Figure:
-    """L1/L2 entries and the page-walk cost with 4 KiB pages (the smallest page size measured)."""
+    """L1/L2 entries and the page-walk cost with 4 KiB pages (the smallest page size measured), of the fastest
+    core kind where a host has more than one (the kind is named)."""
+    rows = charts.fastest_kind(rows)  # one kind's TLB, the fastest's, never a blend of two
     if not rows:
         return Figure(None, "no TLB curve was inferred")
     row = min(rows, key=lambda row: row["page_bytes"] or 0)
@@ -223,7 +225,8 @@ def tlb_figure(rows: list[dict]) -> Figure:
              f"page walk {format_time_ns(row['walk_ns'])}" if row["walk_ns"] is not None else None]
     parts = [part for part in parts if part]
     size = format_bytes(row["page_bytes"]) if row["page_bytes"] else row["page_size"]
-    return Figure(f"{' · '.join(parts)} ({size} pages)" if parts else None, row["note"],
+    kind = f", {row['core_kind']}" if row.get("core_kind") else ""
+    return Figure(f"{' · '.join(parts)} ({size} pages{kind})" if parts else None, row["note"],
                   {"tlb_l1_entries": row["l1_entries"], "tlb_l2_entries": row["l2_entries"]})
 
 

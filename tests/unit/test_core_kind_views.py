@@ -1,5 +1,6 @@
 """A hybrid host's bundle: the pinned points of each core kind stay apart in the views, the warehouse
-says which kind each CPU is, and the inferred hierarchy is the fastest kind's, not a blend."""
+says which kind each CPU is, and each kind's hierarchy is inferred on its own, never a blend
+(tests/unit/test_core_kind_inference.py checks each kind's levels against known answers)."""
 
 from __future__ import annotations
 
@@ -33,14 +34,14 @@ def pinned(points: list[dict], cpu: int, slower: float = 1.0) -> list[dict]:
     return out
 
 
-def levels(db: Path) -> list[tuple]:
+def levels(db: Path, kind: str) -> list[tuple]:
     with duckdb.connect(str(db), read_only=True) as connection:
         return connection.execute(
-            "SELECT page_policy, level_index, latency_ns, capacity_bytes FROM inferred_levels "
-            "ORDER BY page_policy, level_index").fetchall()
+            "SELECT page_policy, level_index, latency_ns, capacity_bytes FROM inferred_levels WHERE core_kind = ? "
+            "ORDER BY page_policy, level_index", [kind]).fetchall()
 
 
-def test_each_kind_keeps_its_points_and_inference_takes_the_fastest(bundles, cli, tmp_path, hybrid_topology):
+def test_each_kind_keeps_its_points_and_is_inferred_on_its_own(bundles, cli, tmp_path, hybrid_topology):
     sweep = bundles.latency_points(page_policies=("thp",))
     manifest = bundles.manifest()
     manifest["facts"]["topology"] = hybrid_topology
@@ -67,19 +68,24 @@ def test_each_kind_keeps_its_points_and_inference_takes_the_fastest(bundles, cli
     assert per_kind[1][3] == pytest.approx(per_kind[0][3] * 0.6, rel=1e-3)
     assert kinds == [("P-core", 0, 12, [4]), ("E-core", 1, 8, [12])]
     # the E-core's curve (made faster here, so a per-size minimum over both kinds would take it) did
-    # not leak into the inferred hierarchy
-    assert levels(db) == levels(p_db) and levels(db)
+    # not leak into the P-core's hierarchy: the same as on a run that measured the P-core alone
+    assert levels(db, "P-core") == levels(p_db, "P-core") and levels(db, "P-core")
+    assert [row[:2] for row in levels(db, "E-core")] == [row[:2] for row in levels(db, "P-core")]
+    for e_core, p_core in zip(levels(db, "E-core"), levels(db, "P-core")):
+        assert e_core[2] == pytest.approx(p_core[2] * 0.6, rel=0.05)
 
 
 def test_a_host_measured_on_its_slower_kind_only_still_infers(bundles, cli, tmp_path, hybrid_topology):
-    """kernels_per_core_kind off and kernels_cpu on an E-core: the only kind measured is the one inferred."""
+    """kernels_per_core_kind off and kernels_cpu on an E-core: the only kind measured is the one inferred,
+    and its rows say it is the E-core's."""
     manifest = bundles.manifest()
     manifest["facts"]["topology"] = hybrid_topology
     bundle = bundles.write(manifest=manifest, results={
         "results/latency_sweep.jsonl": pinned(bundles.latency_points(page_policies=("thp",)), 12)})
     db = tmp_path / "fleet.duckdb"
     assert cli("ingest", bundle, "--db", db).returncode == 0
-    assert any(capacity for _, _, _, capacity in levels(db))
+    assert any(capacity for _, _, _, capacity in levels(db, "E-core"))
+    assert levels(db, "P-core") == []
 
 
 DEFAULT_RUN = ROOT / "tests" / "fixtures" / "default_run" / "results"

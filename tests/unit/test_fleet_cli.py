@@ -13,7 +13,7 @@ from fleet_bundles import EARLIER_RUN_ID, GROUPS
 OUTLIERS_KEYS = {"by", "thresholds", "groups", "reference_hosts", "outliers"}
 OUTLIER_KEYS = {"host", "run_id", "group", "metric", "label", "unit", "value", "group_median", "relative",
                 "robust_z", "peers", "cause"}
-COMPARE_KEYS = {"baseline", "test", "operands", "metrics"}
+COMPARE_KEYS = {"baseline", "test", "operands", "metrics", "core_kinds"}
 OPERAND_KEYS = {"operand", "kind", "reference", "runs"}
 RUN_KEYS = {"host", "run_id", "microarchitecture", "inventory_groups", "reference", "reference_source"}
 METRIC_KEYS = {"metric", "label", "unit", "level", "values", "deltas"}
@@ -58,6 +58,7 @@ def test_compare_two_groups_finds_their_differences_significant(db, cli):
     assert proc.returncode == 0, proc.stderr
     document = json.loads(proc.stdout)
     assert set(document) == COMPARE_KEYS and document["baseline"] == "group:raptor_lake"
+    assert document["core_kinds"] == []  # one core kind per host: the metrics are the whole story
     assert [operand["operand"] for operand in document["operands"]] == ["group:raptor_lake", "group:zen3"]
     assert all(set(operand) == OPERAND_KEYS for operand in document["operands"])
     assert all(set(run) == RUN_KEYS for operand in document["operands"] for run in operand["runs"])
