@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from fleetscope import charts, fleet
+from fleetscope import charts, fleet, summary
 from fleetscope.charts import NUMBER, WHOLE, Chart, n, q, tip
 from fleetscope.experiments import Column
 from fleetscope.units import KINDS, choose_unit, to_base
@@ -83,9 +83,13 @@ def thin(rows: list[dict], limit: int = MAX_CURVE_POINTS) -> list[list[float]]:
 
 
 def run_summary(fetch: Callable[[str], list[dict]], values: dict[str, float | None], with_curves: bool) -> dict:
-    """What the fleet page keeps of one run: its numbers and, for a host's latest run, its thinned curves."""
+    """What the fleet page keeps of one run: its numbers, the core kinds its hierarchy was inferred for
+    (fastest first, whose numbers they are; empty on a one-kind host) and, for a host's latest run, its thinned
+    curves."""
     curves = {curve.id: thin(fetch(curve.query)) for curve in FLEET_CURVES} if with_curves else {}
-    return {"values": values, "curves": {key: points for key, points in curves.items() if points[0]}}
+    kinds = [kind["core_kind"] for kind in summary.kind_levels({"inferred_levels": fetch("derived_inferred_levels")})]
+    return {"values": values, "core_kinds": kinds,
+            "curves": {key: points for key, points in curves.items() if points[0]}}
 
 
 # ---- numbers for people --------------------------------------------------------------------------------
@@ -193,6 +197,9 @@ def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries
         "references": found.references,
         "outliers": _outlier_rows(found, {host["host"]: host["page"] for host in hosts}),
         "max_points": MAX_CURVE_POINTS,
+        # hosts with several core kinds: their numbers and curves are the fastest kind's (never a blend)
+        "kinds": [{"host": host["host"], "page": host["page"], "kinds": (summaries.get(host["host"]) or {})["core_kinds"]}
+                  for host in hosts if len((summaries.get(host["host"]) or {}).get("core_kinds") or ()) > 1],
         "outlier_groups": found.groups,
         "data": _fleet_data(hosts, keys, summaries),
     }

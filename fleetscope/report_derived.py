@@ -27,14 +27,17 @@ class DerivedTable:
         return self.name.replace("_", "-")
 
 
+# Each core kind's rows on a host with more than one (their kind and the CPU measured), shown first.
+_KIND = (Column("core_kind", "core kind", per_kind=True), Column("cpu", "CPU", "count", per_kind=True))
+
 DERIVED: tuple[DerivedTable, ...] = (
     DerivedTable("inferred_levels", "Cache levels: effective vs sysfs", (
-        Column("page_policy", "pages"), Column("level", "level"), Column("latency_ns", "latency", "ns"),
+        *_KIND, Column("page_policy", "pages"), Column("level", "level"), Column("latency_ns", "latency", "ns"),
         Column("latency_cycles", "cycles", "number"), Column("capacity_bytes", "effective size", "bytes"),
         Column("onset_bytes", "rise from", "bytes"), Column("completion_bytes", "rise to", "bytes"),
         Column("sysfs_size_bytes", "sysfs size", "bytes"), Column("note", "note")), "latency"),
     DerivedTable("inferred_tlb", "TLB entries and page-walk cost", (
-        Column("page_size", "page size"), Column("l1_entries", "L1 entries", "count"),
+        *_KIND, Column("page_size", "page size"), Column("l1_entries", "L1 entries", "count"),
         Column("l1_onset_pages", "L1 step from", "count"), Column("l1_completion_pages", "to", "count"),
         Column("l1_miss_ns", "L1 miss", "ns"), Column("l2_entries", "L2 entries", "count"),
         Column("l2_onset_pages", "L2 step from", "count"), Column("l2_completion_pages", "to", "count"),
@@ -51,24 +54,21 @@ DERIVED: tuple[DerivedTable, ...] = (
         Column("knee_outstanding_lines", "lines in flight at knee", "number"), Column("note", "note")),
         "loaded-latency"),
     DerivedTable("inferred_level_bandwidth", "Bandwidth per inferred level", (
-        Column("level", "level"), Column("op", "op"), Column("store", "stores"),
+        *_KIND, Column("level", "level"), Column("op", "op"), Column("store", "stores"),
         Column("bandwidth_gb_s", "bandwidth", "gb_s"), Column("sizes", "sweep points", "count"),
         Column("note", "note")), "bandwidth"),
     DerivedTable("inferred_saxpy", "SAXPY: slowdown and miss-cost fit", (
-        Column("strides", "strides", "count"), Column("max_slowdown", "largest slowdown", "number"),
+        *_KIND, Column("strides", "strides", "count"), Column("max_slowdown", "largest slowdown", "number"),
         Column("max_slowdown_stride", "at stride", "count"), Column("miss_event", "miss counter"),
         Column("hit_ns", "hit", "ns"), Column("miss_penalty_ns", "miss penalty", "ns"),
         Column("r_squared", "R²", "number"), Column("note", "note")), "saxpy"),
     DerivedTable("flags", "Plausibility checks", ()),
 )
-# The columns a per-kind table leads with where the run's host has more than one core kind (its rows carry
-# core_kind and cpu: fleetscope.derive); on a one-kind host they are NULL and left off the page.
-KIND_COLUMNS = (Column("core_kind", "core kind"), Column("cpu", "CPU", "count"))
-
-
 def columns_of(table: DerivedTable, rows: list[dict]) -> tuple[Column, ...]:
-    """The columns a derived table shows for one run's rows: each core kind's rows named where it has several."""
-    return (KIND_COLUMNS + table.columns) if any(row.get("core_kind") for row in rows) else table.columns
+    """The columns a derived table shows for one run's rows: the per-kind ones (core kind, CPU) only where the
+    rows name a core kind (a host with more than one: fleetscope.derive), so a one-kind host's table is as it was."""
+    per_kind = any(row.get("core_kind") for row in rows)
+    return tuple(column for column in table.columns if per_kind or not column.per_kind)
 
 
 DERIVED_NAMES: tuple[str, ...] = tuple(table.name for table in DERIVED)

@@ -92,16 +92,15 @@ def kind_levels(derived: dict[str, list[dict]]) -> list[dict]:
              "levels": _numbered(one_policy(rows))} for kind, rows in kinds]
 
 
-def kind_line(kind: dict) -> str:
-    """One kind's hierarchy on one line: 'P-core (CPU 4): L1 48 KiB 1.00 ns 5 cycles, L2 ..., DRAM 90.0 ns'."""
-    levels = [" ".join(part for part in (level["level"], format_bytes(level["capacity_bytes"]),
-                                         format_time_ns(level["latency_ns"]),
-                                         level["latency_cycles"] is not None
-                                         and f"{format_number(level['latency_cycles'])} cycles") if part)
+def kind_line(kind: dict) -> tuple[str, str]:
+    """One kind's hierarchy on one line, as (the kind, its levels):
+    ('P-core (CPU 4)', 'L1 48 KiB · 1 ns · 5 cycles; L2 1.25 MiB · 3.2 ns · 16 cycles; …; DRAM 90 ns · 450 cycles')."""
+    levels = [f"{level['level']} " + " · ".join(part for part in (
+        format_bytes(level["capacity_bytes"]), format_time_ns(level["latency_ns"]),
+        level["latency_cycles"] is not None and f"{format_number(level['latency_cycles'])} cycles") if part)
               for level in kind["levels"]]
-    name = kind["core_kind"] or "unlabelled CPU"
     where = f" (CPU {kind['cpu']})" if kind["cpu"] is not None else ""
-    return f"{name}{where}: {', '.join(levels) or 'nothing inferred'}"
+    return f"{kind['core_kind'] or 'unlabelled CPUs'}{where}", "; ".join(levels) or "nothing inferred"
 
 
 def _hierarchy(derived: dict[str, list[dict]]) -> list[dict]:
@@ -189,7 +188,7 @@ def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiment
         "memory": format_bytes(facts.get("mem_total_bytes")) or None,
         "duration": _duration(run["duration_s"]),
         "levels": hierarchy,
-        "kind_levels": [{"id": f"summary-levels-{index}", "line": kind_line(kind), "core_kind": kind["core_kind"]}
+        "kind_levels": [dict(zip(("kind", "levels"), kind_line(kind)), id=f"summary-levels-{index}")
                         for index, kind in enumerate(kind_levels(derived))],
         "levels_section": levels_section.id,
         "levels_missing": None if hierarchy else why_missing(levels_section.experiment, by_name,

@@ -1,12 +1,15 @@
 """A hybrid two-node host's page in headless Chromium: the idle latency per level with each core kind's
-dots side by side and the NUMA latency matrix are drawn, with their marks, without console messages."""
+dots side by side and the NUMA latency matrix are drawn, with their marks, without console messages; the
+summary shows one inferred hierarchy per core kind and the inferred-levels table names each row's kind."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from pathlib import Path
 
+import hybrid_bundles
 import pytest
 from sysfs_facts import read
 
@@ -61,3 +64,41 @@ def test_per_kind_and_numa_charts_render_without_console_messages(bundles, cli, 
     loaded = browser.open(out / "node1.html")
     assert loaded.console == [] and loaded.charts_state == "drawn"
     assert browser.evaluate(PROBE) == {"zero_queue": 2 * len(zero_queue), "numa": 4}
+
+
+HIERARCHY_PROBE = """(() => {
+  const lines = [...document.querySelectorAll('#summary-kind-levels li')].map(li => li.textContent.trim());
+  const table = document.querySelector('#inferred-levels');
+  const headers = table ? [...table.querySelectorAll('thead th')].map(th => th.textContent.trim()) : [];
+  const kinds = table ? [...table.querySelectorAll('tbody tr')].map(tr => tr.cells[0].textContent.trim()) : [];
+  const svg = document.querySelector('#latency-chart svg');
+  return {lines, headers: headers.slice(0, 2), kinds: [...new Set(kinds)],
+          latency_lines: svg ? svg.querySelectorAll('.mark-line.role-mark path').length : null,
+          level_rules: svg ? svg.querySelectorAll('.mark-rule.role-mark line').length : null};
+})()"""
+
+
+def test_the_summary_shows_each_kinds_hierarchy_without_console_messages(bundles, cli, browser, tmp_path):
+    manifest = bundles.manifest()
+    manifest["facts"]["topology"] = hybrid_topology()
+    bundles.write(manifest, results={"results/latency_sweep.jsonl": [
+        point for kind in hybrid_bundles.KINDS for point in hybrid_bundles.sweep(kind)]})
+    db, out = tmp_path / "fleet.duckdb", tmp_path / "reports"
+    assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
+    assert cli("report", "--db", db, "--out", out).returncode == 0
+
+    loaded = browser.open(out / "node1.html")
+    assert loaded.console == [] and loaded.charts_state == "drawn"
+    found = browser.evaluate(HIERARCHY_PROBE)
+    assert [line.split(":")[0] for line in found["lines"]] == ["P-core (CPU 4)", "E-core (CPU 12)"]
+    assert all("; L2 " in line and "; DRAM " in line for line in found["lines"])
+    assert found["headers"] == ["core kind", "CPU"] and found["kinds"] == ["P-core", "E-core"]
+    assert found["latency_lines"] and found["level_rules"]  # the curve and the fastest kind's levels are drawn
+    box = browser.box("#summary-kind-levels")
+    assert box and box["bottom"] <= 900 and box["right"] > box["left"]  # on the first screen
+    browser.screenshot(tmp_path / "hierarchy.png")
+    table = browser.box("#inferred-levels")
+    shot = browser.devtools.call("Page.captureScreenshot", format="png", captureBeyondViewport=True, clip={
+        "x": table["left"], "y": table["top"], "width": table["right"] - table["left"],
+        "height": table["bottom"] - table["top"], "scale": 1})
+    (tmp_path / "inferred-levels.png").write_bytes(base64.b64decode(shot["data"]))

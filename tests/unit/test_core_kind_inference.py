@@ -16,6 +16,7 @@ import pytest
 from hybrid_bundles import KINDS, P_CORE
 from sysfs_facts import read
 
+from fleetscope.batch import Batch
 from fleetscope.charts import one_policy
 from fleetscope.inference import CurveReading, infer_cache_levels
 
@@ -155,11 +156,11 @@ def summary_card(page: str) -> str:
 
 def test_the_summary_shows_one_hierarchy_line_per_kind(fleet):
     page = (fleet[1] / "hybrid.html").read_text()
-    lines = [re.sub(r"\s+", " ", line).strip() for line in re.findall(r'<li id="summary-levels-\d">(.*?)</li>',
-                                                                         summary_card(page), re.S)]
+    lines = [re.sub(r"<.*?>|\s+", lambda match: " " if match.group(0).isspace() else "", line).strip()
+             for line in re.findall(r'<li id="summary-levels-\d">(.*?)</li>', summary_card(page), re.S)]
     assert [line.split(":")[0] for line in lines] == ["P-core (CPU 4)", "E-core (CPU 12)"]
-    assert lines[0].startswith("P-core (CPU 4): L1 ") and " 1 ns 5 cycles, L2 " in lines[0]
-    assert lines[1].startswith("E-core (CPU 12): L1 ") and ", DRAM 110 ns " in lines[1]
+    assert lines[0].startswith("P-core (CPU 4): L1 ") and " · 1 ns · 5 cycles; L2 " in lines[0]
+    assert lines[1].startswith("E-core (CPU 12): L1 ") and "; DRAM 110 ns · " in lines[1]
     assert 'id="summary-levels"' not in page
     table = page[page.index('id="inferred-levels"'):]
     assert ">core kind<" in table[:table.index("</table>")]
@@ -189,3 +190,21 @@ def test_compare_json_has_each_kinds_hierarchy_and_compares_the_fastest(fleet):
     metrics = {metric["metric"]: metric["values"] for metric in document["metrics"]}
     assert metrics["l1_latency"]["hybrid"] == pytest.approx(stored["P-core"][0]["latency_ns"])
     assert metrics["l2_size"]["hybrid"] == stored["P-core"][1]["capacity_bytes"]
+
+
+def test_the_fleet_page_compares_the_fastest_kind_and_says_so(fleet):
+    page = (fleet[1] / "index.html").read_text()
+    note = page[page.index('id="fleet-core-kinds"'):]
+    note = re.sub(r"\s+", " ", note[:note.index("</p>")])
+    assert "hybrid</a> by its P-core (its E-core on its page)" in note and "single" not in note
+
+
+def test_the_fleet_and_compare_curves_take_the_fastest_kinds_points_only(fleet):
+    connection = fleet[0]
+    batch = Batch(connection, [(run_id, "hybrid") for (run_id,) in connection.execute(
+        "SELECT run_id FROM runs WHERE host = 'hybrid'").fetchall()])
+    key = next(iter(json.loads(batch.chosen)))
+    for query, expected in (("curve_latency", hybrid.sweep(P_CORE)), ("curve_bandwidth", hybrid.bandwidth(P_CORE))):
+        drawn = batch.rows(query, (key["run_id"], "hybrid"))
+        assert [row["x"] for row in drawn] == [point["params"]["working_set_bytes"] for point in expected], query
+        assert [row["y"] for row in drawn] == pytest.approx([point["summary"]["median"] for point in expected]), query

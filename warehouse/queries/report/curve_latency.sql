@@ -1,9 +1,12 @@
 -- report/curve_latency: the latency curve a fleet or comparison overlays, of the runs in chosen_runs:
--- median ns per working set of one page policy per run (THP where the run has it, as the summary's levels).
+-- median ns per working set of one page policy per run (THP where the run has it, as the summary's levels), of
+-- the fastest core kind where a host measured several (cpu_core_kinds; as the fleet's level columns).
 -- Columns of every curve_* query: run_id, host, point (what matches one run's point to another's), x, y.
-SELECT run_id, host, working_set_bytes AS point, working_set_bytes AS x, median_ns AS y
-FROM latency_curve
-WHERE (run_id, host) IN (FROM chosen_runs) AND median_ns > 0
-QUALIFY page_policy IS NOT DISTINCT FROM
-        first_value(page_policy) OVER (PARTITION BY run_id, host ORDER BY page_policy <> 'thp', page_policy)
-ORDER BY run_id, host, x
+SELECT c.run_id, c.host, c.working_set_bytes AS point, c.working_set_bytes AS x, c.median_ns AS y
+FROM latency_curve AS c
+LEFT JOIN cpu_core_kinds AS k ON k.run_id = c.run_id AND k.host = c.host AND k.cpu = c.cpu
+WHERE (c.run_id, c.host) IN (FROM chosen_runs) AND c.median_ns > 0
+QUALIFY coalesce(k.kind_rank, 0) = min(coalesce(k.kind_rank, 0)) OVER (PARTITION BY c.run_id, c.host)
+    AND c.page_policy IS NOT DISTINCT FROM
+        first_value(c.page_policy) OVER (PARTITION BY c.run_id, c.host ORDER BY c.page_policy <> 'thp', c.page_policy)
+ORDER BY c.run_id, c.host, x
