@@ -188,7 +188,8 @@ def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiment
         "memory": format_bytes(facts.get("mem_total_bytes")) or None,
         "duration": _duration(run["duration_s"]),
         "levels": hierarchy,
-        "kind_levels": [dict(zip(("kind", "levels"), kind_line(kind)), id=f"summary-levels-{index}")
+        "kind_levels": [dict(zip(("kind", "levels"), kind_line(kind)), id=f"summary-levels-{index}",
+                             page_policy=kind["levels"][0]["page_policy"] if kind["levels"] else None)
                         for index, kind in enumerate(kind_levels(derived))],
         "levels_section": levels_section.id,
         "levels_missing": None if hierarchy else why_missing(levels_section.experiment, by_name,
