@@ -190,6 +190,9 @@ def test_compare_json_has_each_kinds_hierarchy_and_compares_the_fastest(fleet):
     metrics = {metric["metric"]: metric["values"] for metric in document["metrics"]}
     assert metrics["l1_latency"]["hybrid"] == pytest.approx(stored["P-core"][0]["latency_ns"])
     assert metrics["l2_size"]["hybrid"] == stored["P-core"][1]["capacity_bytes"]
+    (p_tlb,) = rows(connection, "SELECT l1_entries FROM inferred_tlb WHERE host = 'hybrid' AND core_kind = 'P-core' "
+                                "ORDER BY page_bytes LIMIT 1")
+    assert metrics["tlb_l1_entries"]["hybrid"] == p_tlb["l1_entries"] is not None
 
 
 def test_the_fleet_page_compares_the_fastest_kind_and_says_so(fleet):
