@@ -197,9 +197,9 @@ def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries
         "references": found.references,
         "outliers": _outlier_rows(found, {host["host"]: host["page"] for host in hosts}),
         "max_points": MAX_CURVE_POINTS,
-        # hosts with several core kinds: their numbers and curves are the fastest kind's (never a blend)
+        # hosts with several core kinds: their numbers and curves are the fastest kind's measured (never a blend)
         "kinds": [{"host": host["host"], "page": host["page"], "kinds": (summaries.get(host["host"]) or {})["core_kinds"]}
-                  for host in hosts if len((summaries.get(host["host"]) or {}).get("core_kinds") or ()) > 1],
+                  for host in hosts if (summaries.get(host["host"]) or {}).get("core_kinds")],
         "outlier_groups": found.groups,
         "data": _fleet_data(hosts, keys, summaries),
     }

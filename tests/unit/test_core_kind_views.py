@@ -86,6 +86,11 @@ def test_a_host_measured_on_its_slower_kind_only_still_infers(bundles, cli, tmp_
     assert cli("ingest", bundle, "--db", db).returncode == 0
     assert any(capacity for _, _, _, capacity in levels(db, "E-core"))
     assert levels(db, "P-core") == []
+    # the pages say whose numbers they are: the summary's line and the fleet page's note name the E-core
+    out = tmp_path / "reports"
+    assert cli("report", "--db", db, "--out", out).returncode == 0
+    assert '<strong>E-core (CPU 12)</strong>: L1 ' in (out / "node1.html").read_text()
+    assert "node1</a> by its E-core (the only kind measured)" in (out / "index.html").read_text()
 
 
 DEFAULT_RUN = ROOT / "tests" / "fixtures" / "default_run" / "results"
