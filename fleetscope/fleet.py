@@ -181,7 +181,7 @@ def run_values(rows: Callable[[str, tuple[str, str]], list[dict]], keys: Iterabl
 
 def kind_levels(rows: Callable[[str, tuple[str, str]], list[dict]], keys: Iterable[tuple[str, str]]
                 ) -> dict[tuple[str, str], list[dict]]:
-    """Each core kind's hierarchy of every (run_id, host) that measured more than one kind (summary.kind_levels;
+    """Each core kind's hierarchy of every (run_id, host) whose host has more than one kind (summary.kind_levels;
     the fleet columns are the first, fastest kind's); runs of one-kind hosts have none."""
     found = {}
     for key in dict.fromkeys(keys):

@@ -83,8 +83,9 @@ def _numbered(rows: list[dict]) -> list[dict]:
 
 
 def kind_levels(derived: dict[str, list[dict]]) -> list[dict]:
-    """Each core kind's hierarchy where the host measured more than one kind, fastest first:
-    [{core_kind, cpu, levels (as `levels` gives them)}]; empty on a host with one kind."""
+    """Each core kind's hierarchy where the host has more than one kind (its rows name their kind: all the
+    kinds measured, or the one a run measured), fastest first: [{core_kind, cpu, levels (as `levels` gives
+    them)}]; empty on a host with one kind."""
     kinds = by_core_kind(derived["inferred_levels"])
     if len(kinds) < 2 and not any(kind for kind, _ in kinds):
         return []
