@@ -191,26 +191,42 @@ def c2c_chart(section: SectionData) -> dict | None:
                       "CPUs", height=max(160, 18 * len({record["cpu_a"] for record in records})))
 
 
-def numa_chart(section: SectionData) -> dict | None:
-    time = section.units["time"]
-    records = [{"cpu_node": row["cpu_node"], "mem_node": row["mem_node"], "median": time.scaled(row["median_ns"]),
-                "ratio": row["ratio_to_local"]} for row in section.rows
-               if row["median_ns"] is not None and row["cpu_node"] is not None and row["mem_node"] is not None]
+def _numa_heat_map(records: list[dict], legend: str, title: str, subtitle: str) -> dict | None:
+    """A CPU node x memory node heat map of records {cpu_node, mem_node, value, ratio}, each cell's figure
+    written on it."""
+    records = [record for record in records if record["value"] is not None and record["cpu_node"] is not None
+               and record["mem_node"] is not None]
     if not records:
         return None
     chart = Chart()
     data = chart.data(records)
     x, y = o("mem_node", "memory node", axis={"labelAngle": 0}), o("cpu_node", "CPU node")
     chart.layer(data, "rect", x=x, y=y,
-                color=q("median", f"latency ({time.symbol})", scale={"scheme": "viridis"}, legend={"format": NUMBER}),
+                color=q("value", legend, scale={"scheme": "viridis"}, legend={"format": NUMBER}),
                 tooltip=[tip("cpu_node", "CPU node", whole=True), tip("mem_node", "memory node", whole=True),
-                         tip("median", f"median {time.symbol}"), tip("ratio", "x local")])
-    # viridis runs from dark to light: white figures on the slower (lighter) half would not read
-    middle = (min(record["median"] for record in records) + max(record["median"] for record in records)) / 2
-    chart.layer(data, "text", x=x, y=y, text=q("median", format=NUMBER),
-                color={"condition": {"test": f"datum.median > {middle!r}", "value": "black"}, "value": "white"})
-    return chart.spec("NUMA latency matrix", "DRAM-sized chase, median; the chase on a CPU of each node, its memory "
-                      "bound to each node", height=max(120, 40 * len({record["cpu_node"] for record in records})))
+                         tip("value", f"median {legend}"), tip("ratio", "x local")])
+    # viridis runs from dark to light: white figures on the lighter half would not read
+    middle = (min(record["value"] for record in records) + max(record["value"] for record in records)) / 2
+    chart.layer(data, "text", x=x, y=y, text=q("value", format=NUMBER),
+                color={"condition": {"test": f"datum.value > {middle!r}", "value": "black"}, "value": "white"})
+    return chart.spec(title, subtitle, height=max(120, 40 * len({record["cpu_node"] for record in records})))
+
+
+def numa_chart(section: SectionData) -> dict | None:
+    time = section.units["time"]
+    return _numa_heat_map([{"cpu_node": row["cpu_node"], "mem_node": row["mem_node"],
+                            "value": time.scaled(row["median_ns"]), "ratio": row["ratio_to_local"]}
+                           for row in section.rows], f"latency ({time.symbol})", "NUMA latency matrix",
+                          "DRAM-sized chase, median; the chase on a CPU of each node, its memory bound to each node")
+
+
+def numa_bandwidth_chart(section: SectionData) -> dict | None:
+    rate = section.units["rate"]
+    return _numa_heat_map([{"cpu_node": row["cpu_node"], "mem_node": row["mem_node"],
+                            "value": None if row["median_gb_s"] is None else rate.scaled(row["median_gb_s"] * 1e9),
+                            "ratio": row["ratio_to_local"]} for row in section.rows],
+                          f"read ({rate.symbol})", "NUMA bandwidth matrix",
+                          "read bandwidth, median; threads on the CPU node's CPUs, each buffer bound to each node")
 
 
 def tlb_figure(rows: list[dict]) -> Figure:
@@ -290,6 +306,16 @@ FAMILY = Family("Latency", sections=(
              Column("ratio_to_local", "× local", "number"), Column("working_set_bytes", "working set", "bytes")),
             "Like Intel MLC's --latency_matrix: memory bound with set_mempolicy (MPOL_BIND, no fallback). "
             "A host with one NUMA node records the experiment as skipped, with the reason."),
+    Section("numa-bandwidth", "numa_matrix", "NUMA bandwidth matrix", "numa_bandwidth_matrix",
+            "numa_bandwidth_matrix", numa_bandwidth_chart,
+            (Column("cpu_node", "CPU node", "count"), Column("mem_node", "memory node", "count"),
+             Column("threads", "threads", "count"), Column("median_gb_s", "median", "gb_s"),
+             Column("ci95_low_gb_s", "CI95 low", "gb_s"), Column("ci95_high_gb_s", "CI95 high", "gb_s"),
+             Column("ratio_to_local", "× local", "number"), Column("bytes_per_thread", "per thread", "bytes"),
+             Column("pages_on_node", "pages on node", "count"), Column("pages_sampled", "pages asked", "count")),
+            "Like Intel MLC's --bandwidth_matrix: read-only traffic from the CPU node's CPUs, memory bound with "
+            "set_mempolicy (MPOL_BIND) and every sampled page checked on the node (move_pages). A host with one "
+            "NUMA node records the experiment as skipped, with the reason."),
 ), headlines=(
     Headline("TLB", "tlb", "tlb", "inferred_tlb", tlb_figure,
              (Column("tlb_l1_entries", "TLB L1 entries", "count"), Column("tlb_l2_entries", "TLB L2 entries", "count"))),
