@@ -191,6 +191,33 @@ def c2c_chart(section: SectionData) -> dict | None:
                       "CPUs", height=max(160, 18 * len({record["cpu_a"] for record in records})))
 
 
+def c2c_domain_chart(section: SectionData) -> dict | None:
+    """Median one-way latency per pair of LLC domains: the diagonal within a domain, the rest across."""
+    time = section.units["time"]
+    records = [{"domain_a": row["llc_domain_a"], "domain_b": row["llc_domain_b"], "first_a": row["first_cpu_a"],
+                "median": time.scaled(row["median_ns"]), "pairs": row["pairs"],
+                "where": "within" if row["same_domain"] else "across"}
+               for row in section.rows if row["median_ns"] is not None]
+    if not records:
+        return None
+    order = [domain for _, domain in sorted({(record["first_a"], record["domain_a"]) for record in records})]
+    chart = Chart()
+    data = chart.data(records)
+    x = o("domain_b", "responding CPUs' LLC domain", sort=order, axis={"labelAngle": 0})
+    y = o("domain_a", "initiating CPUs' LLC domain", sort=order)
+    chart.layer(data, "rect", x=x, y=y,
+                color=q("median", f"one-way {time.symbol}", scale={"scheme": "viridis"}, legend={"format": NUMBER}),
+                tooltip=[tip("domain_a", "initiating domain", number=False), tip("domain_b", "responding domain",
+                                                                                number=False),
+                         tip("where", number=False), tip("median", f"median {time.symbol}"),
+                         tip("pairs", "CPU pairs", whole=True)])
+    middle = (min(record["median"] for record in records) + max(record["median"] for record in records)) / 2
+    chart.layer(data, "text", x=x, y=y, text=q("median", format=NUMBER),
+                color={"condition": {"test": f"datum.median > {middle!r}", "value": "black"}, "value": "white"})
+    return chart.spec("Core-to-core latency by LLC domain", "median of the CPU pairs' one-way latencies; the "
+                      "diagonal within a domain, the rest across", height=max(120, 40 * len(order)))
+
+
 def _numa_heat_map(records: list[dict], legend: str, title: str, subtitle: str) -> dict | None:
     """A CPU node x memory node heat map of records {cpu_node, mem_node, value, ratio}, each cell's figure
     written on it."""
@@ -299,6 +326,14 @@ FAMILY = Family("Latency", sections=(
              Column("min_ns", "min", "ns"), Column("smt_siblings", "SMT siblings", "bool"),
              Column("same_core", "same core", "bool"), Column("numa_node_a", "node a", "count"),
              Column("numa_node_b", "node b", "count"))),
+    Section("c2c-domains", "c2c", "Core-to-core latency within and across LLC domains", "c2c_llc_domains",
+            "c2c_llc_domains", c2c_domain_chart,
+            (Column("llc_domain_a", "domain a"), Column("llc_domain_b", "domain b"),
+             Column("same_domain", "within", "bool"), Column("same_node", "same node", "bool"),
+             Column("pairs", "pairs", "count"), Column(*_NS), Column("min_ns", "min", "ns"),
+             Column("max_ns", "slowest pair", "ns")),
+            "Each c2c pair labelled with the last-level-cache domain of its two CPUs (from the facts), SMT "
+            "siblings left out. Shown where a host has more than one domain; the c2c notes say when it has one."),
     Section("numa-matrix", "numa_matrix", "NUMA latency matrix", "numa_latency_matrix", "numa_latency_matrix",
             numa_chart,
             (Column("cpu_node", "CPU node", "count"), Column("mem_node", "memory node", "count"),

@@ -1,8 +1,9 @@
-"""The NUMA matrices, as Intel MLC's --latency_matrix and --bandwidth_matrix measure them: for every
+"""The NUMA matrices and the c2c CPUs across LLC domains. The NUMA matrices, as Intel MLC's --latency_matrix and --bandwidth_matrix measure them: for every
 (CPU node, memory node) pair, a DRAM-sized chase pinned to the first CPU of the CPU node, and read
 bandwidth from the CPU node's CPUs (all of them, or a set count), each thread on a buffer of its own;
 every page bound to the memory node (--mem-node, set_mempolicy MPOL_BIND). A host with one node has
-no remote memory: the plan says so."""
+no remote memory: the plan says so. Core-to-core latency within vs across LLC domains (two CCDs of one
+Zen 3 socket, a big.LITTLE part's clusters): the c2c CPUs hold two CPUs of every domain."""
 
 from __future__ import annotations
 
@@ -97,6 +98,48 @@ def numa_bandwidth_plan(numa, argv, per_thread_bytes, max_bytes, threads=None):
     return {"points": points, "notes": notes, "skip": None}
 
 
+def c2c_cpus_plan(topology, requested=None):
+    """{cpus: the c2c kernel's --cpus (None: every online CPU), notes} from the facts' topology ({cpus: [{cpu,
+    llc, smt_siblings}], llc_domains}): with more than one LLC domain, every domain keeps two CPUs of different
+    cores where it has them (the CPUs a user asked for, plus what a domain lacks), so every pair of domains,
+    and every domain with itself, has at least one measured CPU pair; with one domain, why there is no
+    within/across comparison."""
+    topology = topology or {}
+    domains = [_cpus(text) for text in topology.get("llc_domains") or []]
+    if len(domains) < 2:
+        where = f"CPUs {_text(domains[0])}" if domains else "the facts name no LLC domain"
+        return {"cpus": requested or None,
+                "notes": [f"one LLC domain ({where}): every CPU pair shares it, so there is no within- vs "
+                          "across-domain latency to show"]}
+    described = f"{len(domains)} LLC domains ({'; '.join(_text(domain) for domain in domains)})"
+    if not requested:
+        return {"cpus": None, "notes": [f"{described}: every ordered CPU pair is measured, within and across "
+                                        "domains (view c2c_llc_domains)"]}
+    siblings = {record["cpu"]: set(_cpus(record.get("smt_siblings"))) | {record["cpu"]}
+                for record in topology.get("cpus") or []}
+    chosen = _cpus(requested)
+    added = []
+    def other_core(cpu, cores):
+        return not any(cpu in siblings.get(other, {other}) for other in cores)
+
+    for domain in domains:
+        cores = []  # one chosen CPU per core of the domain: two SMT siblings time their own core, not the domain
+        for cpu in chosen:
+            if cpu in domain and other_core(cpu, cores):
+                cores.append(cpu)
+        for cpu in domain:
+            if len(cores) >= 2:
+                break
+            if cpu not in chosen and other_core(cpu, cores):
+                cores.append(cpu)
+                added.append(cpu)
+    notes = [f"{described}: kernels_c2c_cpus {requested}"
+             + (f" and CPUs {_text(sorted(added))} added, so every pair of domains and every domain with itself has "
+                "a measured pair" if added else " holds CPUs of two cores in every domain")]
+    return {"cpus": ",".join(map(str, chosen + added)), "notes": notes}
+
+
 class FilterModule:
     def filters(self):
-        return {"numa_matrix_plan": numa_matrix_plan, "numa_bandwidth_plan": numa_bandwidth_plan}
+        return {"numa_matrix_plan": numa_matrix_plan, "numa_bandwidth_plan": numa_bandwidth_plan,
+                "c2c_cpus_plan": c2c_cpus_plan}
