@@ -338,7 +338,8 @@ FAMILY = Family("Latency", sections=(
             numa_chart,
             (Column("cpu_node", "CPU node", "count"), Column("mem_node", "memory node", "count"),
              Column("cpu", "CPU", "count"), Column(*_NS), Column("min_ns", "min", "ns"), *_CI,
-             Column("ratio_to_local", "× local", "number"), Column("working_set_bytes", "working set", "bytes")),
+             Column("ratio_to_local", "× local", "number"), Column("working_set_bytes", "working set", "bytes"),
+             Column("pages_on_node", "pages on node", "count"), Column("pages_sampled", "pages asked", "count")),
             "Like Intel MLC's --latency_matrix: memory bound with set_mempolicy (MPOL_BIND, no fallback). "
             "A host with one NUMA node records the experiment as skipped, with the reason."),
     Section("numa-bandwidth", "numa_matrix", "NUMA bandwidth matrix", "numa_bandwidth_matrix",

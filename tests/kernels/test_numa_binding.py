@@ -1,7 +1,7 @@
 """--mem-node: a kernel's memory bound to one NUMA node (set_mempolicy MPOL_BIND), recorded with the
 measuring CPU's node: one cell of the NUMA latency or bandwidth matrix. This VM has one node, so node 0
-is bound and a node it lacks is refused before anything is measured; the bandwidth kernel also asks the
-kernel where its pages lie (move_pages), and the probe shows that question can answer 'elsewhere'."""
+is bound and a node it lacks is refused before anything is measured; chase and bandwidth also ask the kernel
+where their pages lie (move_pages), and the probe shows that question can answer 'elsewhere'."""
 
 import shutil
 import subprocess
@@ -33,11 +33,14 @@ def test_bound_chase_records_its_memory_and_cpu_node(records):
                        *QUICK)
     assert point["experiment"] == "numa_matrix"
     assert (point["params"]["mem_node"], point["params"]["cpu_node"], point["params"]["cpu"]) == (0, 0, 0)
+    # 1 MiB of 4 KiB pages: all 256 asked, all on node 0
+    assert (point["context"]["mem_pages_sampled"], point["context"]["mem_pages_on_node"]) == (256, 256)
 
 
 def test_unbound_points_carry_no_node_params(records):
     (point,) = records("chase", "--sizes", "1m", *QUICK)
     assert "mem_node" not in point["params"] and "cpu_node" not in point["params"]
+    assert "mem_pages_sampled" not in point["context"]
     (point,) = records("bandwidth", "--ops", "read", "--sizes", "1m", *QUICK)
     assert "mem_node" not in point["params"] and "mem_pages_sampled" not in point["context"]
 
