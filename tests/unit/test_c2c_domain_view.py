@@ -92,3 +92,14 @@ def test_a_one_domain_host_has_no_domain_section_and_its_notes_say_why(bundles, 
     assert 'id="c2c-chart"' in page and 'id="c2c-domains"' not in page
     notes = re.search(r'<div class="warning" id="c2c-notes">(.*?)</div>', page, re.DOTALL).group(1)
     assert notes.startswith("Notes: ") and why in notes
+
+
+@pytest.mark.parametrize("record", [{"cpu": 0, "llc": 5}, {"cpu": 0, "llc": "0-9<script>"}, {"cpu": "0", "llc": "0-9"},
+                                    {"llc": "0-9"}, {"cpu": 0, "node": "../node0"}])
+def test_a_cpu_record_the_views_cannot_join_on_is_refused_at_ingest(bundles, cli, tmp_path, gb10, record):
+    topology = copy.deepcopy(gb10)
+    topology["cpus"][0] = record
+    write(bundles, topology, [(0, 10, False)], [])
+    result = cli("ingest", bundles.results_dir, "--db", tmp_path / "fleet.duckdb")
+    assert result.returncode != 0
+    assert "topology" in result.stdout + result.stderr
