@@ -78,19 +78,16 @@ def numa_bandwidth_plan(numa, argv, per_thread_bytes, max_bytes, threads=None):
     if threads is not None and int(threads) < 1:
         raise ValueError(f"threads per CPU node must be at least 1 (or null: all the node's CPUs), not {threads}")
     node_cap = int(max_bytes) // len(nodes)
+    cpu_nodes = {name: cpus[:int(threads)] if threads else cpus for name, cpus in nodes.items() if cpus}
     points, sizes = [], set()
-    for cpu_node, cpus in nodes.items():
-        team = cpus[:int(threads)] if threads else cpus
-        if not team:
-            continue
+    for cpu_node, team in cpu_nodes.items():
         size = min(int(per_thread_bytes), node_cap // len(team)) // 64 * 64
         sizes.add(size)
         for mem_node in nodes:
             points.append({"label": f"{len(team)} threads on {cpu_node} (CPUs {_text(team)}) -> memory on {mem_node}",
                            "argv": [*argv, "--cpus", ",".join(map(str, team)), "--threads", len(team),
                                     "--sizes", size, "--mem-node", _node_number(mem_node)]})
-    cpu_nodes = len({point["argv"][point["argv"].index("--cpus") + 1] for point in points})
-    notes = [f"{cpu_nodes} CPU nodes x {len(nodes)} memory nodes: read bandwidth from "
+    notes = [f"{len(cpu_nodes)} CPU nodes x {len(nodes)} memory nodes: read bandwidth from "
              f"{'the first ' + str(threads) if threads else 'all'} CPUs of each node, each thread on a buffer of "
              f"its own ({', '.join(f'{size / 1048576:.4g} MiB' for size in sorted(sizes))} per thread, within "
              "the node's share of the memory cap), bound to each node in turn (MPOL_BIND; the kernel checks "
