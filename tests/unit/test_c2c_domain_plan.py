@@ -1,7 +1,7 @@
 """The c2c CPUs across LLC domains, planned on the topologies of real machines (tests/fixtures/sysfs through
 FLEETSCOPE_SYSFS_ROOT): the Arm GB10 has two LLC domains (CPUs 0-9 and 10-19) on one NUMA node, as a
 two-CCD Zen 3 socket has; the Raptor Lake hybrid one; the Opteron sixteen (its sysfs lists no shared
-cache, so each CPU's own L2 is its last level)."""
+cache, so each CPU's own L2 is its last level); and a synthetic two-CCD Zen 3 socket with SMT."""
 
 from __future__ import annotations
 
@@ -72,15 +72,45 @@ def test_sixteen_single_cpu_domains_take_one_cpu_each(plan):
     assert covered == {(a, b) for a, b in every_domain_pair(topology) if a != b}
 
 
-def test_smt_siblings_do_not_count_as_a_pair_within_a_domain(plan):
-    """Synthetic (no fixture has SMT and two LLC domains): a two-CCD Zen 3 socket, 2 x 4 cores with 2 threads
-    each, CPUs n and n+16 siblings. Two CPUs of one core would time the core's own L1/L2, not the LLC domain."""
-    records = [{"cpu": cpu, "llc": "0-3,16-19" if cpu % 16 < 4 else "4-7,20-23",
-                "smt_siblings": f"{cpu % 16},{cpu % 16 + 16}"} for cpu in [*range(8), *range(16, 24)]]
-    topology = {"cpus": records, "llc_domains": ["0-3,16-19", "4-7,20-23"]}
-    result = plan(topology, "0,16")
-    assert result["cpus"] == "0,16,1,4,5"
+def zen3_two_ccd_sysfs(root: Path) -> Path:
+    """Synthetic sysfs of a Zen 3 socket with two CCDs (no fixture has one): 8 cores x 2 threads, CPU n and
+    n + 8 siblings, cores 0-3 on CCD 0 and 4-7 on CCD 1; L1d, L1i and a 512 KiB L2 per core, a 32 MiB L3 per
+    CCD; one NUMA node."""
+    cpu_dir = root / "sys/devices/system/cpu"
+    ccds = ["0-3,8-11", "4-7,12-15"]
+    for cpu in range(16):
+        core = cpu % 8
+        siblings = f"{core},{core + 8}"
+        files = {"topology/core_id": core, "topology/physical_package_id": 0, "topology/die_id": 0,
+                 "topology/thread_siblings_list": siblings}
+        for index, (level, kind, size, shared) in enumerate([(1, "Data", "32K", siblings),
+                                                              (1, "Instruction", "32K", siblings),
+                                                              (2, "Unified", "512K", siblings),
+                                                              (3, "Unified", "32768K", ccds[core // 4])]):
+            files.update({f"cache/index{index}/level": level, f"cache/index{index}/type": kind,
+                          f"cache/index{index}/size": size, f"cache/index{index}/shared_cpu_list": shared,
+                          f"cache/index{index}/coherency_line_size": 64})
+        for name, value in files.items():
+            path = cpu_dir / f"cpu{cpu}" / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"{value}\n")
+    (cpu_dir / "online").write_text("0-15\n")
+    node = root / "sys/devices/system/node/node0"
+    node.mkdir(parents=True)
+    (node / "cpulist").write_text("0-15\n")
+    (node / "distance").write_text("10\n")
+    return root
+
+
+def test_a_two_ccd_socket_keeps_two_cores_of_each_ccd_and_smt_siblings_do_not_count(plan, tmp_path):
+    """Two CPUs of one core would time the core's own L1/L2, not the CCD's L3: a list holding CPU 0 and its
+    sibling 8 gains CPU 1 (another core of CCD 0) and CPUs 4 and 5 (CCD 1)."""
+    topology = read(zen3_two_ccd_sysfs(tmp_path))
+    assert topology["llc_domains"] == ["0-3,8-11", "4-7,12-15"] and list(topology["numa"]["cpus"]) == ["node0"]
+    result = plan(topology, "0,8")
+    assert result["cpus"] == "0,8,1,4,5"
     assert domain_pairs_covered(topology, cpus(result["cpus"])) == every_domain_pair(topology)
+    assert plan(topology)["notes"][0].startswith("2 LLC domains (0-3,8-11; 4-7,12-15): every ordered CPU pair")
 
 
 @pytest.mark.parametrize("facts", [read("intel-raptorlake-hybrid"), {}])
