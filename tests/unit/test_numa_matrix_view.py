@@ -9,6 +9,8 @@ import re
 import duckdb
 import pytest
 
+from fleetscope.bundle import BundleError, load_bundle
+
 
 def cell(point: dict, cpu_node: int, mem_node: int, ns: float) -> dict:
     point = copy.deepcopy(point)
@@ -109,15 +111,14 @@ def test_a_one_node_host_shows_why_there_is_no_matrix(bundles, cli, tmp_path):
 
 @pytest.mark.parametrize("params", [{"mem_node": "1"}, {"mem_node": -1}, {"cpu_node": 1024}, {"threads": 0},
                                     {"mem_node": None}])
-def test_a_numa_point_with_a_bad_node_or_thread_count_is_refused(bundles, cli, tmp_path, params):
+def test_a_numa_point_with_a_bad_node_or_thread_count_is_refused(bundles, params):
     chase = max(bundles.latency_points(page_policies=("thp",)), key=lambda p: p["params"]["working_set_bytes"])
     point = bandwidth_cell(chase, 0, 0, 40.0)
     point["params"].update(params)
     manifest = bundles.manifest()
     manifest["experiments"].append({"name": "numa_matrix", "status": "ok", "file": "results/numa_matrix.jsonl",
                                     "error": None, "wall_s": 2.0})
-    bundles.write(manifest=manifest, results={"results/latency_sweep.jsonl": bundles.latency_points(),
-                                              "results/numa_matrix.jsonl": [point]})
-    result = cli("ingest", bundles.results_dir, "--db", tmp_path / "fleet.duckdb")
-    assert result.returncode != 0
-    assert "numa_matrix" in result.stderr + result.stdout
+    path = bundles.write(manifest=manifest, results={"results/latency_sweep.jsonl": bundles.latency_points(),
+                                                     "results/numa_matrix.jsonl": [point]})
+    with pytest.raises(BundleError, match="numa_matrix"):
+        load_bundle(path)
