@@ -191,26 +191,69 @@ def c2c_chart(section: SectionData) -> dict | None:
                       "CPUs", height=max(160, 18 * len({record["cpu_a"] for record in records})))
 
 
-def numa_chart(section: SectionData) -> dict | None:
+def c2c_domain_chart(section: SectionData) -> dict | None:
+    """Median one-way latency per pair of LLC domains: the diagonal within a domain, the rest across."""
     time = section.units["time"]
-    records = [{"cpu_node": row["cpu_node"], "mem_node": row["mem_node"], "median": time.scaled(row["median_ns"]),
-                "ratio": row["ratio_to_local"]} for row in section.rows
-               if row["median_ns"] is not None and row["cpu_node"] is not None and row["mem_node"] is not None]
+    records = [{"domain_a": row["llc_domain_a"], "domain_b": row["llc_domain_b"], "first_a": row["first_cpu_a"],
+                "median": time.scaled(row["median_ns"]), "pairs": row["pairs"],
+                "where": "within" if row["same_domain"] else "across"}
+               for row in section.rows if row["median_ns"] is not None]
+    if not records:
+        return None
+    order = [domain for _, domain in sorted({(record["first_a"], record["domain_a"]) for record in records})]
+    chart = Chart()
+    data = chart.data(records)
+    x = o("domain_b", "responding CPUs' LLC domain", sort=order, axis={"labelAngle": 0})
+    y = o("domain_a", "initiating CPUs' LLC domain", sort=order)
+    chart.layer(data, "rect", x=x, y=y,
+                color=q("median", f"one-way {time.symbol}", scale={"scheme": "viridis"}, legend={"format": NUMBER}),
+                tooltip=[tip("domain_a", "initiating domain", number=False), tip("domain_b", "responding domain",
+                                                                                number=False),
+                         tip("where", number=False), tip("median", f"median {time.symbol}"),
+                         tip("pairs", "CPU pairs", whole=True)])
+    middle = (min(record["median"] for record in records) + max(record["median"] for record in records)) / 2
+    chart.layer(data, "text", x=x, y=y, text=q("median", format=NUMBER),
+                color={"condition": {"test": f"datum.median > {middle!r}", "value": "black"}, "value": "white"})
+    return chart.spec("Core-to-core latency by LLC domain", "median of the CPU pairs' one-way latencies; the "
+                      "diagonal within a domain, the rest across", height=max(120, 40 * len(order)))
+
+
+def _numa_heat_map(records: list[dict], legend: str, title: str, subtitle: str) -> dict | None:
+    """A CPU node x memory node heat map of records {cpu_node, mem_node, value, ratio}, each cell's figure
+    written on it."""
+    records = [record for record in records if record["value"] is not None and record["cpu_node"] is not None
+               and record["mem_node"] is not None]
     if not records:
         return None
     chart = Chart()
     data = chart.data(records)
     x, y = o("mem_node", "memory node", axis={"labelAngle": 0}), o("cpu_node", "CPU node")
     chart.layer(data, "rect", x=x, y=y,
-                color=q("median", f"latency ({time.symbol})", scale={"scheme": "viridis"}, legend={"format": NUMBER}),
+                color=q("value", legend, scale={"scheme": "viridis"}, legend={"format": NUMBER}),
                 tooltip=[tip("cpu_node", "CPU node", whole=True), tip("mem_node", "memory node", whole=True),
-                         tip("median", f"median {time.symbol}"), tip("ratio", "x local")])
-    # viridis runs from dark to light: white figures on the slower (lighter) half would not read
-    middle = (min(record["median"] for record in records) + max(record["median"] for record in records)) / 2
-    chart.layer(data, "text", x=x, y=y, text=q("median", format=NUMBER),
-                color={"condition": {"test": f"datum.median > {middle!r}", "value": "black"}, "value": "white"})
-    return chart.spec("NUMA latency matrix", "DRAM-sized chase, median; the chase on a CPU of each node, its memory "
-                      "bound to each node", height=max(120, 40 * len({record["cpu_node"] for record in records})))
+                         tip("value", f"median {legend}"), tip("ratio", "x local")])
+    # viridis runs from dark to light: white figures on the lighter half would not read
+    middle = (min(record["value"] for record in records) + max(record["value"] for record in records)) / 2
+    chart.layer(data, "text", x=x, y=y, text=q("value", format=NUMBER),
+                color={"condition": {"test": f"datum.value > {middle!r}", "value": "black"}, "value": "white"})
+    return chart.spec(title, subtitle, height=max(120, 40 * len({record["cpu_node"] for record in records})))
+
+
+def numa_chart(section: SectionData) -> dict | None:
+    time = section.units["time"]
+    return _numa_heat_map([{"cpu_node": row["cpu_node"], "mem_node": row["mem_node"],
+                            "value": time.scaled(row["median_ns"]), "ratio": row["ratio_to_local"]}
+                           for row in section.rows], f"latency ({time.symbol})", "NUMA latency matrix",
+                          "DRAM-sized chase, median; the chase on a CPU of each node, its memory bound to each node")
+
+
+def numa_bandwidth_chart(section: SectionData) -> dict | None:
+    rate = section.units["rate"]
+    return _numa_heat_map([{"cpu_node": row["cpu_node"], "mem_node": row["mem_node"],
+                            "value": None if row["median_gb_s"] is None else rate.scaled(row["median_gb_s"] * 1e9),
+                            "ratio": row["ratio_to_local"]} for row in section.rows],
+                          f"read ({rate.symbol})", "NUMA bandwidth matrix",
+                          "read bandwidth, median; threads on the CPU node's CPUs, each buffer bound to each node")
 
 
 def tlb_figure(rows: list[dict]) -> Figure:
@@ -286,13 +329,32 @@ FAMILY = Family("Latency", sections=(
              Column("min_ns", "min", "ns"), Column("smt_siblings", "SMT siblings", "bool"),
              Column("same_core", "same core", "bool"), Column("numa_node_a", "node a", "count"),
              Column("numa_node_b", "node b", "count"))),
+    Section("c2c-domains", "c2c", "Core-to-core latency within and across LLC domains", "c2c_llc_domains",
+            "c2c_llc_domains", c2c_domain_chart,
+            (Column("llc_domain_a", "domain a"), Column("llc_domain_b", "domain b"),
+             Column("same_domain", "within", "bool"), Column("same_node", "same node", "bool"),
+             Column("pairs", "pairs", "count"), Column(*_NS), Column("min_ns", "min", "ns"),
+             Column("max_ns", "slowest pair", "ns")),
+            "Each c2c pair labelled with the last-level-cache domain of its two CPUs (from the facts), SMT "
+            "siblings left out. Shown where a host has more than one domain; the c2c notes say when it has one."),
     Section("numa-matrix", "numa_matrix", "NUMA latency matrix", "numa_latency_matrix", "numa_latency_matrix",
             numa_chart,
             (Column("cpu_node", "CPU node", "count"), Column("mem_node", "memory node", "count"),
              Column("cpu", "CPU", "count"), Column(*_NS), Column("min_ns", "min", "ns"), *_CI,
-             Column("ratio_to_local", "× local", "number"), Column("working_set_bytes", "working set", "bytes")),
+             Column("ratio_to_local", "× local", "number"), Column("working_set_bytes", "working set", "bytes"),
+             Column("pages_on_node", "pages on node", "count"), Column("pages_sampled", "pages asked", "count")),
             "Like Intel MLC's --latency_matrix: memory bound with set_mempolicy (MPOL_BIND, no fallback). "
             "A host with one NUMA node records the experiment as skipped, with the reason."),
+    Section("numa-bandwidth", "numa_matrix", "NUMA bandwidth matrix", "numa_bandwidth_matrix",
+            "numa_bandwidth_matrix", numa_bandwidth_chart,
+            (Column("cpu_node", "CPU node", "count"), Column("mem_node", "memory node", "count"),
+             Column("threads", "threads", "count"), Column("median_gb_s", "median", "gb_s"),
+             Column("ci95_low_gb_s", "CI95 low", "gb_s"), Column("ci95_high_gb_s", "CI95 high", "gb_s"),
+             Column("ratio_to_local", "× local", "number"), Column("bytes_per_thread", "per thread", "bytes"),
+             Column("pages_on_node", "pages on node", "count"), Column("pages_sampled", "pages asked", "count")),
+            "Like Intel MLC's --bandwidth_matrix: read-only traffic from the CPU node's CPUs, memory bound with "
+            "set_mempolicy (MPOL_BIND) and every sampled page checked on the node (move_pages). A host with one "
+            "NUMA node records the experiment as skipped, with the reason."),
 ), headlines=(
     Headline("TLB", "tlb", "tlb", "inferred_tlb", tlb_figure,
              (Column("tlb_l1_entries", "TLB L1 entries", "count"), Column("tlb_l2_entries", "TLB L2 entries", "count"))),

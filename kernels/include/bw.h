@@ -121,7 +121,9 @@ uint64_t bw_lines(const struct bw_request *request, const struct bw_buffer *buff
 uint64_t bw_count_changed_lines(const struct bw_request *request, const struct bw_buffer *buffer);
 
 /* Threads side by side: each pinned to cpus[i] (NULL: not pinned) with a
- * buffer of its own, prepared and first-touched by itself; one warm-up pass,
+ * buffer of its own, prepared and first-touched by itself (mem_node >= 0:
+ * the process's memory is bound there, and each thread then asks where a
+ * sample of its pages lies, numa.h); one warm-up pass,
  * then passes calibrated so that a sample lasts at least min_sample_ns, run
  * between two barriers (every thread starts together; the sample ends when
  * the last one finishes), as many as run asks for (begun by the caller, its
@@ -134,9 +136,11 @@ struct bw_team_result {
 	uint64_t write_allocate_lines_per_pass;
 	uint64_t working_set_bytes;    /* per thread */
 	uint64_t blocks;
+	uint64_t mem_pages_sampled;    /* all threads; 0 without mem_node */
+	uint64_t mem_pages_on_node;    /* of those, the pages on mem_node */
 };
 
-int bw_team_measure(const struct bw_request *request, size_t threads, const int *cpus,
+int bw_team_measure(const struct bw_request *request, size_t threads, const int *cpus, int mem_node,
 		    double min_sample_ns, struct sampler_run *run, struct bw_team_result *result,
 		    char *error, size_t error_size);
 

@@ -60,6 +60,7 @@ struct latency_point {
 	struct sampler_run run; /* how many samples were taken and why it stopped */
 	uint64_t slots;  /* chain slots (lines touched) */
 	uint64_t huge_bytes_granted;
+	uint64_t mem_pages_sampled, mem_pages_on_node; /* --mem-node: where the buffer's pages lie */
 	uint64_t accesses_per_sample;
 	double canary_before_ns, canary_after_ns;
 	double wall_s;
@@ -87,12 +88,15 @@ struct latency_buffer {
 	struct buffer buffer;
 	uint64_t slots;
 	uint64_t huge_bytes_granted;
+	uint64_t mem_pages_sampled, mem_pages_on_node; /* --mem-node only (numa.h) */
 	void *checkpoints[LATENCY_CHECKPOINTS]; /* evenly spaced along the cycle */
 };
 
 /* Maps the buffer, measures the huge-page grant, builds the chain and walks
- * it once (self-check and warm-up). Exits 1 if memory is refused, 3 if the
- * self-check fails. The chain depends only on the seed and the request. */
+ * it once (self-check and warm-up); with --mem-node, asks where a sample of
+ * its pages lies (numa.h). Exits 1 if memory is refused, 3 if the self-check
+ * fails or a page is off the bound node. The chain depends only on the seed
+ * and the request. */
 void latency_prepare(const struct kopts *opts, const struct latency_request *request,
 		     struct latency_buffer *prepared);
 

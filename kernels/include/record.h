@@ -26,6 +26,8 @@ struct record {
 	int header_written;
 	const char *unit;
 	struct summary summary; /* of the last point's samples */
+	const int *cpus;        /* a team's CPUs (bandwidth threads), or NULL: */
+	size_t cpu_count;       /* opts->cpu is the measuring CPU */
 };
 
 /* Opens --output (or stdout); exits 2 if the file cannot be opened. */
@@ -50,8 +52,9 @@ void record_samples(struct record *record, const double *samples, size_t count);
 void record_precision(struct record *record, const struct sampler_run *run, const double *samples);
 
 /* The params every measuring kernel records last: cpu (null when not
- * pinned), with --mem-node mem_node and cpu_node (the measuring CPU's
- * node, null when not pinned or unknown), accesses_per_sample and seed. */
+ * pinned), with --mem-node mem_node and cpu_node (the node of the measuring
+ * CPU, or of every CPU in record->cpus when set; null when not pinned, when
+ * the CPUs span nodes, or unknown), accesses_per_sample and seed. */
 void record_run_params(struct record *record, uint64_t accesses_per_sample);
 
 /* The context every timed kernel reports: the L1 canary before and after the

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "numa.h"
 #include "timer.h"
 
 /* ---- names ---------------------------------------------------------------- */
@@ -441,6 +442,7 @@ struct worker {
 	struct bw_buffer buffer;
 	char error[160];
 	uint64_t sink;
+	uint64_t pages_sampled, pages_on_mem_node;
 };
 
 struct team {
@@ -448,6 +450,7 @@ struct team {
 	pthread_barrier_t barrier;
 	uint64_t passes;
 	int stop;
+	int mem_node;
 };
 
 static void *worker_main(void *arg)
@@ -470,6 +473,14 @@ static void *worker_main(void *arg)
 	if (ready && bw_prepare(team->request, &worker->buffer) != 0) {
 		snprintf(worker->error, sizeof(worker->error), "cannot map %llu bytes on CPU %d: %s",
 			 (unsigned long long)team->request->working_set_bytes, worker->cpu, strerror(errno));
+		ready = 0;
+	}
+	/* the pages this thread touched first: on the bound node, or the record would lie */
+	if (ready && team->mem_node >= 0 &&
+	    numa_pages_on_node(worker->buffer.buffer.data, worker->buffer.buffer.bytes, team->mem_node,
+			       &worker->pages_sampled, &worker->pages_on_mem_node) != 0) {
+		snprintf(worker->error, sizeof(worker->error), "cannot ask where the pages of CPU %d lie: %s",
+			 worker->cpu, strerror(errno));
 		ready = 0;
 	}
 	pthread_barrier_wait(&team->barrier); /* prepared */
@@ -498,10 +509,11 @@ static uint64_t team_round(struct team *team, uint64_t passes)
 	return timer_now_ns() - start;
 }
 
-int bw_team_measure(const struct bw_request *request, size_t threads, const int *cpus, double min_sample_ns,
-		    struct sampler_run *run, struct bw_team_result *result, char *error, size_t error_size)
+int bw_team_measure(const struct bw_request *request, size_t threads, const int *cpus, int mem_node,
+		    double min_sample_ns, struct sampler_run *run, struct bw_team_result *result, char *error,
+		    size_t error_size)
 {
-	struct team team = {.request = request};
+	struct team team = {.request = request, .mem_node = mem_node};
 	struct worker *workers = calloc(threads, sizeof(*workers));
 	size_t started = 0;
 	int failed = 0;
@@ -553,8 +565,11 @@ int bw_team_measure(const struct bw_request *request, size_t threads, const int 
 		result->write_allocate_lines_per_pass = workers[0].buffer.write_allocate_lines_per_pass;
 		result->working_set_bytes = workers[0].buffer.working_set_bytes;
 		result->blocks = workers[0].buffer.blocks;
-		for (size_t i = 0; i < threads; i++)
+		for (size_t i = 0; i < threads; i++) {
 			result->huge_bytes_granted += workers[i].buffer.huge_bytes_granted;
+			result->mem_pages_sampled += workers[i].pages_sampled;
+			result->mem_pages_on_node += workers[i].pages_on_mem_node;
+		}
 	}
 	__atomic_store_n(&team.stop, 1, __ATOMIC_RELEASE);
 	pthread_barrier_wait(&team.barrier);

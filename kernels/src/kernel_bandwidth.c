@@ -118,9 +118,13 @@ static void bandwidth_help(FILE *out)
 		"hw_prefetchers, threads, cpus, smt_siblings_used, working_set_bytes (per\n"
 		"thread), lines_per_pass and bytes_per_pass (per thread), page_policy,\n"
 		"huge_bytes_granted (all threads), cpu, accesses_per_sample (lines per sample,\n"
-		"all threads), seed; context passes_per_sample,\n"
+		"all threads), with --mem-node mem_node and cpu_node (the node every CPU of\n"
+		"the point shares, else null), seed; context passes_per_sample,\n"
 		"write_allocate_bytes_per_pass, canary, core clock, wall_s, order_index\n"
-		"(+ verified_lines_read, verified_lines_written with --verify).\n"
+		"(+ verified_lines_read, verified_lines_written with --verify; with\n"
+		"--mem-node mem_pages_sampled and mem_pages_on_node: up to 256 pages of\n"
+		"each thread's buffer asked where they lie (move_pages); any page off the\n"
+		"node exits 3).\n"
 		"\n"
 		"Example:\n"
 		"  %s bandwidth --ops read,triad --sizes 32k,1g --threads 1,2\n",
@@ -472,6 +476,8 @@ static void write_record(struct record *record, const struct bandwidth_options *
 	json_string(json, page_policy_name(r->page_policy));
 	json_key(json, "huge_bytes_granted");
 	json_uint(json, result->huge_bytes_granted);
+	record->cpus = options->cpus;
+	record->cpu_count = point->threads;
 	record_run_params(record, result->passes_per_sample * result->lines_per_pass * point->threads);
 	record_samples(record, run->series[0], run->count);
 	record_precision(record, run, run->series[0]);
@@ -479,6 +485,12 @@ static void write_record(struct record *record, const struct bandwidth_options *
 	json_uint(json, result->passes_per_sample);
 	json_key(json, "write_allocate_bytes_per_pass");
 	json_uint(json, result->write_allocate_lines_per_pass * BW_LINE);
+	if (options->common.mem_node >= 0) {
+		json_key(json, "mem_pages_sampled");
+		json_uint(json, result->mem_pages_sampled);
+		json_key(json, "mem_pages_on_node");
+		json_uint(json, result->mem_pages_on_node);
+	}
 	if (verified) {
 		json_key(json, "verified_lines_read");
 		json_uint(json, verified[0]);
@@ -604,9 +616,15 @@ static int bandwidth_run(int argc, char **argv)
 			verify_point(point, &verified[0], &verified[1], &reads_checked);
 		before = canary_read_ns(&canary);
 		sampler_begin(&run, &options.common, sweep.attempt, &samples, 1);
-		if (bw_team_measure(&point->request, point->threads, options.cpus,
+		if (bw_team_measure(&point->request, point->threads, options.cpus, options.common.mem_node,
 				    options.common.min_sample_ms * 1e6, &run, &result, error, sizeof(error)) != 0)
 			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "%s", error);
+		if (result.mem_pages_on_node != result.mem_pages_sampled)
+			cli_fail(CLI_EXIT_SELF_CHECK, KERNEL,
+				 "memory bound to NUMA node %d, yet %" PRIu64 " of %" PRIu64
+				 " sampled pages lie on another node (move_pages)",
+				 options.common.mem_node, result.mem_pages_sampled - result.mem_pages_on_node,
+				 result.mem_pages_sampled);
 		after = canary_read_ns(&canary);
 		write_record(&record, &options, point, &result, &run, before, after, core_clock_ghz,
 			     (double)(timer_now_ns() - started) / 1e9, &sweep, options.verify ? verified : NULL);
@@ -626,7 +644,7 @@ static int bandwidth_run(int argc, char **argv)
 const struct kernel_spec bandwidth_kernel = {
 	.name = "bandwidth",
 	.experiment = DEFAULT_EXPERIMENT,
-	.also_feeds = "stride_bandwidth,rw_mix,thread_sweep,prefetch",
+	.also_feeds = "stride_bandwidth,rw_mix,thread_sweep,prefetch,numa_matrix",
 	.description = "GB/s of read/write/copy/triad and read:write mixes, regular and non-temporal stores, "
 		       "over working sets, strides, patterns and threads",
 	.run = bandwidth_run,

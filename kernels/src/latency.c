@@ -1,5 +1,6 @@
 /* The latency point engine; see latency.h. */
 #include "latency.h"
+#include "numa.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -219,6 +220,18 @@ void latency_prepare(const struct kopts *opts, const struct latency_request *req
 	}
 	build_chain(opts, request, prepared->buffer.data, prepared->slots);
 	check_and_checkpoint(opts, request, prepared);
+	if (opts->mem_node >= 0) {
+		if (numa_pages_on_node(prepared->buffer.data, request->span_bytes, opts->mem_node,
+				       &prepared->mem_pages_sampled, &prepared->mem_pages_on_node) != 0)
+			cli_fail(CLI_EXIT_RUNTIME, opts->kernel, "cannot ask where the %s buffer's pages lie: %s", size,
+				 strerror(errno));
+		if (prepared->mem_pages_on_node != prepared->mem_pages_sampled)
+			cli_fail(CLI_EXIT_SELF_CHECK, opts->kernel,
+				 "memory bound to NUMA node %d, yet %" PRIu64 " of %" PRIu64
+				 " sampled pages lie on another node (move_pages)",
+				 opts->mem_node, prepared->mem_pages_sampled - prepared->mem_pages_on_node,
+				 prepared->mem_pages_sampled);
+	}
 }
 
 void latency_sample(const struct kopts *opts, const struct latency_request *request,
@@ -234,6 +247,8 @@ void latency_sample(const struct kopts *opts, const struct latency_request *requ
 		walk.cursors[j] = prepared->checkpoints[j * LATENCY_CHECKPOINTS / request->chains];
 	point->slots = prepared->slots;
 	point->huge_bytes_granted = prepared->huge_bytes_granted;
+	point->mem_pages_sampled = prepared->mem_pages_sampled;
+	point->mem_pages_on_node = prepared->mem_pages_on_node;
 	point->try_count = 0;
 	for (;;) {
 		struct latency_try *try = &point->tries[point->try_count++];
@@ -366,6 +381,12 @@ void latency_write(struct record *record, const struct kopts *opts,
 	record_clock_context(record, point->canary_before_ns, point->canary_after_ns, core_clock_ghz,
 			     point->wall_s, sweep->position);
 	latency_tries_context(&record->json, point);
+	if (opts->mem_node >= 0) {
+		json_key(&record->json, "mem_pages_sampled");
+		json_uint(&record->json, point->mem_pages_sampled);
+		json_key(&record->json, "mem_pages_on_node");
+		json_uint(&record->json, point->mem_pages_on_node);
+	}
 	size_format(request->span_bytes, size, sizeof(size));
 	snprintf(label, sizeof(label), "%s %s stride=%" PRIu64 " %s x%u %s", size,
 		 chain_order_name(request->order), request->stride_bytes,

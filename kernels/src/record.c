@@ -129,9 +129,38 @@ void record_precision(struct record *record, const struct sampler_run *run, cons
 	counters_record(json, &run->counters);
 }
 
+static int cpu_node_of(const struct record *record, int cpu)
+{
+	struct topology_cpu where = {.numa_node = TOPOLOGY_UNKNOWN};
+	int node;
+
+	if (cpu < 0)
+		return TOPOLOGY_UNKNOWN;
+	if (topology_read(cpu, &where) != 0)
+		cli_fail(CLI_EXIT_RUNTIME, record->opts->kernel, "out of memory reading the CPU's node");
+	node = where.numa_node;
+	topology_free(&where);
+	return node;
+}
+
+/* The node the measuring CPUs share: with mem_node, one cell of a NUMA matrix. */
+static int cpus_node(const struct record *record)
+{
+	int node;
+
+	if (!record->cpus)
+		return cpu_node_of(record, record->opts->cpu);
+	node = record->cpu_count ? cpu_node_of(record, record->cpus[0]) : TOPOLOGY_UNKNOWN;
+	for (size_t i = 1; i < record->cpu_count && node != TOPOLOGY_UNKNOWN; i++)
+		if (cpu_node_of(record, record->cpus[i]) != node)
+			node = TOPOLOGY_UNKNOWN;
+	return node;
+}
+
 void record_run_params(struct record *record, uint64_t accesses_per_sample)
 {
 	struct json *json = &record->json;
+	int node;
 
 	json_key(json, "cpu");
 	if (record->opts->cpu < 0)
@@ -139,20 +168,14 @@ void record_run_params(struct record *record, uint64_t accesses_per_sample)
 	else
 		json_int(json, record->opts->cpu);
 	if (record->opts->mem_node >= 0) {
-		struct topology_cpu where = {.numa_node = TOPOLOGY_UNKNOWN};
-
-		/* the node the measuring CPU belongs to: with mem_node, one cell of a NUMA matrix */
-		if (record->opts->cpu >= 0 && topology_read(record->opts->cpu, &where) != 0)
-			cli_fail(CLI_EXIT_RUNTIME, record->opts->kernel, "out of memory reading the CPU's node");
 		json_key(json, "mem_node");
 		json_int(json, record->opts->mem_node);
 		json_key(json, "cpu_node");
-		if (where.numa_node >= 0)
-			json_int(json, where.numa_node);
+		node = cpus_node(record);
+		if (node >= 0)
+			json_int(json, node);
 		else
 			json_null(json);
-		if (record->opts->cpu >= 0)
-			topology_free(&where);
 	}
 	json_key(json, "accesses_per_sample");
 	json_uint(json, accesses_per_sample);

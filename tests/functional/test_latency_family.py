@@ -104,6 +104,20 @@ def test_c2c_matrix_is_symmetric_within_noise(family):
         assert 0.33 < ns / matrix[(b, a)] < 3, (a, b, ns, matrix[(b, a)])
 
 
+def test_c2c_compares_llc_domains_or_says_why_it_cannot(family):
+    """The c2c plan reads this host's LLC domains from its facts: with one, the notes say there is nothing to
+    compare and c2c_llc_domains is empty; with more, every ordered pair of domains has a row."""
+    (domains,) = rows(family, "select json_array_length(facts -> '$.topology.llc_domains') from facts")[0]
+    (notes,) = rows(family, "select notes from experiments where experiment = 'c2c'")[0]
+    summary = rows(family, "select llc_domain_a, llc_domain_b, pairs from c2c_llc_domains")
+    if domains == 1:
+        assert "one LLC domain" in notes and "no within- vs across-domain latency" in notes
+        assert summary == []
+    else:
+        assert f"{domains} LLC domains" in notes
+        assert len(summary) == domains * domains and all(pairs >= 1 for *_, pairs in summary)
+
+
 def test_host_page_has_a_chart_and_table_per_experiment(family):
     page = (family.reports / "localhost.html").read_text()
     for section in SECTIONS:

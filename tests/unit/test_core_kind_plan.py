@@ -138,7 +138,7 @@ def test_a_one_node_host_records_why_there_is_no_matrix(numa_plan, machine_numa,
     plan = numa_plan(machine_numa(machine), ["chase"])
     assert plan["points"] == [] and plan["notes"] == []
     assert plan["skip"] == ("one NUMA node (node0: CPUs 0-19): no remote memory to measure, so there is no "
-                            "latency matrix")
+                            "latency or bandwidth matrix")
 
 
 def test_a_memory_only_node_is_a_memory_target_not_a_cpu_node(numa_plan):

@@ -1,6 +1,7 @@
 -- numa_latency_matrix: DRAM-sized chase latency per (CPU node, memory node), one row per pair the
 -- numa_matrix experiment measured (the chase pinned to a CPU of cpu_node, every page bound to mem_node
--- with set_mempolicy MPOL_BIND), with the ratio to the same CPU node's local latency.
+-- with set_mempolicy MPOL_BIND and checked there with move_pages), with the ratio to the same CPU node's
+-- local latency.
 CREATE OR REPLACE VIEW numa_latency_matrix AS
 WITH cells AS (
     SELECT
@@ -11,6 +12,8 @@ WITH cells AS (
         TRY_CAST(params ->> '$.mem_node' AS INTEGER)             AS mem_node,
         TRY_CAST(params ->> '$.cpu' AS INTEGER)                  AS cpu,
         TRY_CAST(params ->> '$.working_set_bytes' AS BIGINT)     AS working_set_bytes,
+        TRY_CAST(context ->> '$.mem_pages_sampled' AS BIGINT)    AS pages_sampled,
+        TRY_CAST(context ->> '$.mem_pages_on_node' AS BIGINT)    AS pages_on_node,
         summary_median                                           AS median_ns,
         summary_min                                              AS min_ns,
         summary_ci95_low                                         AS ci95_low_ns,
