@@ -3,6 +3,9 @@
 import json
 import math
 import os
+import signal
+import subprocess
+import time
 
 import pytest
 
@@ -103,6 +106,30 @@ def test_size_above_default_cap_is_refused(run):
     assert result.returncode == 2
     assert result.stdout == ""
     assert "--max-bytes" in result.stderr
+
+
+def test_the_exit_note_ends_stderr_of_every_exit_the_program_makes_itself(build):
+    """FLEETSCOPE_KERNELS_EXIT_NOTE=1: the last stderr line names the exit status (the kernels role
+    trusts it over perf stat's, which can report a crashed workload as exit 0); a process killed by
+    a signal writes none, and without the variable nothing is added."""
+    binary = str(build["binary"])
+    noted = dict(os.environ, FLEETSCOPE_KERNELS_EXIT_NOTE="1")
+    for args, status in ((["chase", "--sizes", "16k", *QUICK], 0), (["chase", "--sizes", "16k", "stray"], 2),
+                         (["nosuchkernel"], 2), (["chase", "--help"], 0)):
+        result = subprocess.run([binary, *args], capture_output=True, text=True, timeout=60, env=noted)
+        assert result.returncode == status, result.stderr
+        assert result.stderr.splitlines()[-1] == f"fleetscope-kernels: exit {status}", (args, result.stderr)
+        plain = subprocess.run([binary, *args], capture_output=True, text=True, timeout=60)
+        assert "fleetscope-kernels: exit" not in plain.stderr
+    # killed by a signal once it measures (its first progress line): no note
+    with subprocess.Popen([binary, "chase", "--sizes", "16k,32k,64k,128k", "--samples", "1000"], env=noted,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
+        first = proc.stderr.readline()
+        time.sleep(0.05)
+        proc.send_signal(signal.SIGSEGV)
+        rest = proc.stderr.read()
+    assert proc.returncode == -signal.SIGSEGV, first + rest
+    assert "fleetscope-kernels: exit" not in first + rest
 
 
 def test_records_follow_the_output_contract(two_level_run):
