@@ -3,10 +3,10 @@
 
 Usage: benchmarks/fio_role_vs_plain.py [--profile quick] [--repeats 3] [--bundle DIR] [--jobs a,b]
 
-1. The role's job file: a real `ansible-playbook site.yml --tags fio` run (under
-   /tmp/fleetscope-playbook.lock, writing into a temporary directory) leaves `raw/fio/jobs.fio` in
-   its bundle, with the engine and O_DIRECT mode the role's probes chose; `--bundle` reuses a bundle
-   of an earlier run instead.
+1. The role's job file: a real `ansible-playbook site.yml --tags fio` run (holding
+   /tmp/fleetscope-playbook.lock, whose file it removes afterwards, and writing into a temporary
+   directory) leaves `raw/fio/jobs.fio` in its bundle, with the engine and O_DIRECT mode the role's
+   probes chose; `--bundle` reuses a bundle of an earlier run instead.
 2. A scratch file of the job file's size is written once in /var/tmp (removed at the end), and the
    job file's `filename=` is pointed at it: every other line stays as the role rendered it.
 3. For each repeat and each job, in alternating order: ours = `fio --section=<job> jobs.fio`; plain =
@@ -34,11 +34,12 @@ from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
+sys.path.insert(0, str(PROJECT / "tests" / "lab"))
 
 from fleetscope.parsers import fio as fio_parser  # noqa: E402
+from lab import LOCALHOST_RUN_LOCK, localhost_run_lock  # noqa: E402  (tests/lab is not a package)
 
 PLAYBOOK = PROJECT / ".venv" / "bin" / "ansible-playbook"
-LOCK = "/tmp/fleetscope-playbook.lock"
 METRICS = (("p50", 50.0), ("p99", 99.0), ("p99.9", 99.9))
 
 
@@ -46,10 +47,9 @@ def role_bundle(profile: str, workdir: Path) -> Path:
     extra = {"fleet_profile": profile, "fleet_results_dir": str(workdir / "results"),
              "fleet_warehouse": str(workdir / "fleet.duckdb"), "fleet_reports_dir": str(workdir / "reports")}
     argv = [str(PLAYBOOK), "site.yml", "--tags", "fio", "-e", json.dumps(extra)]
-    if shutil.which("flock"):
-        argv = ["flock", LOCK, *argv]
-    print(f"running the role: {' '.join(argv[:6])} ... ({profile})", file=sys.stderr)
-    proc = subprocess.run(argv, cwd=PROJECT, capture_output=True, text=True, check=False)
+    print(f"running the role under {LOCALHOST_RUN_LOCK}: {' '.join(argv[:5])} ... ({profile})", file=sys.stderr)
+    with localhost_run_lock():  # removes the lock file when done
+        proc = subprocess.run(argv, cwd=PROJECT, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"site.yml --tags fio failed:\n{proc.stdout[-3000:]}")
     (manifest,) = (workdir / "results").glob("*/*/manifest.json")

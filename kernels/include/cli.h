@@ -18,8 +18,21 @@ enum cli_exit {
 	CLI_EXIT_WORKLOAD = 5,   /* the command a kernel runs (workload) failed */
 };
 
+/* The environment variable that asks for the exit note (below). */
+#define CLI_EXIT_NOTE_ENV "FLEETSCOPE_KERNELS_EXIT_NOTE"
+
+/* Exits with status. When CLI_EXIT_NOTE_ENV is set to 1, first prints
+ * "fleetscope-kernels: exit <status>" as the last line on stderr: a process
+ * that ends without that line did not end by itself (a signal, the OOM
+ * killer), whatever its parent says. perf stat (6.1) reports a workload that
+ * ends before perf waits for it as exit 0, with no signal line; the kernels
+ * role runs every point under perf and trusts this note instead. Every exit
+ * the program makes itself goes through here. */
+_Noreturn void cli_exit(int status);
+
 /* Prints "fleetscope-kernels <kernel>: <message>" as one line on stderr and
- * exits with status; the message should say what was wrong and what to do. */
+ * exits with status (cli_exit); the message should say what was wrong and
+ * what to do. */
 _Noreturn void cli_fail(int status, const char *kernel, const char *format, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -7,6 +7,17 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+void cli_exit(int status)
+{
+	const char *note = getenv(CLI_EXIT_NOTE_ENV);
+
+	fflush(stdout);
+	if (note && strcmp(note, "1") == 0)
+		fprintf(stderr, "%s: exit %d\n", CLI_PROGRAM, status);
+	exit(status);
+}
 
 void cli_fail(int status, const char *kernel, const char *format, ...)
 {
@@ -21,7 +32,7 @@ void cli_fail(int status, const char *kernel, const char *format, ...)
 	vfprintf(stderr, format, args);
 	va_end(args);
 	fputc('\n', stderr);
-	exit(status);
+	cli_exit(status);
 }
 
 int cli_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *value)

@@ -173,7 +173,7 @@ static void common_option(struct kopts *opts, int option, const char *arg)
 		break;
 	case 'h':
 		opts->help(stdout);
-		exit(CLI_EXIT_OK);
+		cli_exit(CLI_EXIT_OK);
 	case OPTION_TARGET_CI:
 		if (cli_parse_double(arg, 0.0, 1.0, &opts->target_rel) != 0 || opts->target_rel <= 0.0 ||
 		    opts->target_rel >= 1.0)

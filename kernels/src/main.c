@@ -66,5 +66,5 @@ int main(int argc, char **argv)
 		cli_fail(CLI_EXIT_USAGE, NULL,
 			 "unknown kernel '%s'; run '%s --list' to see the available kernels",
 			 argv[1], CLI_PROGRAM);
-	return kernel->run(argc - 1, argv + 1);
+	cli_exit(kernel->run(argc - 1, argv + 1));
 }

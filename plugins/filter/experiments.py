@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+# fleetscope-kernels' last stderr line under FLEETSCOPE_KERNELS_EXIT_NOTE=1 (kernels/include/cli.h, cli_exit).
+_EXIT_NOTE = re.compile(r"^fleetscope-kernels: exit (\d+)$", re.M)
+
 
 def select_experiments(registry, tagged):
     """Names of the registry's experiments that are enabled (entry `enabled`, from <role>_<name>_enabled)
@@ -49,9 +54,33 @@ def requeue_point(point):
     return again
 
 
+def kernel_exit(result):
+    """The exit status a fleetscope-kernels process reported itself (its exit note, the last one on
+    its stderr), or None when it wrote none: it did not end by itself (a signal, the OOM killer).
+    Its parent's rc is not enough: perf stat (6.1) reports a workload that ends before perf waits
+    for it (a crash at start, a quick usage error) as exit 0, with no signal line."""
+    notes = _EXIT_NOTE.findall((result or {}).get("stderr") or "")
+    return int(notes[-1]) if notes else None
+
+
+def kernel_status(result):
+    """None when a fleetscope-kernels process ended by itself with status 0 (what ran it exited 0
+    and the kernel's exit note says 0); else what happened, in words, for the failure record."""
+    rc, note = result.get("rc", "?"), kernel_exit(result)
+    if rc == 0 and note == 0:
+        return None
+    if rc == 0 and note is None:
+        return "killed (no exit note from the kernel, though what ran it reported exit 0)"
+    if rc == 0:
+        return f"exit {note}"
+    if isinstance(rc, int) and rc < 0:
+        return f"killed by signal {-rc}"
+    return f"exit {rc}"
+
+
 def failure_summary(result, tail_lines=5):
-    """One readable paragraph from a failed (possibly looped) command result: what failed, rc,
-    and the tail of its stderr."""
+    """One readable paragraph from a failed (possibly looped) command result: what failed, how it
+    ended (kernel_status) and the tail of its stderr."""
     items = result.get("results") or [result]
     lines = []
     for item in items:
@@ -60,11 +89,12 @@ def failure_summary(result, tail_lines=5):
         label = (item.get("item") or {}).get("label", "") if isinstance(item.get("item"), dict) else ""
         stderr = (item.get("stderr") or item.get("msg") or "").strip().splitlines()[-int(tail_lines):]
         where = f"{label}: " if label else ""
-        lines.append(f"{where}exit {item.get('rc', '?')}: " + " | ".join(stderr))
+        status = kernel_status(item) or f"exit {item.get('rc')}"
+        lines.append(f"{where}{status}: " + " | ".join(stderr))
     return "\n".join(lines) or str(result.get("msg", "failed"))
 
 
 class FilterModule:
     def filters(self):
         return {"select_experiments": select_experiments, "failure_summary": failure_summary,
-                "perf_points": perf_points, "requeue_point": requeue_point}
+                "perf_points": perf_points, "requeue_point": requeue_point, "kernel_status": kernel_status}

@@ -71,19 +71,21 @@ def _tier_note(perf):
             "wall time and rusage only")
 
 
-def workload_record(runs, records, reports, perf, perf_record, top_count, started, error=None):
+def workload_record(runs, records, reports, perf, perf_record, top_count, started, error=None, statuses=None):
     """The experiment record of the workloads: failed when any command failed (each one's exit status
     and stderr tail in `error`), the counter tier and each workload's top functions in `notes`, and
-    every perf stat CSV in `raw` with the workload's name, status and exit status."""
+    every perf stat CSV in `raw` with the workload's name, status and exit status. `statuses`, one per
+    run, is how each kernel process ended (filter kernel_status: None when it said exit 0 itself);
+    without it, each run's rc decides."""
     failures, raw, notes = [], [], [_tier_note(perf or {})]
-    for run in runs:
+    for index, run in enumerate(runs):
         point = run.get("item") or {}
         name = point.get("label", "?")
         rc = run.get("rc")
-        ok = rc == 0
+        status = statuses[index] if statuses is not None else (None if rc == 0 else f"exit {rc if rc is not None else '?'}")
+        ok = status is None
         if not ok:
-            failures.append(f"{name}: exit {rc if rc is not None else '?'}: "
-                            f"{_tail(run.get('stderr') or run.get('msg'))}")
+            failures.append(f"{name}: {status}: {_tail(run.get('stderr') or run.get('msg'))}")
         if point.get("raw"):
             entry = dict(point["raw"])
             entry["params"] = {**entry.get("params", {}), "workload": name, "status": "ok" if ok else "failed",

@@ -3,43 +3,18 @@ happens, and a check that lab runs never touch this machine's own knobs, state f
 
 from __future__ import annotations
 
-import fcntl
 import glob
 import os
-from contextlib import contextmanager
 
 import pytest
 
-from lab import Lab, LabRun, real_knobs, stop
+from lab import Lab, LabRun, localhost_run_lock, real_knobs, stop
 
-# Developers run playbooks against this machine under this lock; reading the real knobs while
-# holding it means no such run is half way through changing them.
-LOCALHOST_RUN_LOCK = "/tmp/fleetscope-playbook.lock"
 ROOT_STATE_FILE = "/var/lib/fleetscope/tuning-state.json"
 
 
-@contextmanager
-def no_localhost_run():
-    """Hold LOCALHOST_RUN_LOCK, and remove the file on release so no run leaves it behind: a holder that
-    finds the path gone or replaced after its flock (another holder unlinked it) locks the new file."""
-    while True:
-        lock = os.open(LOCALHOST_RUN_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if os.stat(LOCALHOST_RUN_LOCK).st_ino == os.fstat(lock).st_ino:
-                break
-        except FileNotFoundError:
-            pass
-        os.close(lock)
-    try:
-        yield
-    finally:
-        os.unlink(LOCALHOST_RUN_LOCK)
-        os.close(lock)
-
-
 def root_namespace_state() -> dict:
-    with no_localhost_run():
+    with localhost_run_lock():
         return {"knobs": real_knobs(), "state_file": os.path.exists(ROOT_STATE_FILE),
                 "scratch": sorted(glob.glob("/var/tmp/fleetscope-*"))}
 

@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "plugins" / "filter"))
 
 from cpu_io import aio_plan  # noqa: E402
+from experiments import kernel_status  # noqa: E402
 from workloads import top_functions, workload_points, workload_record  # noqa: E402
 from workloads_input import preflight_workload_problems  # noqa: E402
 
@@ -80,6 +81,20 @@ def test_the_record_fails_on_a_failed_command_and_keeps_the_others():
     assert record["raw"][1]["params"]["failure"] == "workload 'bad' failed: 'sh' exited with status 3 (run 1 of 1)"
     assert record["notes"][0].startswith("counter tier: software (no PMU)")
     assert record["notes"][1] == "ok1: top functions (perf record, cpu-clock): 60.7% deflate_slow (gzip); 9.1% memcpy (libc.so.6)"
+
+
+def test_a_workload_whose_kernel_wrote_no_exit_note_failed_whatever_perf_returned():
+    """perf stat can report a kernel that died at once as exit 0: the kernel's exit note decides."""
+    runs = [{"item": {"label": "ok1"}, "rc": 0, "stderr": "workload: ok1 run 1/1: 1 s wall\nfleetscope-kernels: exit 0"},
+            {"item": {"label": "died"}, "rc": 0, "stderr": "workload: died run 1/1"},
+            {"item": {"label": "lost"}, "rc": 0, "stderr": "fleetscope-kernels workload: 'nope' not found\n"
+                                                          "fleetscope-kernels: exit 5"}]
+    record = workload_record(runs, [], [], {"capability": "software", "reason": "no PMU"}, False, 5, 0,
+                             statuses=[kernel_status(run) for run in runs])
+    assert record["status"] == "failed"
+    assert record["error"].splitlines() == [
+        "died: killed (no exit note from the kernel, though what ran it reported exit 0): workload: died run 1/1",
+        "lost: exit 5: fleetscope-kernels workload: 'nope' not found | fleetscope-kernels: exit 5"]
 
 
 def test_top_functions_reads_perf_report_lines():

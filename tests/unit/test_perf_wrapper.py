@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "plugins" / "filter"))
 sys.path.insert(0, str(ROOT / "plugins" / "modules"))
 
-from experiments import perf_points  # noqa: E402
+from experiments import failure_summary, kernel_exit, perf_points  # noqa: E402
 import fleetscope_facts  # noqa: E402
 
 from fleetscope.parsers import parse_file  # noqa: E402
@@ -66,3 +66,39 @@ def test_a_wrapped_point_writes_a_csv_the_parser_reads(tmp_path):
     events = {event["name"]: event for event in parsed["events"]}
     assert events["task-clock"]["state"] == "counted" and events["task-clock"]["value"] > 0
     assert events["cycles"]["state"] in ("counted", "not supported")
+
+
+NOTE = "fleetscope-kernels: exit {}"
+
+
+@pytest.mark.parametrize("stderr, status", [
+    ("chase: 1/1 working_set=16384\n" + NOTE.format(0) + "\n", 0),
+    ("fleetscope-kernels chase: unknown option\n" + NOTE.format(2), 2),
+    # killed: perf's signal line, or (when perf lost the child's status) nothing at all
+    ("fslab fault injection: zero_queue on fslab2 stores through a NULL pointer\n", None),
+    ("/x/build/fleetscope-kernels: Segmentation fault\n", None),
+    ("", None),
+    # the note is a whole line, the last one counts
+    ("chase: fleetscope-kernels: exit 0 is not a note\n", None),
+    (NOTE.format(0) + "\n" + NOTE.format(3) + "\n", 3),
+])
+def test_a_kernel_point_ended_by_itself_only_with_its_exit_note(stderr, status):
+    assert kernel_exit({"rc": 0, "stderr": stderr}) == status
+
+
+def test_the_failure_says_killed_where_the_kernel_wrote_no_exit_note():
+    looped = {"failed": True, "results": [
+        {"failed": False, "rc": 0, "stderr": NOTE.format(0), "item": {"label": "16 KiB"}},
+        {"failed": True, "rc": 0, "stderr": "fslab fault injection: zero_queue on fslab2 stores through a NULL pointer",
+         "item": {"label": "all points"}},
+        {"failed": True, "rc": 0, "stderr": "zero_queue: no cache\n" + NOTE.format(4), "item": {"label": "lost"}},
+        {"failed": True, "rc": -11, "stderr": "", "item": {"label": "bare"}},
+        {"failed": True, "rc": 2, "stderr": "bad size\n" + NOTE.format(2), "item": {"label": "usage"}},
+    ]}
+    assert failure_summary(looped).splitlines() == [
+        "all points: killed (no exit note from the kernel, though what ran it reported exit 0): "
+        "fslab fault injection: zero_queue on fslab2 stores through a NULL pointer",
+        "lost: exit 4: zero_queue: no cache | fleetscope-kernels: exit 4",
+        "bare: killed by signal 11: ",
+        "usage: exit 2: bad size | fleetscope-kernels: exit 2",
+    ]
