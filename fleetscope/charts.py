@@ -1,7 +1,8 @@
 """Pieces every experiment's chart is built from: Vega-Lite specs written as plain dicts (building them
 through Altair cost more than the rest of a page), log-2 size axes labelled in KiB/MiB/GiB, cache-size
 rules from sysfs, inferred-level bands, bars with their 95% CI as error bars and lines with their CI as a
-band.
+band; and on a host with more than one core kind (hybrid P/E cores, Arm big.LITTLE), each kind's
+series named by its kind (`core_kinds`, `kind_series`).
 
 Charts never put a value that is missing or not positive on a log scale (Vega then draws NaN or warns
 "Log scale domain includes zero"): `drawable` keeps the records whose measured values can be drawn and
@@ -108,6 +109,58 @@ def drawable(records: list[dict], *keys: str, log: bool) -> tuple[list[dict], in
 
 def left_out(count: int, what: str) -> str:
     return f"; {count} {what} without a drawable value left out" if count else ""
+
+
+# ---- core kinds ----------------------------------------------------------------------------------------
+
+def core_kinds(rows: list[dict]) -> list[str]:
+    """The core kinds the rows were measured on (their `core_kind`), fastest first as the report queries order
+    them. The queries name a kind only on a host with more than one (hybrid P/E cores, Arm big.LITTLE), so on
+    a host with one kind this is [] and its charts and tables stay as they were. A value naming several kinds
+    ('P-core + E-core': threads that ran on both) is a kind of its own here."""
+    return list(dict.fromkeys(row["core_kind"] for row in rows if row.get("core_kind")))
+
+
+def kind_series(kinds: list[str], row: dict, label: str | None = None) -> str | None:
+    """A row's series on a chart: where the rows hold several kinds its kind leads ('E-core · thp', or the kind
+    alone where the chart had one series); elsewhere `label` unchanged."""
+    if len(kinds) < 2:
+        return label
+    kind = row.get("core_kind") or "kind unknown"
+    return f"{kind} · {label}" if label else kind
+
+
+def kind_field(kinds: list[str], row: dict) -> dict:
+    """A record's field "core kind" (the one kind_color encodes) where the rows hold several kinds; {} elsewhere,
+    so a host with one kind draws the records it drew before."""
+    return {"core kind": kind_series(kinds, row)} if len(kinds) > 1 else {}
+
+
+def kind_title(kinds: list[str], title: str | None = None) -> str | None:
+    """The legend title over kind_series' names."""
+    if len(kinds) < 2:
+        return title
+    return f"core kind · {title}" if title else "core kind"
+
+
+def kind_color(kinds: list[str], legend: dict | None = None) -> dict:
+    """A colour encoding over the field "core kind" (kind_series' names), fastest kind first, where the rows
+    hold several kinds; {} elsewhere. The legend is a line chart's unless `legend` says otherwise."""
+    if len(kinds) < 2:
+        return {}
+    return {"color": n("core kind", "core kind", sort=kinds, legend=legend or LINE_LEGEND)}
+
+
+def kinds_note(kinds: list[str], *, sysfs_rules: bool = False) -> str:
+    """What a chart's subtitle adds on a host with several kinds: each kind measured on its own CPU and, for a
+    chart with sysfs rules, whose caches those are (the facts' caches are the fastest kind's); or the one kind
+    the rows were measured on."""
+    if not kinds:
+        return ""
+    if len(kinds) == 1:
+        return f"; measured on {kinds[0]} CPUs only (this host has more than one core kind)"
+    rules = f"; the grey rules are the {kinds[0]}'s caches" if sysfs_rules else ""
+    return f"; one series per core kind, each measured on its own CPU ({', '.join(kinds)}){rules}"
 
 
 # ---- a chart -------------------------------------------------------------------------------------------

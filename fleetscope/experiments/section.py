@@ -17,6 +17,9 @@ class Column:
     header: str
     kind: str = "text"  # text | number | count | bytes | bool | percent (a fraction shown as %), or a quantity
                         # kind of fleetscope.units.KINDS
+    # Shown only where the section's rows hold more than one core kind (fleetscope.charts.core_kinds): a
+    # host with one kind keeps the table it had.
+    per_kind: bool = False
 
 
 @dataclass(frozen=True)
