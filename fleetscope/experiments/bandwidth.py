@@ -30,8 +30,8 @@ def bandwidth_chart(section: SectionData) -> dict | None:
     sizes and inferred levels marked."""
     rate = section.units["rate"]
     kinds = charts.core_kinds(section.rows)
-    records = _rate_records(section, working_set_bytes=lambda row: row["working_set_bytes"],
-                            variant=lambda row: charts.kind_series(kinds, row, _variant(row)),
+    records = _rate_records(section, working_set_bytes=lambda row: row["working_set_bytes"], variant=_variant,
+                            **({"core kind": lambda row: row["core_kind"]} if len(kinds) > 1 else {}),
                             isa=lambda row: row["isa"], working_set=lambda row: format_bytes(row["working_set_bytes"]))
     charts.require_positive(records, "working_set_bytes", "working set")
     records, dropped = charts.drawable(records, "rate", log=False)
@@ -40,18 +40,19 @@ def bandwidth_chart(section: SectionData) -> dict | None:
     marks = charts.cache_marks(section.caches)
     x = charts.log2_axis([record["working_set_bytes"] for record in records] + [mark["size_bytes"] for mark in marks],
                          "working_set_bytes", "working set per thread", as_bytes=True)
-    color = n("variant", charts.kind_title(kinds, "op (stores)"), legend=charts.LINE_LEGEND)
+    color = n("variant", "op (stores)", legend=charts.LINE_LEGEND)
+    dash = charts.kind_dash(kinds)
     chart = Chart()
-    charts.ci_band(chart, records, x=x, color=color, opacity=0.12)
-    chart.layer(records, {"type": "line", "point": True}, x=x, color=color,
+    charts.ci_band(chart, records, x=x, color=color, opacity=0.12, detail=n("core kind") if dash else None)
+    chart.layer(records, {"type": "line", "point": True}, x=x, color=color, **dash,
                 y=q("rate", f"{rate.symbol} (lines moved)", axis={"format": NUMBER}),
-                tooltip=[tip("variant", charts.kind_title(kinds, "op (stores)"), number=False),
+                tooltip=[tip("variant", "op (stores)", number=False), *([tip("core kind", number=False)] if dash else []),
                          tip("working_set", number=False), tip("isa", number=False),
                          tip("rate", rate.symbol)])
     charts.sysfs_rules(chart, marks)
     charts.level_marks(chart, charts.one_policy(section.derived.get("inferred_levels", [])))
     return chart.spec("Bandwidth vs working set", "median per op and store kind with 95% CI band; grey: sysfs cache "
-                      "sizes; orange: inferred levels" + charts.kinds_note(kinds, sysfs_rules=True)
+                      "sizes; orange: inferred levels" + charts.kinds_note(kinds, sysfs_rules=True, dashed=True)
                       + charts.left_out(dropped, "points"), height=340)
 
 

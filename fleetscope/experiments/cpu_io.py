@@ -42,7 +42,7 @@ def affinity_chart(section: SectionData) -> dict | None:
 def _threads_kinds_note(kinds: list[str]) -> str:
     if len(kinds) < 2:
         return charts.kinds_note(kinds)
-    return f"; colour: the core kind(s) each thread ran on ({', '.join(kinds)}), pinned threads fastest kind first"
+    return f"\ncolour: the core kind(s) each thread ran on ({', '.join(kinds)}); pinned threads take the fastest kind first"
 
 
 def smt_chart(section: SectionData) -> dict | None:
@@ -57,7 +57,10 @@ def smt_chart(section: SectionData) -> dict | None:
     order = list(dict.fromkeys(_smt_placement(kinds, row) for row in sorted(
         section.rows, key=lambda row: ["alone", "siblings", "cores"].index(row["placement"])
         if row["placement"] in ("alone", "siblings", "cores") else 3)))
-    chart = Chart().layer(records, "bar", x=n("placement", None, sort=order, axis={"labelAngle": 0}),
+    # 'cores · P-core + E-core': the placement over its CPUs' kinds, one line each
+    chart = Chart().layer(records, "bar", x=n("placement", None, sort=order,
+                                              axis={"labelAngle": 0, **({"labelExpr": "split(datum.label, ' · ')"}
+                                                                        if len(kinds) > 1 else {})}),
                           y=q("total", "total throughput (sum over threads)", axis={"format": NUMBER}),
                           color=n("placement", sort=order, legend=None),
                           tooltip=[tip("placement", number=False), tip("cpus", number=False), tip("total"),
@@ -69,8 +72,8 @@ def smt_chart(section: SectionData) -> dict | None:
 
 
 def _smt_placement(kinds: list[str], row: dict) -> str:
-    """'cores (P-core + E-core)' where the placements' CPUs are of different kinds, the placement elsewhere."""
-    return f"{row['placement']} ({row['core_kind']})" if len(kinds) > 1 and row.get("core_kind") else row["placement"]
+    """'cores · P-core + E-core' where the placements' CPUs are of different kinds, the placement elsewhere."""
+    return f"{row['placement']} · {row['core_kind']}" if len(kinds) > 1 and row.get("core_kind") else row["placement"]
 
 
 def aio_chart(section: SectionData) -> dict | None:

@@ -36,7 +36,9 @@ def latency_chart(section: SectionData) -> dict | None:
     x = charts.log2_axis([record["working_set_bytes"] for record in records] + [mark["size_bytes"] for mark in marks],
                          "working_set_bytes", "working set", as_bytes=True)
     scale = charts.log_scale([record[key] for record in records for key in ("minimum", "ci_high")])
-    color = n("page_policy", charts.kind_title(kinds, "page policy"), legend=charts.LINE_LEGEND)
+    # 'kind · policy': a longer legend title is cut at the page's width
+    color = n("page_policy", "kind · policy" if len(kinds) > 1 else "page policy", legend=charts.LINE_LEGEND,
+              **charts.kind_sort(kinds, records, "page_policy"))
     chart = Chart()
     points = chart.data(records)
     chart.layer(points, {"type": "area", "opacity": 0.18}, x=x, y=q("ci_low", scale=scale), y2={"field": "ci_high"},
@@ -59,7 +61,7 @@ def latency_chart(section: SectionData) -> dict | None:
 
 
 def _dots_per_level(records: list[dict], order: list[str], group: str | None, y_title: str, title: str,
-                    subtitle: str) -> dict | None:
+                    subtitle: str, kinds: list[str]) -> dict | None:
     """Per-level latencies as dots on a log scale (bars on a log scale have no baseline), CI as error bars."""
     records, dropped = charts.drawable(records, "value", log=True)
     if not records:
@@ -69,11 +71,12 @@ def _dots_per_level(records: list[dict], order: list[str], group: str | None, y_
                              + [record["ci_low"] for record in records if record.get("ci_low")])
     x = n("level", "level", sort=order, axis={"labelAngle": 0})
     y = q("value", y_title, scale=scale, axis={"format": NUMBER})
-    offset = {"xOffset": n(group)} if group else {}
+    offset = {"xOffset": n(group, **charts.kind_sort(kinds, records, group))} if group else {}
     chart = Chart()
     data = chart.data(records)
     chart.layer(data, {"type": "point", "filled": True, "size": 90, "opacity": 1}, x=x, y=y,
-                **({"color": n(group, "", legend={"orient": "top"})} if group else {}), **offset,
+                **({"color": n(group, "", legend={"orient": "top"}, **charts.kind_sort(kinds, records, group))}
+                   if group else {}), **offset,
                 tooltip=[tip("level", number=False), *([tip(group, number=False)] if group else []), tip("value"),
                          tip("cycles")])
     chart.layer(data, {"type": "text", "align": "left", "dx": 8, "fontSize": 11}, x=x, y=y,
@@ -96,7 +99,7 @@ def zero_queue_chart(section: SectionData) -> dict | None:
                            f"latency ({time.symbol}, log scale)", "Idle latency per level",
                            "median with 95% CI; working sets chosen from " + (
                                f"each core kind's own sysfs sizes ({', '.join(kinds)})" if len(kinds) > 1
-                               else "this host's sysfs sizes" + charts.kinds_note(kinds)))
+                               else "this host's sysfs sizes" + charts.kinds_note(kinds)), kinds)
 
 
 def write_cost_chart(section: SectionData) -> dict | None:
@@ -107,7 +110,7 @@ def write_cost_chart(section: SectionData) -> dict | None:
                for row in section.rows for walk, column in (("read", "read_ns"), ("read-modify-write", "rmw_ns"))]
     return _dots_per_level(records, _level_order(section.rows), "walk", f"per access ({time.symbol}, log scale)",
                            "Write cost per level", "read-only vs read-modify-write chase at the same working set"
-                           + charts.kinds_note(kinds))
+                           + charts.kinds_note(kinds), kinds)
 
 
 def pattern_stride_chart(section: SectionData) -> dict | None:
@@ -145,7 +148,8 @@ def tlb_chart(section: SectionData) -> dict | None:
     chart.layer(records, {"type": "line", "point": True}, x=x,
                 y=q("value", f"per access ({time.symbol}, log scale)",
                     scale=charts.log_scale([record["value"] for record in records]), axis={"format": NUMBER}),
-                color=n("page_size", charts.kind_title(kinds, "page size")), strokeDash=n("chain", "chain"),
+                color=n("page_size", charts.kind_title(kinds, "page size"), **charts.kind_sort(kinds, records, "page_size")),
+                strokeDash=n("chain", "chain"),
                 tooltip=[tip("page_size", charts.kind_title(kinds, "page size"), number=False), tip("pages", whole=True), tip("chain", number=False),
                          tip("value", time.symbol), tip("translation", f"translation {time.symbol}")])
     lowest, highest = min(record["pages"] for record in records), max(record["pages"] for record in records)

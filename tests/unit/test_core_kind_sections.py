@@ -3,81 +3,24 @@ the pinned single-thread experiments (latency curve, tlb, write cost, single-thr
 each kind's series and a core-kind column; affinity and smt name the kind(s) of the CPUs each thread and
 placement used (views point_core_kinds, affinity_threads, affinity_summary, smt_interference). A host with
 one kind (a real two-socket Xeon's topology) gets exactly the page of a host whose facts hold no topology.
-
-The points are a real run's (tests/fixtures/default_run) pinned to the Raptor Lake fixture's P-core (CPU 4)
-and E-core (CPU 12), the E-core's made 1.3 times slower: a known answer each view must keep apart."""
+The two-kind host is tests/core_kind_bundles.py's: a real run's points on a P-core and an E-core."""
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from pathlib import Path
 
 import duckdb
 import pytest
-from sysfs_facts import read
+from core_kind_bundles import (E_SLOWER, PER_KIND, affinity_points, experiments, fixture_points,
+                               smt_points, topology, write_hybrid)
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_RUN = next((ROOT / "tests" / "fixtures" / "default_run" / "results").glob("*/*/results"))
-PER_KIND = ("latency_sweep", "tlb", "write_cost", "bandwidth", "saxpy")
-P_CPU, E_CPU, E_SLOWER = 4, 12, 1.3
 # section id: (its report query, the series field its chart draws)
 SECTIONS = {"latency": ("latency_curve", "page_policy"), "tlb": ("tlb_reach", "page_size"),
-            "write-cost": ("write_cost_levels", "walk"), "bandwidth": ("bandwidth_points_bandwidth", "variant"),
+            "write-cost": ("write_cost_levels", "walk"), "bandwidth": ("bandwidth_points_bandwidth", "core kind"),
             "saxpy": ("saxpy_stride", "core kind")}
-
-
-def fixture_points(experiment: str) -> list[dict]:
-    return [json.loads(line) for line in (DEFAULT_RUN / f"{experiment}.jsonl").read_text().splitlines()]
-
-
-def on_cpu(points: list[dict], cpu: int, slower: float = 1.0) -> list[dict]:
-    """The points pinned to `cpu`, their times `slower` times longer (rates `slower` times lower)."""
-    out = []
-    for point in copy.deepcopy(points):
-        point["params"]["cpu"] = cpu
-        factor = 1 / slower if point["unit"] in ("GB/s", "Gop/s") else slower
-        point["samples"] = [value * factor for value in point["samples"]]
-        point["summary"] = {key: value * factor if key != "count" else value for key, value in point["summary"].items()}
-        out.append(point)
-    return out
-
-
-def affinity_points() -> list[dict]:
-    """Pinned: thread 0 on a P-core, thread 1 on an E-core (slower); unpinned: thread 0 moved from a P-core
-    to an E-core, thread 1 stayed on an E-core."""
-    points = []
-    for point in fixture_points("affinity"):
-        thread, pinned = point["params"]["thread"], point["params"]["placement"] == "pinned"
-        cpus = ([P_CPU], [E_CPU])[thread] if pinned else ([P_CPU, E_CPU], [E_CPU + 1])[thread]
-        (point,) = on_cpu([point], cpus[0] if pinned else None, E_SLOWER if E_CPU in cpus else 1.0)
-        point["context"]["cpus_seen"] = cpus
-        points.append(point)
-    return points
-
-
-def smt_points() -> list[dict]:
-    """alone on P-core 0, siblings 0 and 1 (one P-core), cores 0 and 12 (a P-core beside an E-core)."""
-    cpus = {"alone": [0], "siblings": [0, 1], "cores": [0, E_CPU]}
-    points = []
-    for placement, medians in (("alone", [4.0]), ("siblings", [2.2, 2.2]), ("cores", [4.0, 3.0])):
-        for thread, median in enumerate(medians):
-            points.append({"schema_version": 1, "experiment": "smt", "kernel": "smt", "metric": "throughput",
-                           "unit": "Gop/s", "params": {"placement": placement, "workload": "compute",
-                                                       "threads": len(medians), "thread": thread,
-                                                       "cpu": cpus[placement][thread], "cpus": cpus[placement],
-                                                       "repeat": 0},
-                           "samples": [median], "summary": {"min": median, "median": median, "mean": median,
-                                                            "ci95_low": median, "ci95_high": median, "count": 1},
-                           "context": {"cpus_seen": [cpus[placement][thread]]}})
-    return points
-
-
-def topology(machine: str) -> dict:
-    found = read(machine)
-    found.pop("numa")
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -87,20 +30,12 @@ def fleet(bundle_tools, tmp_path_factory):
     builder_class, run_cli = bundle_tools
     root = tmp_path_factory.mktemp("core-kind-sections")
     builder = builder_class(root / "results")
-    experiments = [{"name": name, "status": "ok", "file": f"results/{name}.jsonl", "error": None, "wall_s": 1.0}
-                   for name in (*PER_KIND[1:], "affinity", "smt")]
-    hybrid = builder.manifest(host="hybrid")
-    hybrid["facts"]["topology"] = topology("intel-raptorlake-hybrid")
-    hybrid["experiments"] += experiments
-    results = {f"results/{name}.jsonl": on_cpu(fixture_points(name), P_CPU)
-               + on_cpu(fixture_points(name), E_CPU, E_SLOWER) for name in PER_KIND}
-    builder.write(hybrid, results={**results, "results/affinity.jsonl": affinity_points(),
-                                   "results/smt.jsonl": smt_points()})
+    write_hybrid(builder)
     single = {f"results/{name}.jsonl": fixture_points(name) for name in (*PER_KIND, "affinity")}
     single["results/smt.jsonl"] = smt_points()
     for host, facts in (("one-kind", topology("intel-xeon-e5-2node")), ("no-topology", None)):
         manifest = builder.manifest(host=host)
-        manifest["experiments"] += experiments
+        manifest["experiments"] += experiments(*PER_KIND[1:], "affinity", "smt")
         if facts:
             manifest["facts"]["topology"] = facts
         builder.write(manifest, results=single)
@@ -164,9 +99,12 @@ def test_the_hybrid_page_draws_each_kinds_series_and_names_the_kind_in_its_table
         field = SECTIONS[section][1]
         series = drawn_series(spec, field)
         assert {value.split(" · ")[0] for value in series} == {"P-core", "E-core"}, (section, series)
-        assert "each measured on its own CPU (P-core, E-core)" in spec["title"]["subtitle"], section
+        lines = spec["title"]["subtitle"]  # the kinds on a line of their own
+        assert lines[1].startswith("solid: P-core, dashed: E-core" if section == "bandwidth"
+                                   else "one series per core kind"), section
+        assert "each measured on its own CPU (P-core, E-core)" in lines[1], section
         assert ">core kind<" in table and ">E-core<" in table and ">P-core<" in table, section
-    assert "the grey rules are the P-core's caches" in chart_spec(page, "latency")["title"]["subtitle"]
+    assert "grey rules: the P-core's caches" in chart_spec(page, "latency")["title"]["subtitle"][1]
     flush = table_html(page, "write-cost-extra-table")
     assert flush.count(">P-core<") == flush.count(">E-core<") == 1
 
@@ -188,8 +126,8 @@ def test_affinity_and_smt_name_the_kinds_their_threads_ran_on(fleet):
     assert affinity["spec"]["encoding"]["color"]["field"] == "core kind"
     assert drawn_series(affinity, "core kind") == {"P-core", "E-core", "P-core + E-core"}
     assert "1 on P-core, 1 on E-core" in table_html(page, "affinity-extra-table")
-    assert drawn_series(chart_spec(page, "smt"), "placement") == {"alone (P-core)", "siblings (P-core)",
-                                                                   "cores (P-core + E-core)"}
+    assert drawn_series(chart_spec(page, "smt"), "placement") == {"alone · P-core", "siblings · P-core",
+                                                                   "cores · P-core + E-core"}
     assert ">P-core + E-core<" in table_html(page, "smt-table")
 
 
@@ -205,3 +143,24 @@ def test_a_one_kind_host_page_is_the_page_of_a_host_without_topology(fleet):
         assert table_html(one_kind, table) == table_html(no_topology, table), table
         assert "core kind" not in table_html(one_kind, table)
     assert "core kind" not in json.dumps(chart_spec(one_kind, "affinity"))
+
+
+@pytest.mark.parametrize("experiment, edit, where", [
+    ("smt", lambda point: point["params"].update(cpus=[0, "12"]), "at $.params.cpus[1]"),
+    ("smt", lambda point: point["params"].update(cpus=[0, 1, 2]), "at $.params.cpus"),
+    ("affinity", lambda point: point["context"].update(cpus_seen=[-1]), "at $.context.cpus_seen[0]"),
+    ("affinity", lambda point: point["context"].update(cpus_seen="0-3"), "at $.context.cpus_seen"),
+])
+def test_the_cpu_lists_the_kinds_are_read_from_are_checked_at_the_boundary(bundles, cli, tmp_path, experiment,
+                                                                          edit, where):
+    points = smt_points() if experiment == "smt" else affinity_points()
+    edit(points[1])
+    manifest = bundles.manifest()
+    manifest["experiments"].append({"name": experiment, "status": "ok", "file": f"results/{experiment}.jsonl",
+                                    "error": None, "wall_s": 1.0})
+    bundles.write(manifest, results={"results/latency_sweep.jsonl": bundles.latency_points(),
+                                     f"results/{experiment}.jsonl": points})
+    result = cli("ingest", bundles.results_dir, "--db", tmp_path / "fleet.duckdb")
+    assert result.returncode != 0
+    assert f"results/{experiment}.jsonl: line 2" in result.stdout + result.stderr
+    assert where in result.stdout + result.stderr
