@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fleetscope import charts
 from fleetscope.charts import NUMBER, Chart, n, q, tip
-from fleetscope.experiments.section import Column, Family, Figure, Headline, Section, SectionData
+from fleetscope.experiments.section import CORE_KIND, Column, Family, Figure, Headline, Section, SectionData
 from fleetscope.units import format_bytes, format_gb_s, format_time_ns
 
 
@@ -46,7 +46,8 @@ def bandwidth_chart(section: SectionData) -> dict | None:
     charts.ci_band(chart, records, x=x, color=color, opacity=0.12, detail=n("core kind") if dash else None)
     chart.layer(records, {"type": "line", "point": True}, x=x, color=color, **dash,
                 y=q("rate", f"{rate.symbol} (lines moved)", axis={"format": NUMBER}),
-                tooltip=[tip("variant", "op (stores)", number=False), *([tip("core kind", number=False)] if dash else []),
+                tooltip=[tip("variant", "op (stores)", number=False),
+                         *([tip("core kind", number=False)] if dash else []),
                          tip("working_set", number=False), tip("isa", number=False),
                          tip("rate", rate.symbol)])
     charts.sysfs_rules(chart, marks)
@@ -211,7 +212,7 @@ _BW_NOTE = ("Rates are 1e9 (GB/s) or 1e6 (MB/s) bytes per second counted in 64-b
 
 FAMILY = Family("Bandwidth", sections=(
     Section("bandwidth", "bandwidth", "Bandwidth vs working set", "bandwidth_points", "bandwidth_points_bandwidth",
-            bandwidth_chart, (Column("core_kind", "core kind", per_kind=True), *_BW), _BW_NOTE, flag_prefix="bandwidth:"),
+            bandwidth_chart, (CORE_KIND, *_BW), _BW_NOTE, flag_prefix="bandwidth:"),
     Section("stride-bandwidth", "stride_bandwidth", "Pattern × stride bandwidth", "bandwidth_points",
             "bandwidth_points_stride_bandwidth", stride_bandwidth_chart, _BW, _BW_NOTE, flag_prefix="stride_bandwidth:"),
     Section("rw-mix", "rw_mix", "Read/write mix", "bandwidth_points", "bandwidth_points_rw_mix", rw_mix_chart,
@@ -236,7 +237,7 @@ FAMILY = Family("Bandwidth", sections=(
             "Delays are spin iterations after each group of lines, so they are not comparable across hosts; the "
             "(bandwidth, latency) pairs are. Lines in flight by Little's law: bandwidth / 64 B × latency."),
     Section("saxpy", "saxpy", "SAXPY cache-miss impact", "saxpy_stride", "saxpy_stride", saxpy_chart,
-            (Column("core_kind", "core kind", per_kind=True), Column("stride_elements", "stride (elements)", "count"),
+            (CORE_KIND, Column("stride_elements", "stride (elements)", "count"),
              Column("ns_per_update", "per update", "ns"),
              Column("slowdown_vs_stride1", "vs stride 1", "number"),
              Column("effective_gb_s", "line visits", "gb_s"), Column("line_visits_per_pass", "line visits / pass", "count"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fleetscope import charts
 from fleetscope.charts import NUMBER, WHOLE, Chart, n, q, tip
-from fleetscope.experiments.section import Column, Family, Section, SectionData
+from fleetscope.experiments.section import CORE_KIND, Column, Family, Section, SectionData
 
 
 def affinity_chart(section: SectionData) -> dict | None:
@@ -26,7 +26,8 @@ def affinity_chart(section: SectionData) -> dict | None:
                           x=n("placement", None, sort=order, axis={"labelAngle": 0}), xOffset=n("repeat"),
                           y=q("throughput", "throughput per thread (median of its windows)", scale={"zero": False},
                               axis={"format": NUMBER}),
-                          **(charts.kind_color(kinds, {"orient": "top"}) or {"color": n("placement", sort=order, legend=None)}),
+                          **(charts.kind_color(kinds, {"orient": "top"})
+                             or {"color": n("placement", sort=order, legend=None)}),
                           tooltip=[tip("placement", number=False), tip("workload", number=False),
                                    *([tip("core kind", number=False)] if len(kinds) > 1 else []),
                                    tip("repeat", whole=True), tip("thread", whole=True), tip("cpu", number=False),
@@ -42,7 +43,8 @@ def affinity_chart(section: SectionData) -> dict | None:
 def _threads_kinds_note(kinds: list[str]) -> str:
     if len(kinds) < 2:
         return charts.kinds_note(kinds)
-    return f"\ncolour: the core kind(s) each thread ran on ({', '.join(kinds)}); pinned threads take the fastest kind first"
+    return (f"\ncolour: the core kind(s) each thread ran on ({', '.join(kinds)}); pinned threads take the fastest "
+            "kind first")
 
 
 def smt_chart(section: SectionData) -> dict | None:
@@ -128,7 +130,7 @@ FAMILY = Family("CPU, OS and I/O", sections=(
                            Column("perf_context_switches", "perf context-switches", "count"))),
     Section("smt", "smt", "SMT interference", "smt_interference", "smt_interference", smt_chart,
             (Column("workload", "workload"), Column("placement", "placement"), Column("cpus", "CPUs"),
-             Column("core_kind", "core kind", per_kind=True), Column("unit", "unit"), Column("per_thread_throughput", "per thread", "number"),
+             CORE_KIND, Column("unit", "unit"), Column("per_thread_throughput", "per thread", "number"),
              Column("total_throughput", "total", "number"), Column("speedup", "speedup over alone", "number"),
              Column("repeat_spread_cv", "spread across repeats (CV)", "number"), Column("repeats", "repeats", "count")),
             "Two threads on SMT siblings of one core share its execution units and caches; two threads on two cores "

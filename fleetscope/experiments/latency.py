@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fleetscope import charts
 from fleetscope.charts import NUMBER, Chart, n, o, q, tip
-from fleetscope.experiments.section import Column, Family, Figure, Headline, Section, SectionData
+from fleetscope.experiments.section import CORE_KIND, Column, Family, Figure, Headline, Section, SectionData
 from fleetscope.units import format_bytes, format_count, format_number, format_time_ns
 
 
@@ -133,7 +133,8 @@ def pattern_stride_chart(section: SectionData) -> dict | None:
 def tlb_chart(section: SectionData) -> dict | None:
     time = section.units["time"]
     kinds = charts.core_kinds(section.rows)
-    records = [{"pages": row["pages"], "page_size": charts.kind_series(kinds, row, row["page_size"]), "chain": chain, "value": time.scaled(row[column]),
+    records = [{"pages": row["pages"], "page_size": charts.kind_series(kinds, row, row["page_size"]), "chain": chain,
+                "value": time.scaled(row[column]),
                 "translation": time.scaled(row["translation_ns"])}
                for row in section.rows for chain, column in (("one line per page", "tlb_median_ns"),
                                                              ("control", "control_median_ns"))
@@ -148,9 +149,11 @@ def tlb_chart(section: SectionData) -> dict | None:
     chart.layer(records, {"type": "line", "point": True}, x=x,
                 y=q("value", f"per access ({time.symbol}, log scale)",
                     scale=charts.log_scale([record["value"] for record in records]), axis={"format": NUMBER}),
-                color=n("page_size", charts.kind_title(kinds, "page size"), **charts.kind_sort(kinds, records, "page_size")),
+                color=n("page_size", charts.kind_title(kinds, "page size"),
+                        **charts.kind_sort(kinds, records, "page_size")),
                 strokeDash=n("chain", "chain"),
-                tooltip=[tip("page_size", charts.kind_title(kinds, "page size"), number=False), tip("pages", whole=True), tip("chain", number=False),
+                tooltip=[tip("page_size", charts.kind_title(kinds, "page size"), number=False),
+                         tip("pages", whole=True), tip("chain", number=False),
                          tip("value", time.symbol), tip("translation", f"translation {time.symbol}")])
     lowest, highest = min(record["pages"] for record in records), max(record["pages"] for record in records)
     reach = [{"pages": row[key], "label": f"{row['page_size']} {name} ≈ {format_count(row[key])}"}
@@ -254,13 +257,13 @@ _CI = (Column("ci95_low_ns", "CI95 low", "ns"), Column("ci95_high_ns", "CI95 hig
 
 FAMILY = Family("Latency", sections=(
     Section("latency", "latency_sweep", "Latency curve", "latency_curve", "latency_curve", latency_chart,
-            (Column("core_kind", "core kind", per_kind=True), Column("page_policy", "page policy"), Column("working_set_bytes", "working set", "bytes"),
+            (CORE_KIND, Column("page_policy", "page policy"), Column("working_set_bytes", "working set", "bytes"),
              Column(*_NS),
              Column("min_ns", "min", "ns"), *_CI, Column("median_cycles", "cycles", "number"),
              Column("huge_bytes_granted", "huge pages granted", "bytes"), Column("sample_count", "samples", "count"))),
     Section("zero-queue", "zero_queue", "Idle latency per level", "zero_queue_levels", "zero_queue_levels",
             zero_queue_chart,
-            (Column("core_kind", "core kind", per_kind=True), Column("cpu", "CPU", "count"), Column("level", "level"),
+            (CORE_KIND, Column("cpu", "CPU", "count"), Column("level", "level"),
              Column("sysfs_size_bytes", "sysfs size", "bytes"),
              Column("working_set_bytes", "working set", "bytes"), Column(*_NS), *_CI,
              Column("median_cycles", "cycles", "number"), Column("huge_bytes_granted", "huge pages granted", "bytes"),
@@ -274,7 +277,7 @@ FAMILY = Family("Latency", sections=(
              Column("min_ns", "min", "ns"), *_CI, Column("footprint_bytes", "footprint", "bytes"),
              Column("span_bytes", "span", "bytes"), Column("footprint_capped", "footprint cut by memory cap", "bool"))),
     Section("tlb", "tlb", "TLB reach", "tlb_reach", "tlb_reach", tlb_chart,
-            (Column("core_kind", "core kind", per_kind=True), Column("page_size", "page size"), Column("pages", "pages", "count"),
+            (CORE_KIND, Column("page_size", "page size"), Column("pages", "pages", "count"),
              Column("tlb_median_ns", "TLB chain", "ns"), Column("control_median_ns", "control", "ns"),
              Column("translation_ns", "translation", "ns"),
              Column("paired_difference_median_ns", "paired difference", "ns"),
@@ -285,11 +288,12 @@ FAMILY = Family("Latency", sections=(
             (Column("chains", "k", "count"), Column("ns_per_access", "per access", "ns"),
              Column("mlp", "MLP(k)", "number"), Column("repeats", "repeats", "count"))),
     Section("write-cost", "write_cost", "Write cost", "write_cost_levels", "write_cost_levels", write_cost_chart,
-            (Column("core_kind", "core kind", per_kind=True), Column("level", "level"), Column("working_set_bytes", "working set", "bytes"),
+            (CORE_KIND, Column("level", "level"), Column("working_set_bytes", "working set", "bytes"),
              Column("read_ns", "read", "ns"), Column("rmw_ns", "read-modify-write", "ns"),
              Column("rmw_extra_ns", "extra", "ns"), Column("rmw_ratio", "ratio", "number")),
             extra_view="write_cost_flush", extra_query="write_cost_flush",
-            extra_columns=(Column("core_kind", "core kind", per_kind=True), Column("variant", "variant"), Column(*_NS), Column("median_cycles", "cycles", "number"),
+            extra_columns=(CORE_KIND, Column("variant", "variant"), Column(*_NS),
+                           Column("median_cycles", "cycles", "number"),
                            Column("note", "what it is"))),
     Section("c2c", "c2c", "Core-to-core latency", "c2c_matrix", "c2c_matrix", c2c_chart,
             (Column("cpu_a", "CPU a", "count"), Column("cpu_b", "CPU b", "count"), Column(*_NS),
