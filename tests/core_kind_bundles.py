@@ -35,11 +35,12 @@ def on_cpu(points: list[dict], cpu: int, slower: float = 1.0) -> list[dict]:
 
 def affinity_points() -> list[dict]:
     """Pinned: thread 0 on a P-core, thread 1 on an E-core (slower); unpinned: thread 0 moved from a P-core
-    to an E-core, thread 1 stayed on an E-core."""
+    to an E-core, thread 1 stayed on an E-core in repeat 0 and on a P-core in repeat 1."""
     points = []
     for point in fixture_points("affinity"):
         thread, pinned = point["params"]["thread"], point["params"]["placement"] == "pinned"
-        cpus = ([P_CPU], [E_CPU])[thread] if pinned else ([P_CPU, E_CPU], [E_CPU + 1])[thread]
+        cpus = (([P_CPU], [E_CPU])[thread] if pinned
+                else ([P_CPU, E_CPU], ([E_CPU + 1], [P_CPU + 2])[point["params"]["repeat"]])[thread])
         (point,) = on_cpu([point], cpus[0] if pinned else None, E_SLOWER if E_CPU in cpus else 1.0)
         point["context"]["cpus_seen"] = cpus
         points.append(point)

@@ -16,6 +16,8 @@ import pytest
 from core_kind_bundles import (E_SLOWER, PER_KIND, affinity_points, experiments, fixture_points,
                                smt_points, topology, write_hybrid)
 
+from fleetscope import charts
+
 ROOT = Path(__file__).resolve().parents[2]
 # section id: (its report query, the series field its chart draws)
 SECTIONS = {"latency": ("latency_curve", "page_policy"), "tlb": ("tlb_reach", "page_size"),
@@ -114,10 +116,12 @@ def test_affinity_and_smt_name_the_kinds_their_threads_ran_on(fleet):
     threads = rows(db, "SELECT placement, thread, core_kind FROM affinity_threads WHERE host = 'hybrid' "
                        "GROUP BY ALL ORDER BY ALL")
     assert threads == [("pinned", 0, "P-core"), ("pinned", 1, "E-core"),
-                       ("unpinned", 0, "P-core + E-core"), ("unpinned", 1, "E-core")]
+                       ("unpinned", 0, "P-core + E-core"), ("unpinned", 1, "E-core"), ("unpinned", 1, "P-core")]
     summary = dict(rows(db, "SELECT placement, threads_by_core_kind FROM affinity_summary "
                             "WHERE host = 'hybrid' AND workload = 'compute'"))
-    assert summary == {"pinned": "1 on P-core, 1 on E-core", "unpinned": "1 on P-core + E-core, 1 on E-core"}
+    # unpinned thread 1 ran on an E-core in one repeat and on a P-core in the other: half a thread each
+    assert summary == {"pinned": "1 on P-core, 1 on E-core",
+                       "unpinned": "0.5 on P-core, 1 on P-core + E-core, 0.5 on E-core"}
     smt = dict(rows(db, "SELECT placement, core_kind FROM smt_interference WHERE host = 'hybrid'"))
     assert smt == {"alone": "P-core", "siblings": "P-core", "cores": "P-core + E-core"}
 
@@ -164,3 +168,17 @@ def test_the_cpu_lists_the_kinds_are_read_from_are_checked_at_the_boundary(bundl
     assert result.returncode != 0
     assert f"results/{experiment}.jsonl: line 2" in result.stdout + result.stderr
     assert where in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("kinds, series, note", [
+    ([], "thp", ""),
+    (["P-core"], "thp", "; measured on P-core CPUs only (this host has more than one core kind)"),
+    (["P-core", "E-core"], "E-core · thp",
+     "\none series per core kind, each measured on its own CPU (P-core, E-core); grey rules: the P-core's caches"),
+])
+def test_chart_helpers_group_by_kind_only_where_there_are_several(kinds, series, note):
+    row = {"core_kind": kinds[-1] if kinds else None}
+    assert charts.kind_series(kinds, row, "thp") == series
+    assert charts.kinds_note(kinds, sysfs_rules=True) == note
+    assert bool(charts.kind_field(kinds, row)) == bool(charts.kind_color(kinds)) == (len(kinds) > 1)
+    assert charts.core_kinds([{"core_kind": kind} for kind in kinds * 2] + [{"core_kind": None}]) == kinds
