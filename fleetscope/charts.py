@@ -1,7 +1,8 @@
 """Pieces every experiment's chart is built from: Vega-Lite specs written as plain dicts (building them
 through Altair cost more than the rest of a page), log-2 size axes labelled in KiB/MiB/GiB, cache-size
 rules from sysfs, inferred-level bands, bars with their 95% CI as error bars and lines with their CI as a
-band.
+band; and on a host with more than one core kind (hybrid P/E cores, Arm big.LITTLE), each kind's
+series named by its kind (`core_kinds`, `kind_series`).
 
 Charts never put a value that is missing or not positive on a log scale (Vega then draws NaN or warns
 "Log scale domain includes zero"): `drawable` keeps the records whose measured values can be drawn and
@@ -110,6 +111,77 @@ def left_out(count: int, what: str) -> str:
     return f"; {count} {what} without a drawable value left out" if count else ""
 
 
+# ---- core kinds ----------------------------------------------------------------------------------------
+
+def core_kinds(rows: list[dict]) -> list[str]:
+    """The core kinds the rows were measured on (their `core_kind`), fastest first as the report queries order
+    them. The queries name a kind only on a host with more than one (hybrid P/E cores, Arm big.LITTLE), so on
+    a host with one kind this is [] and its charts and tables stay as they were. A value naming several kinds
+    ('P-core + E-core': threads that ran on both) is a kind of its own here."""
+    return list(dict.fromkeys(row["core_kind"] for row in rows if row.get("core_kind")))
+
+
+def kind_series(kinds: list[str], row: dict, label: str | None = None) -> str | None:
+    """A row's series on a chart: where the rows hold several kinds its kind leads ('E-core · thp', or the kind
+    alone where the chart had one series); elsewhere `label` unchanged."""
+    if len(kinds) < 2:
+        return label
+    kind = row.get("core_kind") or "kind unknown"
+    return f"{kind} · {label}" if label else kind
+
+
+def kind_field(kinds: list[str], row: dict) -> dict:
+    """A record's field "core kind" (the one kind_color encodes) where the rows hold several kinds; {} elsewhere,
+    so a host with one kind draws the records it drew before."""
+    return {"core kind": kind_series(kinds, row)} if len(kinds) > 1 else {}
+
+
+def kind_sort(kinds: list[str], records: list[dict], field: str) -> dict:
+    """The legend order of kind_series' names where the rows hold several kinds: as the records come, which is
+    the report queries' order, fastest kind first ({} elsewhere: Vega's own order, as before)."""
+    return {"sort": list(dict.fromkeys(record[field] for record in records))} if len(kinds) > 1 else {}
+
+
+def kind_title(kinds: list[str], title: str | None = None) -> str | None:
+    """The legend title over kind_series' names ('kind · page policy': Vega cuts a legend title at 180 px)."""
+    if len(kinds) < 2:
+        return title
+    return f"kind · {title}" if title else "core kind"
+
+
+def kind_color(kinds: list[str], legend: dict | None = None) -> dict:
+    """A colour encoding over the field "core kind" (kind_series' names), fastest kind first, where the rows
+    hold several kinds; {} elsewhere. The legend is a line chart's unless `legend` says otherwise."""
+    if len(kinds) < 2:
+        return {}
+    return {"color": n("core kind", "core kind", sort=kinds, legend=legend or LINE_LEGEND)}
+
+
+def kind_dash(kinds: list[str]) -> dict:
+    """Solid lines for the fastest kind, dashed for the next, over the field "core kind", where the rows hold
+    several kinds ({} elsewhere): for a chart whose colours already name many series (bandwidth's ops), so each
+    op keeps its colour across kinds. Its CI bands take the field as their `detail`; the subtitle
+    (kinds_note(dashed=True)) says which kind is solid."""
+    if len(kinds) < 2:
+        return {}
+    # no legend: Vega draws a dash legend's symbols without a stroke; kinds_note(dashed=True) says which is which
+    return {"strokeDash": n("core kind", "core kind", sort=kinds, legend=None)}
+
+
+def kinds_note(kinds: list[str], *, sysfs_rules: bool = False, dashed: bool = False) -> str:
+    """What a chart's subtitle adds on a host with several kinds: each kind measured on its own CPU and, for a
+    chart with sysfs rules, whose caches those are (the facts' caches are the fastest kind's), and for one with
+    kind_dash which kind is solid; or the one kind the rows were measured on."""
+    if not kinds:
+        return ""
+    if len(kinds) == 1:
+        return f"; measured on {kinds[0]} CPUs only (this host has more than one core kind)"
+    rules = f"; grey rules: the {kinds[0]}'s caches" if sysfs_rules else ""
+    # a line of its own: the subtitles it follows fill the width already
+    series = f"solid: {kinds[0]}, dashed: {', '.join(kinds[1:])}" if dashed else "one series per core kind"
+    return f"\n{series}, each measured on its own CPU ({', '.join(kinds)}){rules}"
+
+
 # ---- a chart -------------------------------------------------------------------------------------------
 
 class Chart:
@@ -150,7 +222,9 @@ class Chart:
             data = body.pop("data") if "data" in body else None
             body = {"facet": facet, "spec": body, **({"columns": columns} if columns else {}),
                     **({"data": data} if data else {}), **({"resolve": resolve} if resolve else {})}
-        return {"$schema": SCHEMA, **body, "title": {"text": title, "subtitle": subtitle, "anchor": "start"},
+        # a subtitle with line breaks is one line each (Vega does not break a string)
+        lines = subtitle.split("\n") if "\n" in subtitle else subtitle
+        return {"$schema": SCHEMA, **body, "title": {"text": title, "subtitle": lines, "anchor": "start"},
                 **({"datasets": self.datasets} if self.datasets else {}),
                 "config": {"numberFormat": NUMBER, "customFormatTypes": False}}
 
@@ -221,12 +295,14 @@ def level_marks(chart: Chart, levels: list[dict]) -> None:
                        "dy": -2, "color": LEVEL_COLOR}, x=q("capacity"), text=n("label"))
 
 
-def ci_band(chart: Chart, records: list[dict], *, x: dict, color: dict, opacity: float = 0.15) -> None:
-    """A shaded 95% CI band (ci_low .. ci_high) under each line, over the records that have one."""
+def ci_band(chart: Chart, records: list[dict], *, x: dict, color: dict, opacity: float = 0.15,
+            detail: dict | None = None) -> None:
+    """A shaded 95% CI band (ci_low .. ci_high) under each line, over the records that have one (one band per
+    colour, and per `detail` where the lines are told apart by more than their colour)."""
     with_ci = [record for record in records if record["ci_low"] is not None and record["ci_high"] is not None]
     if with_ci:
         chart.layer(with_ci, {"type": "area", "opacity": opacity}, x=x, y=q("ci_low"), y2={"field": "ci_high"},
-                    color=color)
+                    color=color, **({"detail": detail} if detail else {}))
 
 
 def bars_with_ci(chart: Chart, records: list[dict], *, x: str, x_title: str, y: str, y_title: str,

@@ -33,7 +33,7 @@ import duckdb
 import jinja2
 import vl_convert
 
-from fleetscope import __version__, fleet, fleet_pages, summary
+from fleetscope import __version__, charts, fleet, fleet_pages, summary
 from fleetscope.batch import Batch, records
 from fleetscope.experiments import FAMILIES, SECTIONS, Column, Section, SectionData
 from fleetscope.report_derived import DERIVED, columns_of, derived_rows
@@ -196,10 +196,13 @@ def _section(fetch: Callable[[str], list[dict]], section: Section, caches: list[
         units = choose_units([(section.columns, item["rows"]), (section.extra_columns, item["extra_rows"]),
                               (section.drawn, item["rows"])])
         stage = "building its tables"
-        if section.columns and item["rows"]:
-            item["tables"].append(table(f"{section.id}-table", section.columns, item["rows"], units))
-        if section.extra_columns and item["extra_rows"]:
-            item["tables"].append(table(f"{section.id}-extra-table", section.extra_columns, item["extra_rows"], units))
+        per_kind = bool(charts.core_kinds(item["rows"]))
+        columns, extra_columns = ([column for column in chosen if per_kind or not column.per_kind]
+                                  for chosen in (section.columns, section.extra_columns))
+        if columns and item["rows"]:
+            item["tables"].append(table(f"{section.id}-table", tuple(columns), item["rows"], units))
+        if extra_columns and item["extra_rows"]:
+            item["tables"].append(table(f"{section.id}-extra-table", tuple(extra_columns), item["extra_rows"], units))
         stage = "drawing its chart"
         item["chart_spec"] = section.chart(SectionData(item["rows"], caches, derived, units))
     except Exception as error:  # noqa: BLE001 - one section must not stop the page or the fleet

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fleetscope import charts
 from fleetscope.charts import NUMBER, Chart, n, q, tip
-from fleetscope.experiments.section import Column, Family, Figure, Headline, Section, SectionData
+from fleetscope.experiments.section import CORE_KIND, Column, Family, Figure, Headline, Section, SectionData
 from fleetscope.units import format_bytes, format_gb_s, format_time_ns
 
 
@@ -26,9 +26,12 @@ def _rate_records(section: SectionData, **fields) -> list[dict]:
 
 
 def bandwidth_chart(section: SectionData) -> dict | None:
-    """Rate vs working set per op and store with the CI as a band; sysfs sizes and inferred levels marked."""
+    """Rate vs working set per op and store (and core kind, on a host with several) with the CI as a band; sysfs
+    sizes and inferred levels marked."""
     rate = section.units["rate"]
+    kinds = charts.core_kinds(section.rows)
     records = _rate_records(section, working_set_bytes=lambda row: row["working_set_bytes"], variant=_variant,
+                            **({"core kind": lambda row: row["core_kind"]} if len(kinds) > 1 else {}),
                             isa=lambda row: row["isa"], working_set=lambda row: format_bytes(row["working_set_bytes"]))
     charts.require_positive(records, "working_set_bytes", "working set")
     records, dropped = charts.drawable(records, "rate", log=False)
@@ -38,16 +41,20 @@ def bandwidth_chart(section: SectionData) -> dict | None:
     x = charts.log2_axis([record["working_set_bytes"] for record in records] + [mark["size_bytes"] for mark in marks],
                          "working_set_bytes", "working set per thread", as_bytes=True)
     color = n("variant", "op (stores)", legend=charts.LINE_LEGEND)
+    dash = charts.kind_dash(kinds)
     chart = Chart()
-    charts.ci_band(chart, records, x=x, color=color, opacity=0.12)
-    chart.layer(records, {"type": "line", "point": True}, x=x, color=color,
+    charts.ci_band(chart, records, x=x, color=color, opacity=0.12, detail=n("core kind") if dash else None)
+    chart.layer(records, {"type": "line", "point": True}, x=x, color=color, **dash,
                 y=q("rate", f"{rate.symbol} (lines moved)", axis={"format": NUMBER}),
-                tooltip=[tip("variant", number=False), tip("working_set", number=False), tip("isa", number=False),
+                tooltip=[tip("variant", "op (stores)", number=False),
+                         *([tip("core kind", number=False)] if dash else []),
+                         tip("working_set", number=False), tip("isa", number=False),
                          tip("rate", rate.symbol)])
     charts.sysfs_rules(chart, marks)
     charts.level_marks(chart, charts.one_policy(section.derived.get("inferred_levels", [])))
     return chart.spec("Bandwidth vs working set", "median per op and store kind with 95% CI band; grey: sysfs cache "
-                      "sizes; orange: inferred levels" + charts.left_out(dropped, "points"), height=340)
+                      "sizes; orange: inferred levels" + charts.kinds_note(kinds, sysfs_rules=True, dashed=True)
+                      + charts.left_out(dropped, "points"), height=340)
 
 
 def _bars(section: SectionData, x: str, x_title: str, group, group_title: str, title: str, subtitle: str
@@ -141,8 +148,10 @@ def loaded_latency_chart(section: SectionData) -> dict | None:
 
 def saxpy_chart(section: SectionData) -> dict | None:
     time = section.units["time"]
+    kinds = charts.core_kinds(section.rows)
     records = [{"stride": row["stride_elements"], "per_update": time.scaled(row["ns_per_update"]),
-                "slowdown": row["slowdown_vs_stride1"], "effective_gb_s": row["effective_gb_s"]} for row in section.rows]
+                "slowdown": row["slowdown_vs_stride1"], "effective_gb_s": row["effective_gb_s"],
+                **charts.kind_field(kinds, row)} for row in section.rows]
     charts.require_positive(records, "stride", "stride")
     records, dropped = charts.drawable(records, "per_update", log=False)
     if not records:
@@ -151,11 +160,14 @@ def saxpy_chart(section: SectionData) -> dict | None:
                           x=charts.log2_axis([record["stride"] for record in records], "stride",
                                              "stride (8-byte elements)", as_bytes=False),
                           y=q("per_update", f"per update ({time.symbol})", axis={"format": NUMBER}),
-                          tooltip=[tip("stride", whole=True), tip("per_update", time.symbol),
-                                   tip("slowdown", "vs stride 1"), tip("effective_gb_s", "GB/s of line visits")])
+                          **charts.kind_color(kinds),
+                          tooltip=[*([tip("core kind", number=False)] if charts.kind_color(kinds) else []),
+                                   tip("stride", whole=True),
+                                   tip("per_update", time.symbol), tip("slowdown", "vs stride 1"),
+                                   tip("effective_gb_s", "GB/s of line visits")])
     return chart.spec("SAXPY: the cost of a cache miss at constant work",
                       "every element updated once per pass at every stride; past 8 elements each update fetches "
-                      "new lines" + charts.left_out(dropped, "strides"))
+                      "new lines" + charts.kinds_note(kinds) + charts.left_out(dropped, "strides"))
 
 
 def read_bandwidth_figure(rows: list[dict]) -> Figure:
@@ -200,7 +212,7 @@ _BW_NOTE = ("Rates are 1e9 (GB/s) or 1e6 (MB/s) bytes per second counted in 64-b
 
 FAMILY = Family("Bandwidth", sections=(
     Section("bandwidth", "bandwidth", "Bandwidth vs working set", "bandwidth_points", "bandwidth_points_bandwidth",
-            bandwidth_chart, _BW, _BW_NOTE, flag_prefix="bandwidth:"),
+            bandwidth_chart, (CORE_KIND, *_BW), _BW_NOTE, flag_prefix="bandwidth:"),
     Section("stride-bandwidth", "stride_bandwidth", "Pattern × stride bandwidth", "bandwidth_points",
             "bandwidth_points_stride_bandwidth", stride_bandwidth_chart, _BW, _BW_NOTE, flag_prefix="stride_bandwidth:"),
     Section("rw-mix", "rw_mix", "Read/write mix", "bandwidth_points", "bandwidth_points_rw_mix", rw_mix_chart,
@@ -225,7 +237,8 @@ FAMILY = Family("Bandwidth", sections=(
             "Delays are spin iterations after each group of lines, so they are not comparable across hosts; the "
             "(bandwidth, latency) pairs are. Lines in flight by Little's law: bandwidth / 64 B × latency."),
     Section("saxpy", "saxpy", "SAXPY cache-miss impact", "saxpy_stride", "saxpy_stride", saxpy_chart,
-            (Column("stride_elements", "stride (elements)", "count"), Column("ns_per_update", "per update", "ns"),
+            (CORE_KIND, Column("stride_elements", "stride (elements)", "count"),
+             Column("ns_per_update", "per update", "ns"),
              Column("slowdown_vs_stride1", "vs stride 1", "number"),
              Column("effective_gb_s", "line visits", "gb_s"), Column("line_visits_per_pass", "line visits / pass", "count"),
              Column("array_bytes", "each array", "bytes")),

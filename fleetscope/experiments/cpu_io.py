@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from fleetscope import charts
 from fleetscope.charts import NUMBER, WHOLE, Chart, n, q, tip
-from fleetscope.experiments.section import Column, Family, Section, SectionData
+from fleetscope.experiments.section import CORE_KIND, Column, Family, Section, SectionData
 
 
 def affinity_chart(section: SectionData) -> dict | None:
     """Every thread's median throughput (one dot per thread and repeat) per placement, one panel per
-    workload: the spread of the dots is the spread across threads and repeats."""
+    workload: the spread of the dots is the spread across threads and repeats; on a host with more than one
+    core kind, each dot coloured by the kind(s) its thread ran on."""
+    kinds = charts.core_kinds(section.rows)
     records = [{"placement": row["placement"], "workload": f"{row['workload']} ({row['unit']})",
+                **charts.kind_field(kinds, row),
                 "throughput": row["median_throughput"], "thread": row["thread"], "repeat": row["repeat"],
                 "cpu": row["cpu"], "migrations_observed": row["migrations_observed"],
                 "involuntary_context_switches": row["involuntary_context_switches"]}
@@ -23,32 +26,56 @@ def affinity_chart(section: SectionData) -> dict | None:
                           x=n("placement", None, sort=order, axis={"labelAngle": 0}), xOffset=n("repeat"),
                           y=q("throughput", "throughput per thread (median of its windows)", scale={"zero": False},
                               axis={"format": NUMBER}),
-                          color=n("placement", sort=order, legend=None),
+                          **(charts.kind_color(kinds, {"orient": "top"})
+                             or {"color": n("placement", sort=order, legend=None)}),
                           tooltip=[tip("placement", number=False), tip("workload", number=False),
+                                   *([tip("core kind", number=False)] if len(kinds) > 1 else []),
                                    tip("repeat", whole=True), tip("thread", whole=True), tip("cpu", number=False),
                                    tip("throughput"), tip("migrations_observed", "migrations seen", whole=True),
                                    tip("involuntary_context_switches", "involuntary switches", whole=True)])
     return chart.spec("Throughput per thread, unpinned vs pinned one per core",
-                      "one dot per thread and repeat; compute in Gop/s (1e9 multiply-adds/s), memory in GB/s (1e9 B/s)",
+                      "one dot per thread and repeat; compute in Gop/s (1e9 multiply-adds/s), memory in GB/s (1e9 B/s)"
+                      + _threads_kinds_note(kinds),
                       height=220, width=260, facet=n("workload", None, header={"title": None}),
                       resolve={"scale": {"y": "independent"}})
 
 
+def _threads_kinds_note(kinds: list[str]) -> str:
+    if len(kinds) < 2:
+        return charts.kinds_note(kinds)
+    return (f"\ncolour: the core kind(s) each thread ran on ({', '.join(kinds)}); pinned threads take the fastest "
+            "kind first")
+
+
 def smt_chart(section: SectionData) -> dict | None:
-    records = [{"placement": row["placement"], "workload": f"{row['workload']} ({row['unit']})",
+    """Total throughput per placement, one panel per workload; on a host with more than one core kind the
+    placements name their CPUs' kind(s) where those differ, and the subtitle where they do not."""
+    kinds = charts.core_kinds(section.rows)
+    records = [{"placement": _smt_placement(kinds, row), "workload": f"{row['workload']} ({row['unit']})",
                 "total": row["total_throughput"], "speedup": row["speedup"], "cpus": row["cpus"]}
                for row in section.rows if row["total_throughput"] is not None]
     if not records:
         return None
-    order = ["alone", "siblings", "cores"]
-    chart = Chart().layer(records, "bar", x=n("placement", None, sort=order, axis={"labelAngle": 0}),
+    order = list(dict.fromkeys(_smt_placement(kinds, row) for row in sorted(
+        section.rows, key=lambda row: ["alone", "siblings", "cores"].index(row["placement"])
+        if row["placement"] in ("alone", "siblings", "cores") else 3)))
+    # 'cores · P-core + E-core': the placement over its CPUs' kinds, one line each
+    chart = Chart().layer(records, "bar", x=n("placement", None, sort=order,
+                                              axis={"labelAngle": 0, **({"labelExpr": "split(datum.label, ' · ')"}
+                                                                        if len(kinds) > 1 else {})}),
                           y=q("total", "total throughput (sum over threads)", axis={"format": NUMBER}),
                           color=n("placement", sort=order, legend=None),
                           tooltip=[tip("placement", number=False), tip("cpus", number=False), tip("total"),
                                    tip("speedup", "speedup over alone")])
     return chart.spec("SMT interference", "one CPU alone, two SMT siblings of one core, two cores; the kernel "
-                      "reports totals per repeat, no CI", height=220, width=260,
+                      "reports totals per repeat, no CI" + (charts.kinds_note(kinds) if len(kinds) == 1 else ""),
+                      height=220, width=260,
                       facet=n("workload", None, header={"title": None}), resolve={"scale": {"y": "independent"}})
+
+
+def _smt_placement(kinds: list[str], row: dict) -> str:
+    """'cores · P-core + E-core' where the placements' CPUs are of different kinds, the placement elsewhere."""
+    return f"{row['placement']} · {row['core_kind']}" if len(kinds) > 1 and row.get("core_kind") else row["placement"]
 
 
 def aio_chart(section: SectionData) -> dict | None:
@@ -88,7 +115,9 @@ FAMILY = Family("CPU, OS and I/O", sections=(
                  "bound); context switches are each thread's own (getrusage). perf counts cover the whole process.",
             extra_view="affinity_summary", extra_query="affinity_summary",
             extra_columns=(Column("workload", "workload"), Column("placement", "placement"), Column("unit", "unit"),
-                           Column("threads", "threads", "count"), Column("repeats", "repeats", "count"),
+                           Column("threads", "threads", "count"),
+                           Column("threads_by_core_kind", "threads per core kind", per_kind=True),
+                           Column("repeats", "repeats", "count"),
                            Column("per_thread_throughput", "per thread", "number"),
                            Column("total_throughput", "total", "number"),
                            Column("thread_spread_cv", "spread across threads (CV)", "number"),
@@ -101,7 +130,7 @@ FAMILY = Family("CPU, OS and I/O", sections=(
                            Column("perf_context_switches", "perf context-switches", "count"))),
     Section("smt", "smt", "SMT interference", "smt_interference", "smt_interference", smt_chart,
             (Column("workload", "workload"), Column("placement", "placement"), Column("cpus", "CPUs"),
-             Column("unit", "unit"), Column("per_thread_throughput", "per thread", "number"),
+             CORE_KIND, Column("unit", "unit"), Column("per_thread_throughput", "per thread", "number"),
              Column("total_throughput", "total", "number"), Column("speedup", "speedup over alone", "number"),
              Column("repeat_spread_cv", "spread across repeats (CV)", "number"), Column("repeats", "repeats", "count")),
             "Two threads on SMT siblings of one core share its execution units and caches; two threads on two cores "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fleetscope import charts
 from fleetscope.charts import NUMBER, Chart, n, o, q, tip
-from fleetscope.experiments.section import Column, Family, Figure, Headline, Section, SectionData
+from fleetscope.experiments.section import CORE_KIND, Column, Family, Figure, Headline, Section, SectionData
 from fleetscope.units import format_bytes, format_count, format_number, format_time_ns
 
 
@@ -16,10 +16,13 @@ def _level_order(rows: list[dict]) -> list[str]:
 
 
 def latency_chart(section: SectionData) -> dict | None:
-    """Median per page policy with its CI band, minimum dashed; grey rules at the sysfs cache sizes and the
-    inferred levels (effective size, with the band of the rise after each level)."""
+    """Median per page policy (and core kind, on a host with several) with its CI band, minimum dashed; grey
+    rules at the sysfs cache sizes and the inferred levels (effective size, with the band of the rise after
+    each level)."""
     time = section.units["time"]
-    records = [{"working_set_bytes": row["working_set_bytes"], "page_policy": row["page_policy"] or "unspecified",
+    kinds = charts.core_kinds(section.rows)
+    records = [{"working_set_bytes": row["working_set_bytes"],
+                "page_policy": charts.kind_series(kinds, row, row["page_policy"] or "unspecified"),
                 "median": time.scaled(row["median_ns"]), "minimum": time.scaled(row["min_ns"]),
                 "ci_low": time.scaled(row["ci95_low_ns"]), "ci_high": time.scaled(row["ci95_high_ns"]),
                 "median_cycles": row["median_cycles"], "samples": row["sample_count"],
@@ -33,14 +36,17 @@ def latency_chart(section: SectionData) -> dict | None:
     x = charts.log2_axis([record["working_set_bytes"] for record in records] + [mark["size_bytes"] for mark in marks],
                          "working_set_bytes", "working set", as_bytes=True)
     scale = charts.log_scale([record[key] for record in records for key in ("minimum", "ci_high")])
-    color = n("page_policy", "page policy", legend=charts.LINE_LEGEND)
+    # 'kind · policy': a longer legend title is cut at the page's width
+    color = n("page_policy", "kind · policy" if len(kinds) > 1 else "page policy", legend=charts.LINE_LEGEND,
+              **charts.kind_sort(kinds, records, "page_policy"))
     chart = Chart()
     points = chart.data(records)
     chart.layer(points, {"type": "area", "opacity": 0.18}, x=x, y=q("ci_low", scale=scale), y2={"field": "ci_high"},
                 color=color)
     chart.layer(points, {"type": "line", "point": True}, x=x, color=color,
                 y=q("median", f"latency ({time.symbol}, log scale)", scale=scale, axis={"format": NUMBER}),
-                tooltip=[tip("working_set", "working set", number=False), tip("page_policy", "page policy", number=False),
+                tooltip=[tip("working_set", "working set", number=False),
+                         tip("page_policy", charts.kind_title(kinds, "page policy"), number=False),
                          tip("median", f"median {time.symbol}"), tip("minimum", f"min {time.symbol}"),
                          tip("median_cycles", "median cycles"), tip("samples", "samples", whole=True)])
     chart.layer(points, {"type": "line", "strokeDash": [4, 3], "opacity": 0.8}, x=x, y=q("minimum", scale=scale),
@@ -51,11 +57,11 @@ def latency_chart(section: SectionData) -> dict | None:
     return chart.spec("Load-to-use latency vs working set",
                       "median with 95% CI band, minimum dashed; grey: sysfs cache sizes; orange: the levels "
                       f"fleetscope inferred{policy}, band = the rise after each level"
-                      + charts.left_out(dropped, "points"), height=340)
+                      + charts.kinds_note(kinds, sysfs_rules=True) + charts.left_out(dropped, "points"), height=340)
 
 
 def _dots_per_level(records: list[dict], order: list[str], group: str | None, y_title: str, title: str,
-                    subtitle: str) -> dict | None:
+                    subtitle: str, kinds: list[str]) -> dict | None:
     """Per-level latencies as dots on a log scale (bars on a log scale have no baseline), CI as error bars."""
     records, dropped = charts.drawable(records, "value", log=True)
     if not records:
@@ -65,11 +71,12 @@ def _dots_per_level(records: list[dict], order: list[str], group: str | None, y_
                              + [record["ci_low"] for record in records if record.get("ci_low")])
     x = n("level", "level", sort=order, axis={"labelAngle": 0})
     y = q("value", y_title, scale=scale, axis={"format": NUMBER})
-    offset = {"xOffset": n(group)} if group else {}
+    offset = {"xOffset": n(group, **charts.kind_sort(kinds, records, group))} if group else {}
     chart = Chart()
     data = chart.data(records)
     chart.layer(data, {"type": "point", "filled": True, "size": 90, "opacity": 1}, x=x, y=y,
-                **({"color": n(group, "", legend={"orient": "top"})} if group else {}), **offset,
+                **({"color": n(group, "", legend={"orient": "top"}, **charts.kind_sort(kinds, records, group))}
+                   if group else {}), **offset,
                 tooltip=[tip("level", number=False), *([tip(group, number=False)] if group else []), tip("value"),
                          tip("cycles")])
     chart.layer(data, {"type": "text", "align": "left", "dx": 8, "fontSize": 11}, x=x, y=y,
@@ -84,24 +91,26 @@ def _dots_per_level(records: list[dict], order: list[str], group: str | None, y_
 def zero_queue_chart(section: SectionData) -> dict | None:
     """Per level; on a host with more than one core kind (P/E cores, big.LITTLE), each kind's side by side."""
     time = section.units["time"]
-    kinds = list(dict.fromkeys(row.get("core_kind") for row in section.rows if row.get("core_kind")))
+    kinds = charts.core_kinds(section.rows)
     records = [{"level": row["level"], "value": time.scaled(row["median_ns"]), "ci_low": time.scaled(row["ci95_low_ns"]),
                 "ci_high": time.scaled(row["ci95_high_ns"]), "cycles": row["median_cycles"],
-                "core kind": row.get("core_kind")} for row in section.rows]
-    per_kind = len(kinds) > 1
-    return _dots_per_level(records, _level_order(section.rows), "core kind" if per_kind else None,
+                **charts.kind_field(kinds, row)} for row in section.rows]
+    return _dots_per_level(records, _level_order(section.rows), charts.kind_title(kinds),
                            f"latency ({time.symbol}, log scale)", "Idle latency per level",
                            "median with 95% CI; working sets chosen from " + (
-                               f"each core kind's own sysfs sizes ({', '.join(kinds)})" if per_kind
-                               else "this host's sysfs sizes"))
+                               f"each core kind's own sysfs sizes ({', '.join(kinds)})" if len(kinds) > 1
+                               else "this host's sysfs sizes" + charts.kinds_note(kinds)), kinds)
 
 
 def write_cost_chart(section: SectionData) -> dict | None:
     time = section.units["time"]
-    records = [{"level": row["level"], "walk": walk, "value": time.scaled(row[column]), "cycles": None}
+    kinds = charts.core_kinds(section.rows)
+    records = [{"level": row["level"], "walk": charts.kind_series(kinds, row, walk), "value": time.scaled(row[column]),
+                "cycles": None}
                for row in section.rows for walk, column in (("read", "read_ns"), ("read-modify-write", "rmw_ns"))]
     return _dots_per_level(records, _level_order(section.rows), "walk", f"per access ({time.symbol}, log scale)",
-                           "Write cost per level", "read-only vs read-modify-write chase at the same working set")
+                           "Write cost per level", "read-only vs read-modify-write chase at the same working set"
+                           + charts.kinds_note(kinds), kinds)
 
 
 def pattern_stride_chart(section: SectionData) -> dict | None:
@@ -123,7 +132,9 @@ def pattern_stride_chart(section: SectionData) -> dict | None:
 
 def tlb_chart(section: SectionData) -> dict | None:
     time = section.units["time"]
-    records = [{"pages": row["pages"], "page_size": row["page_size"], "chain": chain, "value": time.scaled(row[column]),
+    kinds = charts.core_kinds(section.rows)
+    records = [{"pages": row["pages"], "page_size": charts.kind_series(kinds, row, row["page_size"]), "chain": chain,
+                "value": time.scaled(row[column]),
                 "translation": time.scaled(row["translation_ns"])}
                for row in section.rows for chain, column in (("one line per page", "tlb_median_ns"),
                                                              ("control", "control_median_ns"))
@@ -138,8 +149,11 @@ def tlb_chart(section: SectionData) -> dict | None:
     chart.layer(records, {"type": "line", "point": True}, x=x,
                 y=q("value", f"per access ({time.symbol}, log scale)",
                     scale=charts.log_scale([record["value"] for record in records]), axis={"format": NUMBER}),
-                color=n("page_size", "page size"), strokeDash=n("chain", "chain"),
-                tooltip=[tip("page_size", number=False), tip("pages", whole=True), tip("chain", number=False),
+                color=n("page_size", charts.kind_title(kinds, "page size"),
+                        **charts.kind_sort(kinds, records, "page_size")),
+                strokeDash=n("chain", "chain"),
+                tooltip=[tip("page_size", charts.kind_title(kinds, "page size"), number=False),
+                         tip("pages", whole=True), tip("chain", number=False),
                          tip("value", time.symbol), tip("translation", f"translation {time.symbol}")])
     lowest, highest = min(record["pages"] for record in records), max(record["pages"] for record in records)
     reach = [{"pages": row[key], "label": f"{row['page_size']} {name} ≈ {format_count(row[key])}"}
@@ -152,7 +166,8 @@ def tlb_chart(section: SectionData) -> dict | None:
         chart.layer(data, {"type": "text", "align": "left", "dx": 3, "baseline": "bottom", "y": {"expr": "height"},
                            "dy": -2, "color": charts.LEVEL_COLOR}, x=q("pages"), text=n("label"))
     return chart.spec("TLB reach", "solid: one line per page; dashed: control chain over the same lines packed into "
-                      "few pages; orange: inferred TLB entries" + charts.left_out(dropped, "points"))
+                      "few pages; orange: inferred TLB entries" + charts.kinds_note(kinds)
+                      + charts.left_out(dropped, "points"))
 
 
 def mlp_chart(section: SectionData) -> dict | None:
@@ -288,12 +303,13 @@ _CI = (Column("ci95_low_ns", "CI95 low", "ns"), Column("ci95_high_ns", "CI95 hig
 
 FAMILY = Family("Latency", sections=(
     Section("latency", "latency_sweep", "Latency curve", "latency_curve", "latency_curve", latency_chart,
-            (Column("page_policy", "page policy"), Column("working_set_bytes", "working set", "bytes"), Column(*_NS),
+            (CORE_KIND, Column("page_policy", "page policy"), Column("working_set_bytes", "working set", "bytes"),
+             Column(*_NS),
              Column("min_ns", "min", "ns"), *_CI, Column("median_cycles", "cycles", "number"),
              Column("huge_bytes_granted", "huge pages granted", "bytes"), Column("sample_count", "samples", "count"))),
     Section("zero-queue", "zero_queue", "Idle latency per level", "zero_queue_levels", "zero_queue_levels",
             zero_queue_chart,
-            (Column("core_kind", "core kind"), Column("cpu", "CPU", "count"), Column("level", "level"),
+            (CORE_KIND, Column("cpu", "CPU", "count"), Column("level", "level"),
              Column("sysfs_size_bytes", "sysfs size", "bytes"),
              Column("working_set_bytes", "working set", "bytes"), Column(*_NS), *_CI,
              Column("median_cycles", "cycles", "number"), Column("huge_bytes_granted", "huge pages granted", "bytes"),
@@ -307,7 +323,7 @@ FAMILY = Family("Latency", sections=(
              Column("min_ns", "min", "ns"), *_CI, Column("footprint_bytes", "footprint", "bytes"),
              Column("span_bytes", "span", "bytes"), Column("footprint_capped", "footprint cut by memory cap", "bool"))),
     Section("tlb", "tlb", "TLB reach", "tlb_reach", "tlb_reach", tlb_chart,
-            (Column("page_size", "page size"), Column("pages", "pages", "count"),
+            (CORE_KIND, Column("page_size", "page size"), Column("pages", "pages", "count"),
              Column("tlb_median_ns", "TLB chain", "ns"), Column("control_median_ns", "control", "ns"),
              Column("translation_ns", "translation", "ns"),
              Column("paired_difference_median_ns", "paired difference", "ns"),
@@ -318,11 +334,12 @@ FAMILY = Family("Latency", sections=(
             (Column("chains", "k", "count"), Column("ns_per_access", "per access", "ns"),
              Column("mlp", "MLP(k)", "number"), Column("repeats", "repeats", "count"))),
     Section("write-cost", "write_cost", "Write cost", "write_cost_levels", "write_cost_levels", write_cost_chart,
-            (Column("level", "level"), Column("working_set_bytes", "working set", "bytes"),
+            (CORE_KIND, Column("level", "level"), Column("working_set_bytes", "working set", "bytes"),
              Column("read_ns", "read", "ns"), Column("rmw_ns", "read-modify-write", "ns"),
              Column("rmw_extra_ns", "extra", "ns"), Column("rmw_ratio", "ratio", "number")),
             extra_view="write_cost_flush", extra_query="write_cost_flush",
-            extra_columns=(Column("variant", "variant"), Column(*_NS), Column("median_cycles", "cycles", "number"),
+            extra_columns=(CORE_KIND, Column("variant", "variant"), Column(*_NS),
+                           Column("median_cycles", "cycles", "number"),
                            Column("note", "what it is"))),
     Section("c2c", "c2c", "Core-to-core latency", "c2c_matrix", "c2c_matrix", c2c_chart,
             (Column("cpu_a", "CPU a", "count"), Column("cpu_b", "CPU b", "count"), Column(*_NS),

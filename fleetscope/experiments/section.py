@@ -22,6 +22,10 @@ class Column:
     per_kind: bool = False
 
 
+# The core kind(s) a row measured, a column of every section a host with more than one kind measures per kind.
+CORE_KIND = Column("core_kind", "core kind", per_kind=True)
+
+
 @dataclass(frozen=True)
 class SectionData:
     """What a chart builder gets for one host run."""

@@ -47,6 +47,12 @@ int topology_same_package(const struct topology_cpu *a, const struct topology_cp
 const char *topology_cpulist_parse(const char *text, int max_cpu, int **cpus, size_t *count,
 				   char **bad_item);
 
+/* A CPU-list option (--cpus) of a kernel that places threads: the CPUs in
+ * the order given, each one this process may run on, none twice. Returns
+ * the count and a malloc'd array in *cpus (caller frees); exits 2 with a
+ * one-line message naming kernel and option otherwise. */
+size_t topology_cpus_option(const char *kernel, const char *option, const char *text, int **cpus);
+
 /* The CPUs this process may run on, one per physical core first (the first
  * allowed CPU of each (package, core_id), ascending), then the remaining SMT
  * siblings, ascending; a CPU whose core sysfs does not give counts as a core

@@ -41,14 +41,18 @@ struct affinity_options {
 	int have_threads;
 	uint64_t repeats;
 	uint64_t buffer_bytes;
+	int *cpus;        /* --cpus: the pinned placement's CPUs, in order; NULL: one per core */
+	size_t cpu_count;
 };
 
-/* One CPU per physical core among the CPUs this process may run on. */
+/* One CPU per physical core among the CPUs this process may run on, or the
+ * CPUs --cpus gives. */
 struct core_plan {
 	int *cpus;
 	size_t count;
 	const char *rule;
 	size_t allowed;
+	int given;        /* the CPUs came from --cpus */
 };
 
 static void affinity_help(FILE *out)
@@ -57,7 +61,7 @@ static void affinity_help(FILE *out)
 
 	kopts_init(&defaults, KERNEL, DEFAULT_EXPERIMENT, affinity_help);
 	fprintf(out,
-		"Usage: %s affinity [--placements LIST] [--workloads LIST] [--threads N] [OPTIONS]\n"
+		"Usage: %s affinity [--placements LIST] [--workloads LIST] [--threads N] [--cpus LIST] [OPTIONS]\n"
 		"\n"
 		"CPU affinity: N threads run one body side by side, left to the scheduler\n"
 		"(unpinned) or pinned one per physical core (pinned; cores from sysfs,\n"
@@ -84,6 +88,12 @@ static void affinity_help(FILE *out)
 		"                          fresh threads and buffers (default %d)\n"
 		"  -B, --buffer-bytes SIZE memory body: each thread's buffer (default 64m;\n"
 		"                          threads x SIZE must fit --max-bytes)\n"
+		"  -C, --cpus LIST         pinned: thread t on the t-th CPU of LIST, in the\n"
+		"                          order given (0-3,8; each CPU once, each one this\n"
+		"                          process may run on). The kernels role passes one\n"
+		"                          CPU per core, fastest core kind first, on a host\n"
+		"                          with more than one kind. Default: one CPU per\n"
+		"                          physical core, ascending\n"
 		"  --cpu is refused: this kernel places its own threads\n"
 		"\n",
 		CLI_PROGRAM, MAX_THREADS, DEFAULT_REPEATS);
@@ -156,16 +166,29 @@ static void affinity_option(void *context, int option, const char *arg)
 	case 'B':
 		options->buffer_bytes = kopts_size(&options->common, "--buffer-bytes", arg);
 		break;
+	case 'C':
+		free(options->cpus);
+		options->cpu_count = topology_cpus_option(KERNEL, "--cpus", arg, &options->cpus);
+		break;
 	}
 }
 
 /* The first allowed CPU of every (package, core_id): the head of the
  * physical-core-first CPU order; where sysfs does not say, each CPU counts
- * as its own core and the rule says so. */
-static void plan_cores(struct core_plan *plan)
+ * as its own core and the rule says so. --cpus replaces the order. */
+static void plan_cores(struct core_plan *plan, struct affinity_options *options)
 {
 	memset(plan, 0, sizeof(*plan));
 	plan->allowed = topology_cpu_order(KERNEL, &plan->cpus, &plan->count, &plan->rule);
+	if (options->cpus) {
+		/* the order given replaces the one from sysfs; its CPUs were checked */
+		free(plan->cpus);
+		plan->cpus = options->cpus;
+		plan->count = options->cpu_count;
+		plan->rule = "the CPUs given (--cpus), in their order";
+		plan->given = 1;
+		options->cpus = NULL;
+	}
 }
 
 static void write_thread(struct record *record, const struct affinity_options *options, int placement,
@@ -208,6 +231,7 @@ static int affinity_run(int argc, char **argv)
 		{"threads", required_argument, NULL, 'T'},
 		{"repeats", required_argument, NULL, 'R'},
 		{"buffer-bytes", required_argument, NULL, 'B'},
+		{"cpus", required_argument, NULL, 'C'},
 		{NULL, 0, NULL, 0},
 	};
 	struct affinity_options options = {
@@ -229,20 +253,24 @@ static int affinity_run(int argc, char **argv)
 	int uses_memory = 0, uses_pinned = 0;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, affinity_help);
-	kopts_parse(&options.common, argc, argv, "P:w:T:R:B:", long_options, affinity_option, &options);
+	kopts_parse(&options.common, argc, argv, "P:w:T:R:B:C:", long_options, affinity_option, &options);
 	if (opts->cpu >= 0)
 		cli_fail(CLI_EXIT_USAGE, KERNEL,
 			 "--cpu does not apply to affinity, which places its own threads; choose --placements");
 	if (options.buffer_bytes < 4096 || options.buffer_bytes % 64)
 		cli_fail(CLI_EXIT_USAGE, KERNEL, "--buffer-bytes %" PRIu64 " must be a multiple of 64 bytes and at least 4k",
 			 options.buffer_bytes);
-	plan_cores(&plan);
+	plan_cores(&plan, &options);
 	if (!options.have_threads)
 		options.threads = plan.count;
 	for (size_t i = 0; i < options.placement_count; i++)
 		uses_pinned |= options.placements[i] == PLACEMENT_PINNED;
 	for (size_t i = 0; i < options.workload_count; i++)
 		uses_memory |= options.workloads[i] == WORK_MEMORY;
+	if (uses_pinned && options.threads > plan.count && plan.given)
+		cli_fail(CLI_EXIT_USAGE, KERNEL,
+			 "--threads %" PRIu64 " but --cpus gives only %zu CPUs, and pinned puts one thread on each; list more CPUs or use --threads %zu",
+			 options.threads, plan.count, plan.count);
 	if (uses_pinned && options.threads > plan.count)
 		cli_fail(CLI_EXIT_USAGE, KERNEL,
 			 "--threads %" PRIu64 " but this process may run on only %zu physical cores, and pinned puts one thread per core; use --threads %zu or --placements unpinned",

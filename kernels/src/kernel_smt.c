@@ -41,6 +41,8 @@ struct smt_options {
 	uint64_t repeats;
 	uint64_t buffer_bytes;
 	int plan_only;
+	int *cpus;        /* --cpus: the order the plan takes CPUs in; NULL: ascending */
+	size_t cpu_count;
 };
 
 struct smt_plan {
@@ -49,6 +51,7 @@ struct smt_plan {
 	char note[256];   /* what a runnable plan leaves out (no second core), "" if nothing */
 	int cpu, sibling_cpu, other_core_cpu;
 	size_t allowed, listed, with_siblings;
+	int ordered;      /* the CPUs were taken in the --cpus order */
 	char smt_control[32]; /* ROOT/smt/control, "" where absent */
 	const char *root;
 };
@@ -59,7 +62,7 @@ static void smt_help(FILE *out)
 
 	kopts_init(&defaults, KERNEL, DEFAULT_EXPERIMENT, smt_help);
 	fprintf(out,
-		"Usage: %s smt [--workloads LIST] [--repeats N] [OPTIONS]\n"
+		"Usage: %s smt [--workloads LIST] [--repeats N] [--cpus LIST] [OPTIONS]\n"
 		"       %s smt --plan\n"
 		"\n"
 		"SMT interference: each body runs on one CPU alone, on two SMT siblings of\n"
@@ -80,10 +83,18 @@ static void smt_help(FILE *out)
 		"  -w, --workloads LIST    compute,memory (default both)\n"
 		"  -R, --repeats N         runs of every (placement, workload) (default %d)\n"
 		"  -B, --buffer-bytes SIZE memory body: each thread's buffer (default 64m)\n"
+		"  -C, --cpus LIST         the CPUs the plan may use, in the order it takes\n"
+		"                          them (each once, each one this process may run\n"
+		"                          on): the first with a listed sibling, then the\n"
+		"                          first listed CPU of another core. The kernels role\n"
+		"                          passes the CPUs fastest core kind first on a host\n"
+		"                          with more than one kind. Default: every allowed\n"
+		"                          CPU, ascending\n"
 		"  -L, --plan              print the placement as one JSON object and exit\n"
 		"                          (runnable, reason, cpu, sibling_cpu,\n"
 		"                          other_core_cpu, note, allowed_cpus, cpus_listed,\n"
-		"                          cpus_with_siblings, smt_control, sysfs_root);\n"
+		"                          cpus_with_siblings, smt_control, sysfs_root,\n"
+		"                          cpu_order: ascending or given);\n"
 		"                          nothing is measured\n"
 		"  --cpu is refused: this kernel places its own threads\n"
 		"\n",
@@ -122,6 +133,10 @@ static void smt_option(void *context, int option, const char *arg)
 	case 'L':
 		options->plan_only = 1;
 		break;
+	case 'C':
+		free(options->cpus);
+		options->cpu_count = topology_cpus_option(KERNEL, "--cpus", arg, &options->cpus);
+		break;
 	}
 }
 
@@ -148,9 +163,10 @@ static void read_smt_control(struct smt_plan *plan)
 	fclose(file);
 }
 
-/* Chooses the CPUs, or says why there are none; never guesses a sibling
- * sysfs does not list. */
-static void make_plan(struct smt_plan *plan)
+/* Chooses the CPUs, taking them in the order of order[count] (NULL: every
+ * allowed CPU, ascending), or says why there are none; never guesses a
+ * sibling sysfs does not list. */
+static void make_plan(struct smt_plan *plan, const int *order, size_t count)
 {
 	struct topology_cpu *topology = calloc(CPU_SETSIZE, sizeof(*topology));
 	const char *root = getenv("FLEETSCOPE_SYSFS_ROOT");
@@ -167,7 +183,15 @@ static void make_plan(struct smt_plan *plan)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory planning the run");
 	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "cannot read this process's CPU affinity: %s", strerror(errno));
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+	plan->ordered = order != NULL;
+	if (order) { /* only the listed CPUs (each one checked to be allowed) */
+		CPU_ZERO(&allowed);
+		for (size_t i = 0; i < count; i++)
+			CPU_SET(order[i], &allowed);
+	}
+	for (size_t i = 0; i < (order ? count : (size_t)CPU_SETSIZE); i++) {
+		int cpu = order ? order[i] : (int)i;
+
 		if (!CPU_ISSET(cpu, &allowed))
 			continue;
 		if (topology_read(cpu, &topology[n]) != 0)
@@ -237,8 +261,8 @@ static void make_plan(struct smt_plan *plan)
 			 plan->smt_control[0] ? "'" : "");
 	else
 		snprintf(plan->reason, sizeof(plan->reason),
-			 "CPU %d has SMT siblings, but this process may not run on them (see 'taskset -pc $$'): no pair of siblings to place threads on",
-			 sibling_not_allowed);
+			 "CPU %d has SMT siblings, but %s: no pair of siblings to place threads on", sibling_not_allowed,
+			 plan->ordered ? "--cpus does not list them" : "this process may not run on them (see 'taskset -pc $$')");
 	for (size_t i = 0; i < n; i++)
 		topology_free(&topology[i]);
 	free(topology);
@@ -290,6 +314,8 @@ static void print_plan(const struct smt_plan *plan)
 		json_null(&json);
 	json_key(&json, "sysfs_root");
 	json_string(&json, plan->root);
+	json_key(&json, "cpu_order");
+	json_string(&json, plan->ordered ? "given" : "ascending");
 	json_object_end(&json);
 	if (json_write_line(&json, STDOUT_FILENO) != 0)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "cannot write the plan: %s", strerror(errno));
@@ -342,6 +368,7 @@ static int smt_run(int argc, char **argv)
 		{"repeats", required_argument, NULL, 'R'},
 		{"buffer-bytes", required_argument, NULL, 'B'},
 		{"plan", no_argument, NULL, 'L'},
+		{"cpus", required_argument, NULL, 'C'},
 		{NULL, 0, NULL, 0},
 	};
 	struct smt_options options = {
@@ -362,7 +389,7 @@ static int smt_run(int argc, char **argv)
 	size_t points;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, smt_help);
-	kopts_parse(&options.common, argc, argv, "w:R:B:L", long_options, smt_option, &options);
+	kopts_parse(&options.common, argc, argv, "w:R:B:LC:", long_options, smt_option, &options);
 	if (opts->cpu >= 0)
 		cli_fail(CLI_EXIT_USAGE, KERNEL, "--cpu does not apply to smt, which places its own threads on siblings chosen from sysfs");
 	if (options.buffer_bytes < 4096 || options.buffer_bytes % 64)
@@ -371,7 +398,8 @@ static int smt_run(int argc, char **argv)
 	if (options.buffer_bytes > UINT64_MAX / 2)
 		cli_fail(CLI_EXIT_USAGE, KERNEL, "--buffer-bytes %" PRIu64 " is too large", options.buffer_bytes);
 	kopts_check_bytes(opts, 2 * options.buffer_bytes, "two memory buffers (2 x --buffer-bytes)");
-	make_plan(&plan);
+	make_plan(&plan, options.cpus, options.cpu_count);
+	free(options.cpus);
 	if (options.plan_only) {
 		print_plan(&plan);
 		return CLI_EXIT_OK;

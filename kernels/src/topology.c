@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "affinity.h"
 #include "cli.h"
 
 #define DEFAULT_CPU_ROOT "/sys/devices/system/cpu"
@@ -374,4 +375,32 @@ size_t topology_cpu_order(const char *kernel, int **cpus, size_t *cores, const c
 	if (rule)
 		*rule = how;
 	return count + later_count;
+}
+
+size_t topology_cpus_option(const char *kernel, const char *option, const char *text, int **cpus)
+{
+	char *bad_item = NULL;
+	size_t count = 0;
+	const char *error = topology_cpulist_parse(text, CPU_SETSIZE - 1, cpus, &count, &bad_item);
+	cpu_set_t seen;
+
+	if (error && !bad_item)
+		cli_fail(CLI_EXIT_RUNTIME, kernel, "%s %s", option, error);
+	if (error)
+		cli_fail(CLI_EXIT_USAGE, kernel, "%s item '%s' %s (a list looks like 0-3,8)", option, bad_item, error);
+	if (count == 0)
+		cli_fail(CLI_EXIT_USAGE, kernel, "%s is empty; give at least one CPU, e.g. 0", option);
+	CPU_ZERO(&seen);
+	for (size_t i = 0; i < count; i++) {
+		int cpu = (*cpus)[i];
+
+		if (!affinity_cpu_allowed(cpu))
+			cli_fail(CLI_EXIT_USAGE, kernel,
+				 "%s names CPU %d, which this process may not run on; pick from 'taskset -pc $$'", option,
+				 cpu);
+		if (CPU_ISSET(cpu, &seen))
+			cli_fail(CLI_EXIT_USAGE, kernel, "%s names CPU %d twice; list each CPU once", option, cpu);
+		CPU_SET(cpu, &seen);
+	}
+	return count;
 }

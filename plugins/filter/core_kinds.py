@@ -1,7 +1,8 @@
 """Planning on hosts with more than one core kind (hybrid P/E cores, Arm big.LITTLE): the pinned
-single-thread experiments run once per kind, on the kind's representative CPU, and the thread sweep
-orders its CPUs by kind. The kinds come from the facts (`fleet_facts.topology.core_kinds`, fastest
-first); on a host with one kind every plan is left exactly as it was."""
+single-thread experiments run once per kind, on the kind's representative CPU; the thread sweep, affinity's
+pinned threads and smt's placements take CPUs in kind order, fastest first, and their notes name the kind
+of each step. The kinds come from the facts (`fleet_facts.topology.core_kinds`, fastest first); on a host
+with one kind every plan is left exactly as it was."""
 
 from __future__ import annotations
 
@@ -40,10 +41,11 @@ def core_kind_notes(topology, experiment, experiments, kernels_cpu):
 
 
 def core_kind_cpu_order(topology):
-    """The thread sweep's CPU order: kind by kind, fastest first, one CPU per physical core; then the
-    SMT siblings in the same kind order. Returns {cpus: the order as a CPU list, steps: for each thread
-    count 1..N the kind its newest thread runs on}, or {} on a host with one kind (the kernel's own
-    order, one CPU per core then siblings, stays)."""
+    """The CPU order of the thread sweep, affinity and smt: kind by kind, fastest first, one CPU per
+    physical core; then the SMT siblings in the same kind order. Returns {cpus: the order as a CPU list,
+    cores: its first CPU of every core (affinity pins one thread per core), steps: for each thread count
+    1..N the kind its newest thread runs on, leaders: how many CPUs lead a core}, or {} on a host with one
+    kind (the kernels' own order, one CPU per core then siblings, stays)."""
     kinds = _kinds(topology)
     cpus = (topology or {}).get("cpus") or []
     if len(kinds) < 2 or not cpus:
@@ -57,24 +59,39 @@ def core_kind_cpu_order(topology):
         seen_cores.add(core)
     order = leaders + siblings
     steps = [kind_of[cpu] + (" SMT sibling" if cpu in siblings else "") for cpu in order]
-    return {"cpus": ",".join(map(str, order)), "steps": steps, "leaders": len(leaders)}
+    return {"cpus": ",".join(map(str, order)), "cores": ",".join(map(str, leaders)), "steps": steps,
+            "leaders": len(leaders)}
 
 
-def core_kind_order_note(order):
-    """The thread sweep's steps in words: 'threads 1-6: P-core; 7-14: E-core; 15-20: P-core SMT sibling'."""
+def core_kind_order_note(order, cores_only=False):
+    """The thread sweep's steps in words: 'threads 1-6: P-core; 7-14: E-core; 15-20: P-core SMT sibling'
+    (`cores_only`: affinity's pinned threads, one per core, numbered from 0 as its records number them)."""
     if not order:
         return []
+    steps = order["steps"][:order["leaders"]] if cores_only else order["steps"]
+    cpus = order["cores"] if cores_only else order["cpus"]
     runs = []
-    for index, step in enumerate(order["steps"], start=1):
+    for index, step in enumerate(steps, start=0 if cores_only else 1):
         if runs and runs[-1][2] == step:
             runs[-1][1] = index
         else:
             runs.append([index, index, step])
     words = "; ".join(f"{low}-{high}: {step}" if high > low else f"{low}: {step}" for low, high, step in runs)
-    return [f"CPUs ordered by core kind ({order['cpus']}): threads {words}"]
+    if cores_only:
+        return [f"pinned threads take one CPU per core by core kind ({cpus}): thread {words}"]
+    return [f"CPUs ordered by core kind ({cpus}): threads {words}"]
+
+
+def cpu_kind(cpu, topology):
+    """'CPU 12 (E-core)' on a host with more than one core kind, 'CPU 12' elsewhere (smt's notes)."""
+    if len(_kinds(topology)) < 2:
+        return f"CPU {cpu}"
+    kind = {entry["cpu"]: entry.get("kind") for entry in (topology or {}).get("cpus") or []}.get(cpu)
+    return f"CPU {cpu} ({kind})" if kind else f"CPU {cpu}"
 
 
 class FilterModule:
     def filters(self):
         return {"core_kind_points": core_kind_points, "core_kind_notes": core_kind_notes,
-                "core_kind_cpu_order": core_kind_cpu_order, "core_kind_order_note": core_kind_order_note}
+                "core_kind_cpu_order": core_kind_cpu_order, "core_kind_order_note": core_kind_order_note,
+                "cpu_kind": cpu_kind}

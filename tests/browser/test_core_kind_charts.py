@@ -1,6 +1,8 @@
 """A hybrid two-node host's page in headless Chromium: the idle latency per level with each core kind's
-dots side by side and the NUMA latency matrix are drawn, with their marks, without console messages; the
-summary shows one inferred hierarchy per core kind and the inferred-levels table names each row's kind."""
+dots side by side and the NUMA latency matrix are drawn, with their marks, without console messages; a
+two-kind host's per-kind sections (latency curve, tlb, write cost, bandwidth, SAXPY, affinity, smt: the
+host of tests/core_kind_bundles.py) each draw every kind's marks; and the summary shows one inferred
+hierarchy per core kind and the inferred-levels table names each row's kind."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import hybrid_bundles
 import pytest
+from core_kind_bundles import write_hybrid
 from sysfs_facts import read
 
 pytestmark = pytest.mark.browser
@@ -64,6 +67,49 @@ def test_per_kind_and_numa_charts_render_without_console_messages(bundles, cli, 
     loaded = browser.open(out / "node1.html")
     assert loaded.console == [] and loaded.charts_state == "drawn"
     assert browser.evaluate(PROBE) == {"zero_queue": 2 * len(zero_queue), "numa": 4}
+
+
+# Each per-kind section's chart: how many marks of each kind of mark it draws.
+SECTIONS_PROBE = """(() => {
+  const marks = {};
+  for (const id of ['latency', 'tlb', 'write-cost', 'bandwidth', 'saxpy', 'affinity', 'smt']) {
+    const svg = document.querySelector('#' + id + '-chart svg');
+    marks[id] = svg ? {
+      lines: svg.querySelectorAll('.mark-line.role-mark path').length,
+      dashes: Array.from(svg.querySelectorAll('.mark-line.role-mark path')).map(p => p.getAttribute('stroke-dasharray')),
+      symbols: svg.querySelectorAll('.mark-symbol.role-mark path').length,
+      bars: svg.querySelectorAll('.mark-rect.role-mark path').length,
+      legend: Array.from(svg.querySelectorAll('.role-legend-label text')).map(t => t.textContent),
+    } : null;
+  }
+  return marks;
+})()"""
+
+
+def test_every_per_kind_section_draws_each_kinds_marks_without_console_messages(bundles, cli, browser, tmp_path):
+    write_hybrid(bundles)
+    db, out = tmp_path / "fleet.duckdb", tmp_path / "reports"
+    assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
+    assert cli("report", "--db", db, "--out", out).returncode == 0
+
+    loaded = browser.open(out / "hybrid.html")
+    assert loaded.console == [] and loaded.charts_state == "drawn"
+    marks = browser.evaluate(SECTIONS_PROBE)
+    for section in ("latency", "tlb", "saxpy"):  # lines: one per kind (and policy ...)
+        legend = marks[section]["legend"]
+        assert any(label.startswith("P-core") for label in legend), (section, legend)
+        assert any(label.startswith("E-core") for label in legend), (section, legend)
+        assert marks[section]["lines"] >= 2, (section, marks[section])
+    # bandwidth: each op's colour, solid on the P-core and dashed on the E-core (the subtitle says so)
+    dashes = marks["bandwidth"]["dashes"]
+    assert len(set(dashes)) == 2 and dashes.count(dashes[0]) * 2 == len(dashes) >= 2, dashes
+    # write cost: read and read-modify-write per level, for each kind
+    assert {"P-core · read", "E-core · read-modify-write"} <= set(marks["write-cost"]["legend"])
+    assert marks["write-cost"]["symbols"] >= 4
+    # affinity: every thread of every repeat, coloured by the kind(s) it ran on
+    assert set(marks["affinity"]["legend"]) == {"P-core", "E-core", "P-core + E-core"}
+    assert marks["affinity"]["symbols"] == 16  # 2 placements x 2 workloads x 2 repeats x 2 threads
+    assert marks["smt"]["bars"] == 3
 
 
 HIERARCHY_PROBE = """(() => {

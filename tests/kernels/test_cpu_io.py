@@ -79,6 +79,13 @@ def test_listed_and_documented(run, kernel, experiment):
     ["affinity", "--buffer-bytes", "1000000g"],
     ["affinity", "--repeats", "0"],
     ["affinity", "stray"],
+    ["affinity", "--cpus", "0,0"],
+    ["affinity", "--cpus", "zero"],
+    ["affinity", "--cpus", ""],
+    ["affinity", "--cpus", "4000"],
+    ["affinity", "--cpus", "0", "--threads", "2", "--placements", "pinned"],
+    ["smt", "--cpus", "0,0"],
+    ["smt", "--cpus", "3-1"],
     ["smt", "--workloads", "compute,compute"],
     ["smt", "--cpu", "0"],
     ["smt", "--buffer-bytes", "3"],
@@ -197,6 +204,22 @@ def test_cores_come_from_sysfs(build, tmp_path):
     assert "physical cores" in message
 
 
+def test_pinned_threads_take_the_cpus_given_in_their_order(build):
+    """--cpus (the kernels role's kind order on a hybrid host, fastest kind first): thread t on the t-th CPU."""
+    if len(ALLOWED) < 2:
+        pytest.skip("needs two CPUs")
+    a, b = ALLOWED[:2]
+    result = run_kernel(build, "affinity", "--placements", "pinned", "--workloads", "compute", "--repeats", "1",
+                        "--cpus", f"{b},{a}", *FAST)
+    assert result.returncode == 0, result.stderr
+    records = sorted(parse_lines(result.stdout), key=lambda record: record["params"]["thread"])
+    assert [(r["params"]["thread"], r["params"]["cpu"]) for r in records] == [(0, b), (1, a)]
+    assert {r["params"]["core_rule"] for r in records} == {"the CPUs given (--cpus), in their order"}
+    assert all(r["context"]["cpus_seen"] == [r["params"]["cpu"]] for r in records)
+    message = one_line_error(run_kernel(build, "affinity", "--cpus", str(max(ALLOWED) + 1), *FAST), 2)
+    assert f"--cpus names CPU {max(ALLOWED) + 1}, which this process may not run on" in message
+
+
 # ---- smt ----------------------------------------------------------------------------------------
 
 @pytest.mark.skipif(host_has_smt_siblings(), reason="this host has SMT siblings")
@@ -252,6 +275,23 @@ def test_smt_pairs_two_siblings_of_one_core_from_a_fake_sysfs(build, tmp_path):
         assert record["params"]["other_core_cpu"] is None and record["params"]["sibling_cpu"] == b
         # every thread stayed on the CPU the plan gave it
         assert record["context"]["cpus_seen"] == [record["params"]["cpu"]]
+
+
+def test_smt_takes_its_cpus_in_the_order_given(build):
+    """The Raptor Lake fixture's CPUs 0 and 1 are SMT siblings of one P-core: --cpus decides which of them
+    the plan takes first; without --cpus it takes the lowest."""
+    if ALLOWED[:2] != [0, 1]:
+        pytest.skip("needs CPUs 0 and 1, the fixture's siblings")
+    env = {"FLEETSCOPE_SYSFS_ROOT": str(Path(__file__).resolve().parents[1] / "fixtures" / "sysfs"
+                                        / "intel-raptorlake-hybrid" / "sys" / "devices" / "system" / "cpu")}
+    plans = {order: json.loads(run_kernel(build, "smt", "--plan", *(["--cpus", order] if order else []),
+                                          env=env).stdout) for order in (None, "1,0")}
+    assert (plans[None]["cpu"], plans[None]["sibling_cpu"], plans[None]["cpu_order"]) == (0, 1, "ascending")
+    assert (plans["1,0"]["cpu"], plans["1,0"]["sibling_cpu"], plans["1,0"]["cpu_order"]) == (1, 0, "given")
+    # only the listed CPUs: CPU 0 alone lists no sibling of its own
+    alone = json.loads(run_kernel(build, "smt", "--plan", "--cpus", "0", env=env).stdout)
+    assert alone["runnable"] is False and alone["allowed_cpus"] == 1
+    assert alone["reason"].startswith("CPU 0 has SMT siblings, but --cpus does not list them")
 
 
 @pytest.mark.skipif(len(ALLOWED) < 3, reason="placing siblings beside another core needs three CPUs")

@@ -1,6 +1,7 @@
 """Experiment planning per core kind, on the topologies of real machines (tests/fixtures/sysfs, read by
 the facts module through FLEETSCOPE_SYSFS_ROOT): which CPU each pinned experiment runs on, how the
-thread sweep orders its CPUs, and that a host with one kind keeps its plan unchanged."""
+thread sweep, affinity's pinned threads and smt's placements order their CPUs and name each step's kind,
+and that a host with one kind keeps its plan unchanged."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def test_one_kind_hosts_keep_their_plan(plan, machine_topology, machine):
     assert plan.core_kind_points(points, "tlb", topology, PER_KIND) is points
     assert plan.core_kind_notes(topology, "tlb", PER_KIND, 3) == []
     assert plan.core_kind_cpu_order(topology) == {}
-    assert plan.core_kind_order_note({}) == []
+    assert plan.core_kind_order_note({}) == [] and plan.core_kind_order_note({}, cores_only=True) == []
 
 
 def test_experiments_not_listed_or_switched_off_stay_on_kernels_cpu(plan, machine_topology):
@@ -99,9 +100,46 @@ def test_thread_sweep_on_big_little_takes_big_cores_first(plan, machine_topology
     assert plan.core_kind_order_note(order)[0].endswith("threads 1-10: big; 11-20: LITTLE")
 
 
+def test_affinity_pins_one_cpu_per_core_p_cores_first_and_names_each_threads_kind(plan, machine_topology):
+    order = plan.core_kind_cpu_order(machine_topology("intel-raptorlake-hybrid"))
+    assert order["cores"] == "0,2,4,6,8,10,12,13,14,15,16,17,18,19"  # affinity's --cpus: no SMT sibling
+    (note,) = plan.core_kind_order_note(order, cores_only=True)
+    assert note == ("pinned threads take one CPU per core by core kind (0,2,4,6,8,10,12,13,14,15,16,17,18,19): "
+                    "thread 0-5: P-core; 6-13: E-core")
+
+
+def test_affinity_on_big_little_takes_the_big_cores_first(plan, machine_topology):
+    order = plan.core_kind_cpu_order(machine_topology("arm-gb10-biglittle"))
+    assert order["cores"] == order["cpus"]  # no SMT: every CPU leads its core
+    assert plan.core_kind_order_note(order, cores_only=True)[0].endswith("thread 0-9: big; 10-19: LITTLE")
+
+
+@pytest.mark.parametrize("machine, cpu, label", [
+    ("intel-raptorlake-hybrid", 1, "CPU 1 (P-core)"), ("intel-raptorlake-hybrid", 12, "CPU 12 (E-core)"),
+    ("arm-gb10-biglittle", 5, "CPU 5 (big)"), ("arm-gb10-biglittle", 0, "CPU 0 (LITTLE)"),
+    ("intel-xeon-e5-2node", 3, "CPU 3"), ("amd-opteron-8node", 15, "CPU 15"),
+])
+def test_smt_notes_name_each_cpus_kind_only_on_hosts_with_several(plan, machine_topology, machine, cpu, label):
+    assert plan.cpu_kind(cpu, machine_topology(machine)) == label
+    assert plan.cpu_kind(cpu, {}) == f"CPU {cpu}"  # facts from before topology
+
+
+@pytest.mark.parametrize("machine", ["intel-raptorlake-hybrid", "arm-gb10-biglittle"])
+def test_smt_takes_cpus_in_kind_order_fastest_kind_first(plan, machine_topology, machine):
+    """smt --cpus gets the same order as the thread sweep: every CPU once, each kind's before the next
+    kind's, the SMT siblings last; the kernel's plan then takes its CPU and another core's in that order."""
+    topology = machine_topology(machine)
+    order = [int(cpu) for cpu in plan.core_kind_cpu_order(topology)["cpus"].split(",")]
+    assert sorted(order) == [cpu["cpu"] for cpu in topology["cpus"]]
+    rank = {kind["kind"]: index for index, kind in enumerate(topology["core_kinds"])}
+    kind_of = {cpu["cpu"]: cpu["kind"] for cpu in topology["cpus"]}
+    leaders = order[:plan.core_kind_cpu_order(topology)["leaders"]]
+    assert [rank[kind_of[cpu]] for cpu in leaders] == sorted(rank[kind_of[cpu]] for cpu in leaders)
+
+
 def test_filters_are_registered(plan):
     assert set(plan.FilterModule().filters()) == {"core_kind_points", "core_kind_notes", "core_kind_cpu_order",
-                                                  "core_kind_order_note"}
+                                                  "core_kind_order_note", "cpu_kind"}
 
 
 @pytest.fixture(scope="module")
