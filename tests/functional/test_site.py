@@ -143,7 +143,8 @@ def test_killed_kernel_keeps_what_was_measured(outputs, knobs_unchanged):
         deadline = time.monotonic() + 300
         while killed is None and proc.poll() is None and time.monotonic() < deadline:
             # let a few points finish first so there is something to keep
-            pids = subprocess.run(["pgrep", "-f", "fleetscope-kernels chase"], capture_output=True,
+            # the kernel itself (its command line starts with the binary), not the perf stat around it
+            pids = subprocess.run(["pgrep", "-f", "^[^ ]*/fleetscope-kernels chase"], capture_output=True,
                                   text=True, check=False).stdout.split()
             if pids and points_written() >= 3:
                 os.kill(int(pids[0]), signal.SIGKILL)
@@ -155,7 +156,9 @@ def test_killed_kernel_keeps_what_was_measured(outputs, knobs_unchanged):
     manifest = outputs.manifest()
     assert manifest["status"] == "partial"
     (experiment,) = manifest["experiments"]
-    assert experiment["status"] == "failed" and "exit -9" in experiment["error"]
+    # how it ended, in words (filter kernel_status): perf stat reports the signal or, when the kernel died
+    # before perf waited for it, exit 0 with no exit note from the kernel; either way the point is killed
+    assert experiment["status"] == "failed" and "killed" in experiment["error"], experiment["error"]
     (bundle,) = outputs.bundles()
     assert len((bundle / "results" / "latency_sweep.jsonl").read_text().splitlines()) >= 3
 
