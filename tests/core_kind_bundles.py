@@ -1,6 +1,6 @@
 """A host with two core kinds, from a real run (tests/fixtures/default_run): its pinned single-thread
 experiments' points on the Raptor Lake fixture's P-core (CPU 4) and E-core (CPU 12), the E-core's 1.3 times
-slower, and affinity and smt threads on CPUs of both kinds: known answers for the per-kind views and the
+slower, affinity and smt threads on CPUs of both kinds, and a thread sweep whose second step adds an E-core: known answers for the per-kind views and the
 page's per-kind sections (tests/unit/test_core_kind_sections.py, tests/browser/test_core_kind_charts.py)."""
 
 from __future__ import annotations
@@ -47,6 +47,15 @@ def affinity_points() -> list[dict]:
     return points
 
 
+def thread_sweep_points() -> list[dict]:
+    """The sweep's steps as the role orders CPUs on a hybrid host, fastest kind first: 1 thread on P-core 4,
+    2 threads on 4 and E-core 12 (so the second step added an E-core)."""
+    points = fixture_points("thread_sweep")
+    for point in points:
+        point["params"]["cpus"] = [P_CPU, E_CPU][:point["params"]["threads"]]
+    return points
+
+
 def smt_points() -> list[dict]:
     """alone on P-core 0, siblings 0 and 1 (one P-core), cores 0 and 12 (a P-core beside an E-core)."""
     cpus = {"alone": [0], "siblings": [0, 1], "cores": [0, E_CPU]}
@@ -81,8 +90,9 @@ def write_hybrid(builder, host: str = "hybrid"):
     """Write the two-kind host's bundle with `builder` (tests/conftest.py's BundleBuilder)."""
     manifest = builder.manifest(host=host)
     manifest["facts"]["topology"] = topology("intel-raptorlake-hybrid")
-    manifest["experiments"] += experiments(*PER_KIND[1:], "affinity", "smt")
+    manifest["experiments"] += experiments(*PER_KIND[1:], "affinity", "smt", "thread_sweep")
     results = {f"results/{name}.jsonl": on_cpu(fixture_points(name), P_CPU)
                + on_cpu(fixture_points(name), E_CPU, E_SLOWER) for name in PER_KIND}
     return builder.write(manifest, results={**results, "results/affinity.jsonl": affinity_points(),
-                                            "results/smt.jsonl": smt_points()})
+                                            "results/smt.jsonl": smt_points(),
+                                            "results/thread_sweep.jsonl": thread_sweep_points()})

@@ -92,24 +92,39 @@ def prefetch_chart(section: SectionData) -> dict | None:
                  "median with 95% CI; stride 64: the stream prefetchers can follow; 4096: every block is a new page")
 
 
+def _thread_step(kinds: list[str], row: dict) -> str:
+    """What a thread-sweep step added: one CPU per core or SMT siblings in use, and on a host with more than
+    one core kind the kind of the CPU the step added (its core_kind)."""
+    placement = "SMT siblings in use" if row["smt_siblings_used"] else "one per core"
+    return f"{row.get('core_kind') or 'kind unknown'}, {placement}" if len(kinds) > 1 else placement
+
+
 def thread_sweep_chart(section: SectionData) -> dict | None:
     rate = section.units["rate"]
+    kinds = charts.core_kinds(section.rows)
     records = [record for record in _rate_records(
         section, threads=lambda row: row["threads"], variant=_variant,
-        placement=lambda row: "SMT siblings in use" if row["smt_siblings_used"] else "one per core")
+        placement=lambda row: _thread_step(kinds, row))
         if record["rate"] is not None and record["threads"] is not None]
     if not records:
         return None
     x = q("threads", "threads", axis=charts.whole_axis([record["threads"] for record in records]))
+    y = q("rate", f"{rate.symbol}, all threads", axis={"format": NUMBER})
     color = n("variant", "op", legend=charts.LINE_LEGEND)
+    title = "newest thread on" if len(kinds) > 1 else "placement"
     chart = Chart()
     charts.ci_band(chart, records, x=x, color=color)
-    chart.layer(records, {"type": "line", "point": True}, x=x, color=color, shape=n("placement", "placement"),
-                y=q("rate", f"{rate.symbol}, all threads", axis={"format": NUMBER}),
-                tooltip=[tip("threads", whole=True), tip("variant", number=False), tip("placement", number=False),
+    # one line per op over every step; the points' shape says what each step added (a line grouped by
+    # shape too would break where the placement or the kind changes)
+    data = chart.data(records)
+    chart.layer(data, {"type": "line"}, x=x, y=y, color=color)
+    chart.layer(data, {"type": "point", "filled": True, "size": 50}, x=x, y=y, color=color,
+                shape=n("placement", title, sort=list(dict.fromkeys(record["placement"] for record in records))),
+                tooltip=[tip("threads", whole=True), tip("variant", number=False), tip("placement", title, number=False),
                          tip("rate", rate.symbol)])
-    return chart.spec("Bandwidth vs threads (DRAM-sized, one buffer per thread)",
-                      "median with 95% CI band; threads go one per physical core first, then onto SMT siblings")
+    order = ("threads go one per physical core first, then onto SMT siblings" if len(kinds) < 2 else
+             "threads go one per physical core, fastest core kind first, then onto SMT siblings")
+    return chart.spec("Bandwidth vs threads (DRAM-sized, one buffer per thread)", f"median with 95% CI band; {order}")
 
 
 def loaded_latency_chart(section: SectionData) -> dict | None:
@@ -220,7 +235,8 @@ FAMILY = Family("Bandwidth", sections=(
              Column("write_lines", "writes / group", "count"), *_BW[1:]), _BW_NOTE, flag_prefix="rw_mix:"),
     Section("thread-sweep", "thread_sweep", "Thread-intensity sweep", "bandwidth_points",
             "bandwidth_points_thread_sweep", thread_sweep_chart,
-            (Column("cpus", "CPUs"), Column("smt_siblings_used", "SMT siblings used", "bool"), *_BW),
+            (Column("cpus", "CPUs"), Column("core_kind", "newest thread on", per_kind=True),
+             Column("smt_siblings_used", "SMT siblings used", "bool"), *_BW),
             "Each thread streams through a DRAM-sized buffer of its own. The saturation point is the fewest threads "
             "reaching 95% of the peak.", extra_view="thread_saturation", extra_query="thread_saturation",
             extra_columns=(Column("op", "op"), Column("store", "stores"),

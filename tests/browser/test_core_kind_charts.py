@@ -72,7 +72,7 @@ def test_per_kind_and_numa_charts_render_without_console_messages(bundles, cli, 
 # Each per-kind section's chart: how many marks of each kind of mark it draws.
 SECTIONS_PROBE = """(() => {
   const marks = {};
-  for (const id of ['latency', 'tlb', 'write-cost', 'bandwidth', 'saxpy', 'affinity', 'smt']) {
+  for (const id of ['latency', 'tlb', 'write-cost', 'bandwidth', 'saxpy', 'affinity', 'smt', 'thread-sweep']) {
     const svg = document.querySelector('#' + id + '-chart svg');
     marks[id] = svg ? {
       lines: svg.querySelectorAll('.mark-line.role-mark path').length,
@@ -110,6 +110,10 @@ def test_every_per_kind_section_draws_each_kinds_marks_without_console_messages(
     assert set(marks["affinity"]["legend"]) == {"P-core", "E-core", "P-core + E-core"}
     assert marks["affinity"]["symbols"] == 16  # 2 placements x 2 workloads x 2 repeats x 2 threads
     assert marks["smt"]["bars"] == 3
+    # thread sweep: one line per op through every step, each step's point shaped by the kind it added
+    sweep = marks["thread-sweep"]
+    assert sweep["lines"] >= 1 and sweep["symbols"] >= 2 * sweep["lines"], sweep
+    assert {"P-core, one per core", "E-core, one per core"} <= set(sweep["legend"]), sweep
 
 
 HIERARCHY_PROBE = """(() => {

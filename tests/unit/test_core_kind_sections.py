@@ -33,11 +33,11 @@ def fleet(bundle_tools, tmp_path_factory):
     root = tmp_path_factory.mktemp("core-kind-sections")
     builder = builder_class(root / "results")
     write_hybrid(builder)
-    single = {f"results/{name}.jsonl": fixture_points(name) for name in (*PER_KIND, "affinity")}
+    single = {f"results/{name}.jsonl": fixture_points(name) for name in (*PER_KIND, "affinity", "thread_sweep")}
     single["results/smt.jsonl"] = smt_points()
     for host, facts in (("one-kind", topology("intel-xeon-e5-2node")), ("no-topology", None)):
         manifest = builder.manifest(host=host)
-        manifest["experiments"] += experiments(*PER_KIND[1:], "affinity", "smt")
+        manifest["experiments"] += experiments(*PER_KIND[1:], "affinity", "smt", "thread_sweep")
         if facts:
             manifest["facts"]["topology"] = facts
         builder.write(manifest, results=single)
@@ -182,3 +182,24 @@ def test_chart_helpers_group_by_kind_only_where_there_are_several(kinds, series,
     assert charts.kinds_note(kinds, sysfs_rules=True) == note
     assert bool(charts.kind_field(kinds, row)) == bool(charts.kind_color(kinds)) == (len(kinds) > 1)
     assert charts.core_kinds([{"core_kind": kind} for kind in kinds * 2] + [{"core_kind": None}]) == kinds
+
+
+def test_the_thread_sweep_names_the_kind_each_step_added(fleet):
+    """Each step's kind is its newest CPU's (the last of params.cpus), on the chart and in the table; a
+    one-kind host's sweep is drawn as before, by placement only."""
+    db, out = fleet
+    with duckdb.connect(str(db), read_only=True) as connection:
+        connection.execute("CREATE TEMP TABLE chosen_runs AS SELECT run_id, host FROM runs")
+        text = (ROOT / "warehouse" / "queries" / "report" / "bandwidth_points_thread_sweep.sql").read_text()
+        steps = connection.execute(f"SELECT DISTINCT host, threads, core_kind FROM ({text}) ORDER BY ALL").fetchall()
+    assert [step for step in steps if step[0] == "hybrid"] == [("hybrid", 1, "P-core"), ("hybrid", 2, "E-core")]
+    assert {step[2] for step in steps if step[0] != "hybrid"} == {None}
+    page = (out / "hybrid.html").read_text()
+    spec = chart_spec(page, "thread-sweep")
+    assert drawn_series(spec, "placement") == {"P-core, one per core", "E-core, one per core"}
+    assert "fastest core kind first" in spec["title"]["subtitle"]
+    table = table_html(page, "thread-sweep-table")
+    assert ">newest thread on<" in table and ">E-core<" in table
+    one_kind = (out / "one-kind.html").read_text()
+    assert drawn_series(chart_spec(one_kind, "thread-sweep"), "placement") <= {"one per core", "SMT siblings in use"}
+    assert ">newest thread on<" not in table_html(one_kind, "thread-sweep-table")
