@@ -45,6 +45,15 @@ def scaled(point: dict, scale: float, **params) -> dict:
     return point
 
 
+def open_page(bundles, cli, browser, tmp_path, host: str) -> None:
+    """Ingest the bundles written, report them, and open the host's page: drawn, without console messages."""
+    db, out = tmp_path / "fleet.duckdb", tmp_path / "reports"
+    assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
+    assert cli("report", "--db", db, "--out", out).returncode == 0
+    loaded = browser.open(out / f"{host}.html")
+    assert loaded.console == [] and loaded.charts_state == "drawn"
+
+
 def test_per_kind_and_numa_charts_render_without_console_messages(bundles, cli, browser, tmp_path):
     zero_queue = [json.loads(line) for line in next((ROOT / "tests/fixtures/default_run/results").glob(
         "*/*/results/zero_queue.jsonl")).read_text().splitlines()]
@@ -60,12 +69,7 @@ def test_per_kind_and_numa_charts_render_without_console_messages(bundles, cli, 
         "results/zero_queue.jsonl": [scaled(p, 1.0, cpu=4) for p in zero_queue]
                                     + [scaled(p, 1.3, cpu=12) for p in zero_queue],
         "results/numa_matrix.jsonl": numa})
-    db, out = tmp_path / "fleet.duckdb", tmp_path / "reports"
-    assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
-    assert cli("report", "--db", db, "--out", out).returncode == 0
-
-    loaded = browser.open(out / "node1.html")
-    assert loaded.console == [] and loaded.charts_state == "drawn"
+    open_page(bundles, cli, browser, tmp_path, "node1")
     assert browser.evaluate(PROBE) == {"zero_queue": 2 * len(zero_queue), "numa": 4}
 
 
@@ -88,12 +92,7 @@ SECTIONS_PROBE = """(() => {
 
 def test_every_per_kind_section_draws_each_kinds_marks_without_console_messages(bundles, cli, browser, tmp_path):
     write_hybrid(bundles)
-    db, out = tmp_path / "fleet.duckdb", tmp_path / "reports"
-    assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
-    assert cli("report", "--db", db, "--out", out).returncode == 0
-
-    loaded = browser.open(out / "hybrid.html")
-    assert loaded.console == [] and loaded.charts_state == "drawn"
+    open_page(bundles, cli, browser, tmp_path, "hybrid")
     marks = browser.evaluate(SECTIONS_PROBE)
     for section in ("latency", "tlb", "saxpy"):  # lines: one per kind (and policy ...)
         legend = marks[section]["legend"]
@@ -133,12 +132,7 @@ def test_the_summary_shows_each_kinds_hierarchy_without_console_messages(bundles
     manifest["facts"]["topology"] = hybrid_topology()
     bundles.write(manifest, results={"results/latency_sweep.jsonl": [
         point for kind in hybrid_bundles.KINDS for point in hybrid_bundles.sweep(kind)]})
-    db, out = tmp_path / "fleet.duckdb", tmp_path / "reports"
-    assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
-    assert cli("report", "--db", db, "--out", out).returncode == 0
-
-    loaded = browser.open(out / "node1.html")
-    assert loaded.console == [] and loaded.charts_state == "drawn"
+    open_page(bundles, cli, browser, tmp_path, "node1")
     found = browser.evaluate(HIERARCHY_PROBE)
     assert [line.split(":")[0] for line in found["lines"]] == ["P-core (CPU 4)", "E-core (CPU 12)"]
     assert all("; L2 " in line and "; DRAM " in line for line in found["lines"])
