@@ -118,7 +118,7 @@ def core_kinds(rows: list[dict]) -> list[str]:
     them. The queries name a kind only on a host with more than one (hybrid P/E cores, Arm big.LITTLE), so on
     a host with one kind this is [] and its charts and tables stay as they were. A value naming several kinds
     ('P-core + E-core': threads that ran on both) is a kind of its own here."""
-    return list(dict.fromkeys(row["core_kind"] for row in rows if row.get("core_kind")))
+    return [kind for kind, _ in by_core_kind(rows) if kind]
 
 
 def kind_series(kinds: list[str], row: dict, label: str | None = None) -> str | None:

@@ -33,10 +33,10 @@ import duckdb
 import jinja2
 import vl_convert
 
-from fleetscope import __version__, charts, fleet, fleet_pages, summary
+from fleetscope import __version__, fleet, fleet_pages, summary
 from fleetscope.batch import Batch, records
-from fleetscope.experiments import FAMILIES, SECTIONS, Column, Section, SectionData
-from fleetscope.report_derived import DERIVED, columns_of, derived_rows
+from fleetscope.experiments import FAMILIES, SECTIONS, Column, Section, SectionData, shown_columns
+from fleetscope.report_derived import DERIVED, derived_rows
 from fleetscope.resources import QUERIES_DIR, TEMPLATES_DIR, WAREHOUSE_DIR, sql
 from fleetscope.units import (KINDS, QUANTITIES, Unit, choose_unit, format_bytes, format_count, format_number,
                               format_percent, format_with_unit, readable_text, to_base)
@@ -196,13 +196,12 @@ def _section(fetch: Callable[[str], list[dict]], section: Section, caches: list[
         units = choose_units([(section.columns, item["rows"]), (section.extra_columns, item["extra_rows"]),
                               (section.drawn, item["rows"])])
         stage = "building its tables"
-        per_kind = bool(charts.core_kinds(item["rows"]))
-        columns, extra_columns = ([column for column in chosen if per_kind or not column.per_kind]
-                                  for chosen in (section.columns, section.extra_columns))
+        columns = shown_columns(section.columns, item["rows"])
+        extra_columns = shown_columns(section.extra_columns, item["rows"])
         if columns and item["rows"]:
-            item["tables"].append(table(f"{section.id}-table", tuple(columns), item["rows"], units))
+            item["tables"].append(table(f"{section.id}-table", columns, item["rows"], units))
         if extra_columns and item["extra_rows"]:
-            item["tables"].append(table(f"{section.id}-extra-table", tuple(extra_columns), item["extra_rows"], units))
+            item["tables"].append(table(f"{section.id}-extra-table", extra_columns, item["extra_rows"], units))
         stage = "drawing its chart"
         item["chart_spec"] = section.chart(SectionData(item["rows"], caches, derived, units))
     except Exception as error:  # noqa: BLE001 - one section must not stop the page or the fleet
@@ -238,7 +237,7 @@ def _derived_tables(derived: dict[str, list[dict]], shown_sections: set[str]) ->
         rows = derived[derived_table.name]
         if not derived_table.columns or not rows:
             continue
-        columns = columns_of(derived_table, rows)
+        columns = shown_columns(derived_table.columns, rows)
         units = choose_units([(columns, rows)])
         items.append({"table": derived_table, "data": table(derived_table.html_id, columns, rows, units),
                       "section": derived_table.section if derived_table.section in shown_sections else None})

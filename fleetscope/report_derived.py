@@ -64,12 +64,6 @@ DERIVED: tuple[DerivedTable, ...] = (
         Column("r_squared", "R²", "number"), Column("note", "note")), "saxpy"),
     DerivedTable("flags", "Plausibility checks", ()),
 )
-def columns_of(table: DerivedTable, rows: list[dict]) -> tuple[Column, ...]:
-    """The columns a derived table shows for one run's rows: the per-kind ones (core kind, CPU) only where the
-    rows name a core kind (a host with more than one: fleetscope.derive), so a one-kind host's table is as it was."""
-    per_kind = any(row.get("core_kind") for row in rows)
-    return tuple(column for column in table.columns if per_kind or not column.per_kind)
-
 
 DERIVED_NAMES: tuple[str, ...] = tuple(table.name for table in DERIVED)
 

@@ -9,11 +9,12 @@ view in warehouse/views/ and its query in warehouse/queries/report/).
 from __future__ import annotations
 
 from fleetscope.experiments import bandwidth, cpu_io, latency, mlc, storage, workloads
-from fleetscope.experiments.section import Column, Family, Figure, Headline, Section, SectionData
+from fleetscope.experiments.section import Column, Family, Figure, Headline, Section, SectionData, shown_columns
 
 FAMILIES: tuple[Family, ...] = (latency.FAMILY, bandwidth.FAMILY, cpu_io.FAMILY, storage.FAMILY, mlc.FAMILY,
                                 workloads.FAMILY)
 SECTIONS: tuple[Section, ...] = tuple(section for family in FAMILIES for section in family.sections)
 HEADLINES: tuple[Headline, ...] = tuple(headline for family in FAMILIES for headline in family.headlines)
 
-__all__ = ["FAMILIES", "HEADLINES", "SECTIONS", "Column", "Family", "Figure", "Headline", "Section", "SectionData"]
+__all__ = ["FAMILIES", "HEADLINES", "SECTIONS", "Column", "Family", "Figure", "Headline", "Section", "SectionData",
+           "shown_columns"]

@@ -17,13 +17,21 @@ class Column:
     header: str
     kind: str = "text"  # text | number | count | bytes | bool | percent (a fraction shown as %), or a quantity
                         # kind of fleetscope.units.KINDS
-    # Shown only where the section's rows hold more than one core kind (fleetscope.charts.core_kinds): a
+    # Shown only where the section's rows hold more than one core kind (shown_columns): a
     # host with one kind keeps the table it had.
     per_kind: bool = False
 
 
 # The core kind(s) a row measured, a column of every section a host with more than one kind measures per kind.
 CORE_KIND = Column("core_kind", "core kind", per_kind=True)
+
+
+def shown_columns(columns: tuple[Column, ...], rows: list[dict]) -> tuple[Column, ...]:
+    """The columns a table shows for these rows: the per-kind ones only where the rows name a core kind (the
+    report queries and fleetscope.derive name one only on a host with more than one), so a one-kind host's
+    table is as it was."""
+    per_kind = any(row.get("core_kind") for row in rows)
+    return tuple(column for column in columns if per_kind or not column.per_kind)
 
 
 @dataclass(frozen=True)
