@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from core_kind_bundles import (E_SLOWER, PER_KIND, affinity_points, experiments, fixture_points,
-                               smt_points, topology, write_hybrid)
+                               smt_points, thread_sweep_points, topology, write_hybrid)
 
 from fleetscope import charts
 
@@ -154,10 +154,11 @@ def test_a_one_kind_host_page_is_the_page_of_a_host_without_topology(fleet):
     ("smt", lambda point: point["params"].update(cpus=[0, 1, 2]), "at $.params.cpus"),
     ("affinity", lambda point: point["context"].update(cpus_seen=[-1]), "at $.context.cpus_seen[0]"),
     ("affinity", lambda point: point["context"].update(cpus_seen="0-3"), "at $.context.cpus_seen"),
+    ("thread_sweep", lambda point: point["params"].update(cpus="abc"), "at $.params.cpus"),
 ])
 def test_the_cpu_lists_the_kinds_are_read_from_are_checked_at_the_boundary(bundles, cli, tmp_path, experiment,
                                                                           edit, where):
-    points = smt_points() if experiment == "smt" else affinity_points()
+    points = {"smt": smt_points, "affinity": affinity_points, "thread_sweep": thread_sweep_points}[experiment]()
     edit(points[1])
     manifest = bundles.manifest()
     manifest["experiments"].append({"name": experiment, "status": "ok", "file": f"results/{experiment}.jsonl",
