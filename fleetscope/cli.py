@@ -13,7 +13,7 @@ import duckdb
 
 from fleetscope import __version__
 from fleetscope.errors import UserError
-from fleetscope.parsers import TOOLS
+from fleetscope.ingest.parsers import TOOLS
 
 MAIN_EXAMPLES = """\
 examples:
@@ -168,7 +168,7 @@ examples:
   fleetscope infer --csv tlb.csv --format json       columns pages,ns: L1/L2 TLB entries, walk cost
 
 The CSV has a header naming 'ns' and 'bytes' or 'pages' (optional 'std'); several rows of one size are
-its samples. The method is the one ingest applies to every run (fleetscope/inference.py). Say how the
+its samples. The method is the one ingest applies to every run (fleetscope/analyze/inference.py). Say how the
 curve was measured where fleetscope cannot know it: steps smaller than a cache level's are reported as
 TLB steps with their entries (reach / page size) when the pattern touches every page. A file that
 cannot be read is an error naming the file and line; the exit status is then 2.
@@ -199,7 +199,7 @@ def _size_list(text: str) -> list[int]:
 
 def add_curve_reading_options(parser: argparse.ArgumentParser, prefix: str = "") -> None:
     """How a curve from another tool was measured (verbs that read one: infer, import curve)."""
-    from fleetscope.inference import PATTERNS
+    from fleetscope.analyze.inference import PATTERNS
 
     parser.add_argument("--pattern", choices=PATTERNS, default=PATTERNS[0],
                         help=f"{prefix}how the chase walks its buffer: random-lines (fleetscope's chase, tinymembench), "
@@ -213,13 +213,13 @@ def add_curve_reading_options(parser: argparse.ArgumentParser, prefix: str = "")
 
 
 def curve_reading(arguments: argparse.Namespace):
-    from fleetscope.inference import CurveReading
+    from fleetscope.analyze.inference import CurveReading
 
     return CurveReading(arguments.pattern, arguments.page_size, arguments.relative)
 
 
 def _default_db() -> Path:
-    from fleetscope.warehouse import DEFAULT_DB
+    from fleetscope.store.warehouse import DEFAULT_DB
 
     return Path(os.environ.get("FLEETSCOPE_DB") or DEFAULT_DB)
 
@@ -234,9 +234,9 @@ def _positive_seconds(text: str) -> float:
 # Each verb imports what it needs when it runs: altair alone takes about a second to import, which
 # `fleetscope --help` and `fleetscope query` should not pay.
 def _command_ingest(arguments: argparse.Namespace) -> int:
-    from fleetscope.ingest import find_bundles, forget_vanished_refusals, ingest_bundles
-    from fleetscope.query import printable
-    from fleetscope.warehouse import open_warehouse
+    from fleetscope.ingest.load import find_bundles, forget_vanished_refusals, ingest_bundles
+    from fleetscope.store.query import printable
+    from fleetscope.store.warehouse import open_warehouse
 
     bundle_paths = []
     missing = False
@@ -265,8 +265,8 @@ def _command_ingest(arguments: argparse.Namespace) -> int:
 
 
 def _command_report(arguments: argparse.Namespace) -> int:
-    from fleetscope.report import write_reports
-    from fleetscope.warehouse import open_snapshot
+    from fleetscope.report.pages import write_reports
+    from fleetscope.store.warehouse import open_snapshot
 
     with open_snapshot(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
         result = write_reports(connection, arguments.out, rewrite_all=arguments.all)
@@ -281,9 +281,9 @@ def _command_report(arguments: argparse.Namespace) -> int:
 
 
 def _command_compare(arguments: argparse.Namespace) -> int:
-    from fleetscope import fleet, fleet_pages
-    from fleetscope.report import write_compare_page
-    from fleetscope.warehouse import open_read_only
+    from fleetscope.report import fleet, fleet_pages
+    from fleetscope.report.pages import write_compare_page
+    from fleetscope.store.warehouse import open_read_only
 
     if len(arguments.operands) < 2:
         raise UserError(f"compare needs two operands or more ({', '.join(fleet.OPERAND_FORMS)}), got one")
@@ -308,9 +308,9 @@ def _command_compare(arguments: argparse.Namespace) -> int:
 
 
 def _command_outliers(arguments: argparse.Namespace) -> int:
-    from fleetscope import fleet
-    from fleetscope.query import render
-    from fleetscope.warehouse import open_read_only
+    from fleetscope.report import fleet
+    from fleetscope.store.query import render
+    from fleetscope.store.warehouse import open_read_only
 
     with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
         latest = [run for run in fleet.runs(connection) if run.recency == 1]
@@ -340,8 +340,8 @@ def _command_outliers(arguments: argparse.Namespace) -> int:
 
 
 def _command_query(arguments: argparse.Namespace) -> int:
-    from fleetscope.query import render
-    from fleetscope.warehouse import open_read_only
+    from fleetscope.store.query import render
+    from fleetscope.store.warehouse import open_read_only
 
     statement = sys.stdin.read() if arguments.sql == "-" else arguments.sql
     if not statement.strip():
@@ -359,7 +359,7 @@ def _command_query(arguments: argparse.Namespace) -> int:
 
 
 def _command_parse(arguments: argparse.Namespace) -> int:
-    from fleetscope.parsers import ParseError, decode, parser, read_text
+    from fleetscope.ingest.parsers import ParseError, decode, parser, read_text
 
     tool = parser(arguments.tool)
     try:
@@ -379,9 +379,9 @@ def _command_parse(arguments: argparse.Namespace) -> int:
 
 
 def _command_import(arguments: argparse.Namespace) -> int:
-    from fleetscope.imports import import_files
-    from fleetscope.ingest import ingest_bundle
-    from fleetscope.warehouse import open_warehouse
+    from fleetscope.ingest.imports import import_files
+    from fleetscope.ingest.load import ingest_bundle
+    from fleetscope.store.warehouse import open_warehouse
 
     if arguments.tool == "curve":
         return _command_import_curve(arguments)
@@ -420,7 +420,7 @@ true cache sizes. `load` writes each as a bundle under --results and ingests it,
 
 
 def _command_import_curve(arguments: argparse.Namespace) -> int:
-    from fleetscope.reference import Reference
+    from fleetscope.ingest.reference import Reference
 
     if arguments.run_id is not None:
         raise UserError("import curve: --run-id is not taken (a curve's run id comes from its file)")
@@ -435,9 +435,9 @@ def _command_import_curve(arguments: argparse.Namespace) -> int:
 
 def _load_references(arguments: argparse.Namespace, curves: list) -> int:
     """Write each (csv, Reference, started_at) as a reference host's bundle and ingest it."""
-    from fleetscope.ingest import ingest_bundle
-    from fleetscope.reference import import_curve, refuse_lab_host
-    from fleetscope.warehouse import open_warehouse
+    from fleetscope.ingest.load import ingest_bundle
+    from fleetscope.ingest.reference import import_curve, refuse_lab_host
+    from fleetscope.store.warehouse import open_warehouse
 
     refused = 0
     with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
@@ -452,8 +452,8 @@ def _load_references(arguments: argparse.Namespace, curves: list) -> int:
 
 
 def _command_reference(arguments: argparse.Namespace) -> int:
-    from fleetscope.query import render
-    from fleetscope.reference import chosen, library, library_rows, recorded_at
+    from fleetscope.store.query import render
+    from fleetscope.ingest.reference import chosen, library, library_rows, recorded_at
 
     entries = library()
     if arguments.action == "list":
@@ -469,8 +469,8 @@ def _command_reference(arguments: argparse.Namespace) -> int:
 
 
 def _command_infer(arguments: argparse.Namespace) -> int:
-    from fleetscope.curve_csv import CurveCsvError, infer_curve, read_curve, render
-    from fleetscope.inference import InferenceError
+    from fleetscope.ingest.curve_csv import CurveCsvError, infer_curve, read_curve, render
+    from fleetscope.analyze.inference import InferenceError
 
     reading = curve_reading(arguments)
     try:
@@ -484,8 +484,8 @@ def _command_infer(arguments: argparse.Namespace) -> int:
 
 
 def _command_export(arguments: argparse.Namespace) -> int:
-    from fleetscope.export import export_parquet
-    from fleetscope.warehouse import open_read_only
+    from fleetscope.store.export import export_parquet
+    from fleetscope.store.warehouse import open_read_only
 
     with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait,
                         writable_directory=arguments.parquet) as connection:
@@ -497,7 +497,7 @@ def _command_export(arguments: argparse.Namespace) -> int:
 
 
 def _command_migrate(arguments: argparse.Namespace) -> int:
-    from fleetscope.warehouse import open_warehouse, schema_version
+    from fleetscope.store.warehouse import open_warehouse, schema_version
 
     # opening for writing applies the missing migrations; every view is re-created too
     open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait, create=False, every_view=True).close()
@@ -506,8 +506,8 @@ def _command_migrate(arguments: argparse.Namespace) -> int:
 
 
 def _command_version(arguments: argparse.Namespace) -> int:
-    from fleetscope.bundle import SUPPORTED_BUNDLE_SCHEMA, SUPPORTED_POINT_SCHEMA
-    from fleetscope.warehouse import schema_version
+    from fleetscope.ingest.bundle import SUPPORTED_BUNDLE_SCHEMA, SUPPORTED_POINT_SCHEMA
+    from fleetscope.store.warehouse import schema_version
 
     print(
         f"fleetscope {__version__} (bundle schema {SUPPORTED_BUNDLE_SCHEMA}, point schema "

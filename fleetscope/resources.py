@@ -14,7 +14,8 @@ from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
-_CHECKOUT = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+_CHECKOUT = PACKAGE_DIR.parent
 
 
 def _shipped(folder: str) -> Path:
@@ -28,6 +29,9 @@ def _shipped(folder: str) -> Path:
 WAREHOUSE_DIR = _shipped("warehouse")
 TEMPLATES_DIR = _shipped("templates")
 QUERIES_DIR = WAREHOUSE_DIR / "queries"
+# Data that lives inside the package in a checkout and a wheel alike.
+SCHEMAS_DIR = PACKAGE_DIR / "schemas"          # the bundle's JSON schemas
+REFERENCES_DIR = PACKAGE_DIR / "references"    # the reference-host library
 
 
 @cache

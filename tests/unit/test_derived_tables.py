@@ -1,4 +1,4 @@
-"""fleetscope.derive.DERIVED, the one list of derived tables, against the warehouse the migrations build:
+"""fleetscope.analyze.derive.DERIVED, the one list of derived tables, against the warehouse the migrations build:
 every table in it exists with a column for every key its function writes (insert_rows keeps only the
 table's columns, so a key without one would be lost without a word), and no inferred table is left out.
 
@@ -16,9 +16,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from fleetscope.derive import DERIVED, DERIVED_TABLES
-from fleetscope.ingest import ingest_bundle
-from fleetscope.warehouse import open_warehouse
+from fleetscope.analyze.derive import DERIVED, DERIVED_TABLES
+from fleetscope.ingest.load import ingest_bundle
+from fleetscope.store.warehouse import open_warehouse
 
 PROJECT = Path(__file__).resolve().parents[2]
 MLC_OUTPUT = PROJECT / "tests" / "fixtures" / "mlc_samples" / "csit_clx_loaded_latency.txt"

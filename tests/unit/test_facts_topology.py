@@ -131,7 +131,7 @@ def test_cpulist_round_trip(facts_module):
 
 @pytest.mark.parametrize("machine", sorted(path.name for path in SYSFS.iterdir() if path.is_dir()))
 def test_manifest_schema_takes_every_fixture_topology(facts_module, monkeypatch, machine):
-    from fleetscope.bundle import _schema_problem, _schema_validator
+    from fleetscope.ingest.bundle import _schema_problem, _schema_validator
     validator = _schema_validator("manifest.schema.json")
     facts = topology(facts_module, monkeypatch, SYSFS / machine)
     facts.pop("numa")

@@ -1,4 +1,4 @@
-"""fleetscope.inference on synthetic curves with known answers: cache levels from step curves with noise
+"""fleetscope.analyze.inference on synthetic curves with known answers: cache levels from step curves with noise
 (jitter, spikes, a non-monotone dip), no spurious level on a flat curve, TLB steps, MLP saturation,
 loaded-latency figures, and the pieces waiting for the bandwidth kernels."""
 
@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from fleetscope.inference import (amat_fit, bandwidth_per_level, infer_cache_levels, infer_loaded_latency, infer_mlp,
+from fleetscope.analyze.inference import (amat_fit, bandwidth_per_level, infer_cache_levels, infer_loaded_latency, infer_mlp,
                                   infer_tlb, isotonic_fit, kneedle_index, lower_envelope)
 
 SEEDS = range(40)
@@ -140,7 +140,7 @@ def test_latency_in_cycles_uses_the_fastest_clock_reading_of_the_plateau():
 
 
 def test_a_curve_that_cannot_be_inferred_says_why():
-    from fleetscope.inference import InferenceError
+    from fleetscope.analyze.inference import InferenceError
 
     with pytest.raises(InferenceError, match="at least two sizes"):
         infer_cache_levels([4096, 4096], [1.0, 1.1])

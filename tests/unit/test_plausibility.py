@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from fleetscope.plausibility import BIMODAL_MAX_SAMPLES, point_noise
+from fleetscope.analyze.plausibility import BIMODAL_MAX_SAMPLES, point_noise
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "mlc_samples"
 RULES = {"dram_chase_too_fast", "bandwidth_above_dram_peak", "huge_pages_not_granted", "loaded_idle_far_above_idle",

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from fleetscope.warehouse import MIGRATIONS_DIR, open_read_only, schema_version
+from fleetscope.store.warehouse import MIGRATIONS_DIR, open_read_only, schema_version
 
 
 def digest(path: Path) -> str:
@@ -86,7 +86,7 @@ def test_a_report_holds_the_warehouse_only_while_it_copies_it(bundles, cli, load
     once, and the copy is gone when the report ends."""
     spare = tmp_path / "tmp"
     spare.mkdir()
-    hold = ("import sys\nfrom fleetscope.warehouse import open_snapshot\n"
+    hold = ("import sys\nfrom fleetscope.store.warehouse import open_snapshot\n"
             "with open_snapshot(sys.argv[1]) as c:\n"
             "    print(c.execute('SELECT count(*) FROM runs').fetchone()[0], flush=True)\n    sys.stdin.read()\n")
     with subprocess.Popen([sys.executable, "-c", hold, str(loaded_db)], stdin=subprocess.PIPE,
@@ -105,7 +105,7 @@ def test_a_report_holds_the_warehouse_only_while_it_copies_it(bundles, cli, load
 
 
 def test_readers_do_not_block_each_other(cli, loaded_db):
-    hold = ("import sys; from fleetscope.warehouse import open_read_only; c = open_read_only(sys.argv[1]); "
+    hold = ("import sys; from fleetscope.store.warehouse import open_read_only; c = open_read_only(sys.argv[1]); "
             "print('held', flush=True); sys.stdin.read()")
     with subprocess.Popen([sys.executable, "-c", hold, str(loaded_db)], stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, text=True) as holder:

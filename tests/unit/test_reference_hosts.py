@@ -12,9 +12,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from fleetscope.curve_csv import infer_curve, read_curve
-from fleetscope.inference_check import published_curves
-from fleetscope.reference import LIBRARY_DIR, library
+from fleetscope.ingest.curve_csv import infer_curve, read_curve
+from inference_check import published_curves
+from fleetscope.ingest.reference import LIBRARY_DIR, library
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CURVES = FIXTURES / "curves"
@@ -49,7 +49,7 @@ def test_import_curve_stores_a_reference_host_with_its_source_inferred_and_check
     assert (path, tool) == ("raw/curve/intel_n100_gracemont_ramlat.csv", "curve")
     assert rows(db, "SELECT count(*) FROM latency_curve WHERE host = 'ref-n100'") == [(16,)]
     # the ingest reads the curve as `infer --csv --pattern line-per-page --caches 32k,2m,6m` does: one method
-    from fleetscope.inference import CurveReading
+    from fleetscope.analyze.inference import CurveReading
 
     expected = infer_curve(read_curve(N100), CurveReading("line-per-page", 4096), [32 << 10, 2 << 20, 6 << 20])
     stored = rows(db, "SELECT level, capacity_bytes, onset_bytes, completion_bytes, confidence FROM inferred_levels "
@@ -197,7 +197,7 @@ def test_outliers_set_reference_hosts_aside(lab_and_reference, cli):
 
 
 def test_the_manifest_schema_holds_reference_bundles_to_their_contract(cli, tmp_path):
-    from fleetscope.bundle import BundleError, load_bundle
+    from fleetscope.ingest.bundle import BundleError, load_bundle
 
     assert import_n100(cli, tmp_path).returncode == 0
     (bundle,) = [path.parent for path in (tmp_path / "results").rglob("manifest.json")]
@@ -216,7 +216,7 @@ def test_the_manifest_schema_holds_reference_bundles_to_their_contract(cli, tmp_
 
 
 def test_migration_008_gives_runs_loaded_before_it_their_origin(cli, tmp_path):
-    from fleetscope.warehouse import MIGRATIONS_DIR
+    from fleetscope.store.warehouse import MIGRATIONS_DIR
 
     db = tmp_path / "old.duckdb"
     with duckdb.connect(str(db)) as connection:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fleetscope.experiments import SECTIONS
-from fleetscope.warehouse import open_warehouse
+from fleetscope.report.sections import SECTIONS
+from fleetscope.store.warehouse import open_warehouse
 
 PROJECT = Path(__file__).resolve().parents[2]
 ROLES = PROJECT / "roles"
@@ -127,7 +127,7 @@ def test_every_place_names_the_same_experiments(kernel_list, warehouse_views):
 
     # The report: every experiment, kernel or not, has a section on the host page, and the views a section
     # reads exist in a freshly migrated warehouse.
-    problems += differences("report sections (fleetscope.experiments.SECTIONS)",
+    problems += differences("report sections (fleetscope.report.sections.SECTIONS)",
                             {section.experiment for section in SECTIONS}, every)
     for section in SECTIONS:
         for view in filter(None, (section.view, section.extra_view)):

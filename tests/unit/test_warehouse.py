@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from fleetscope.warehouse import (MIGRATIONS_DIR, VIEWS_DIR, WAREHOUSE_DIR, apply_comments, apply_migrations,
+from fleetscope.store.warehouse import (MIGRATIONS_DIR, VIEWS_DIR, WAREHOUSE_DIR, apply_comments, apply_migrations,
                                   create_views, data_dictionary, open_warehouse)
 
 
