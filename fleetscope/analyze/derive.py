@@ -2,7 +2,7 @@
 plausibility flags (fleetscope.analyze.plausibility), recomputed whole for one (run_id, host).
 
 Ingest calls `derive_run` inside the bundle's transaction, so a run's derived rows always match its
-points; `is_current` tells ingest when a run loaded by an older method needs recomputing. `DERIVED` is
+points; `is_current` tells ingest when a run loaded by an older method needs recomputing. `DERIVATIONS` is
 the one list of derived tables, each with the function computing its rows.
 """
 
@@ -200,33 +200,33 @@ def _inference_run_rows(connection: duckdb.DuckDBPyConnection, key: list,
 
 
 @dataclass(frozen=True)
-class Derived:
+class Derivation:
     """A derived table and what computes one run's rows of it: rows(connection, [run_id, host], derived),
-    where `derived` holds the rows of the tables computed before it in DERIVED."""
+    where `derived` holds the rows of the tables computed before it in DERIVATIONS."""
     table: str
     rows: Callable[[duckdb.DuckDBPyConnection, list, dict[str, list[dict]]], list[dict]]
 
 
 # Every derived table, in the order they are computed: inferred_level_bandwidth reads inferred_levels' rows,
 # and inference_runs comes last, recording the method the others were computed with.
-DERIVED: tuple[Derived, ...] = (
-    Derived("inferred_levels", _level_rows),
-    Derived("inferred_level_bandwidth", _level_bandwidth_rows),
-    Derived("inferred_saxpy", _saxpy_rows),
-    Derived("inferred_tlb", _tlb_rows),
-    Derived("inferred_mlp", _mlp_rows),
-    Derived("inferred_loaded_latency", _loaded_latency_rows),
-    Derived("flags", _flag_rows),
-    Derived("inference_runs", _inference_run_rows),
+DERIVATIONS: tuple[Derivation, ...] = (
+    Derivation("inferred_levels", _level_rows),
+    Derivation("inferred_level_bandwidth", _level_bandwidth_rows),
+    Derivation("inferred_saxpy", _saxpy_rows),
+    Derivation("inferred_tlb", _tlb_rows),
+    Derivation("inferred_mlp", _mlp_rows),
+    Derivation("inferred_loaded_latency", _loaded_latency_rows),
+    Derivation("flags", _flag_rows),
+    Derivation("inference_runs", _inference_run_rows),
 )
-DERIVED_TABLES = tuple(derived.table for derived in DERIVED)
+DERIVED_TABLES = tuple(derived.table for derived in DERIVATIONS)
 
 
 def derive_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> None:
     """Replace the derived rows of one run with freshly computed ones (call inside a transaction)."""
     key = [run_id, host]
     computed: dict[str, list[dict]] = {}
-    for derived in DERIVED:
+    for derived in DERIVATIONS:
         connection.execute(sql("derive/delete_run").format(table=derived.table), key)
         computed[derived.table] = derived.rows(connection, key, computed)
         insert_rows(connection, derived.table, [{"run_id": run_id, "host": host, **row}

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 
 import duckdb
 
-from fleetscope.report.sections import SECTIONS
+from fleetscope.catalog import flag_view
 from fleetscope.resources import sql
 from fleetscope.units import format_bytes
 
@@ -318,11 +318,6 @@ def nt_write_far_above_read(run: Run) -> list[Flag]:
                      lambda gb_s: gb_s in unconfirmed, max, note)]
 
 
-def _section_view(experiment: str) -> str:
-    """The view whose section shows an experiment's numbers (where its flags appear), else `points`."""
-    return next((section.view for section in SECTIONS if section.experiment == experiment), "points")
-
-
 def _interval(median: float, low: float, high: float) -> str:
     return f"{median:.4g} ns [CI95 {low:.4g}, {high:.4g}]"
 
@@ -400,7 +395,7 @@ def experiments_disagree(run: Run) -> list[Flag]:
         checked = [(f"{one.experiment} {one.label} vs {other.experiment} {other.label}", _gap(one, other))
                    for one, other in own]
         worst_one, worst_other = max(own, key=lambda pair: _gap(*pair))
-        flags.append(_against(rule, _section_view(experiment), checked, DISAGREEMENT_GAP, "fraction", comparison,
+        flags.append(_against(rule, flag_view(experiment), checked, DISAGREEMENT_GAP, "fraction", comparison,
                               lambda gap: gap > DISAGREEMENT_GAP, max,
                               f"; {worst_one.text()} vs {worst_other.text()}"))
     return flags
@@ -463,7 +458,7 @@ def threads_shared_one_cpu(run: Run) -> list[Flag]:
     if not checked:
         return [Flag(rule, "not_run", "run", reason="the placements of two or more threads recorded neither the "
                      "CPUs their threads ran on nor their CPU time")]
-    return [_against(rule, _section_view(experiment), values, ONE_CPU_UTILIZED, "CPUs",
+    return [_against(rule, flag_view(experiment), values, ONE_CPU_UTILIZED, "CPUs",
                      f"CPUs' worth of time used by threads placed on different CPUs <= {ONE_CPU_UTILIZED:g}",
                      lambda cpus: cpus <= ONE_CPU_UTILIZED, min, notes.get(experiment, ""))
             for experiment, values in sorted(checked.items())]
@@ -557,7 +552,7 @@ def _noise_rule(run: Run, rule: str, measure: Callable[[PointNoise], tuple[float
     flags = []
     for experiment, values in sorted(checked.items()):
         worst = max(values, key=lambda pair: pair[1])
-        flags.append(_against(rule, _section_view(experiment), values, threshold, unit, comparison, breaks, max,
+        flags.append(_against(rule, flag_view(experiment), values, threshold, unit, comparison, breaks, max,
                               f"; {seen[worst[0]]}"))
     return flags
 

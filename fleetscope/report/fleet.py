@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from fleetscope import catalog
 from fleetscope.report import summary
 from fleetscope.store.batch import Batch
 from fleetscope.errors import UserError
@@ -237,8 +238,8 @@ CAUSES: tuple[tuple[str, bool, str], ...] = (
     (r"tlb_l\d_entries", False, "a different page size, or a hypervisor's nested paging"),
     (r"mlp", False, "fewer misses in flight: an SMT sibling, prefetcher or power settings"),
 )
-# Levels are scored by their latency and size; storage is not a property of the CPU, so it has no peers here.
-PEER_HEADLINES = tuple(headline for headline in HEADLINES if headline.experiment != "fio")
+# Levels are scored by their latency and size; what is not a property of the CPU (storage) has no peers here.
+PEER_HEADLINES = tuple(headline for headline in HEADLINES if catalog.experiment(headline.experiment).peer_scored)
 _NOT_SCORED = {column.key for headline in HEADLINES if headline not in PEER_HEADLINES for column in headline.columns}
 
 

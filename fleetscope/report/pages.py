@@ -38,7 +38,7 @@ from fleetscope import __version__
 from fleetscope.report import fleet, fleet_pages, summary
 from fleetscope.store.batch import Batch, records
 from fleetscope.report.sections import FAMILIES, SECTIONS, Column, Section, SectionData, shown_columns
-from fleetscope.report.derived_tables import DERIVED, derived_rows
+from fleetscope.report.derived_tables import SHOWN_TABLES, derived_rows
 from fleetscope.resources import PACKAGE_DIR, QUERIES_DIR, TEMPLATES_DIR, WAREHOUSE_DIR, sql
 from fleetscope.units import (KINDS, QUANTITIES, Unit, choose_unit, format_bytes, format_count, format_number,
                               format_percent, format_with_unit, readable_text, to_base)
@@ -235,7 +235,7 @@ def _sections(fetch: Callable[[str], list[dict]], caches: list[dict], experiment
 def _derived_tables(derived: dict[str, list[dict]], shown_sections: set[str]) -> list[dict]:
     """The derived tables with rows, each with the section it was inferred from (when that is on the page)."""
     items = []
-    for derived_table in DERIVED:
+    for derived_table in SHOWN_TABLES:
         rows = derived[derived_table.name]
         if not derived_table.columns or not rows:
             continue

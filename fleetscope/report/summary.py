@@ -15,7 +15,7 @@ from typing import Callable
 from fleetscope.analyze import precision
 from fleetscope.report.charts import by_core_kind, one_policy
 from fleetscope.report.sections import HEADLINES, SECTIONS, Figure, Headline
-from fleetscope.report.derived_tables import DERIVED
+from fleetscope.report.derived_tables import SHOWN_TABLES
 from fleetscope.units import format_bytes, format_number, format_time_ns
 
 _REASON_CHARS = 240
@@ -179,7 +179,7 @@ def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiment
         headlines.append(shown)
     hierarchy = _hierarchy(derived)
     levels_section = next(section for section in SECTIONS
-                          if section.id == next(table.section for table in DERIVED if table.name == "inferred_levels"))
+                          if section.id == next(table.section for table in SHOWN_TABLES if table.name == "inferred_levels"))
     level_notes = "; ".join(level["note"] for level in derived["inferred_levels"] if level["note"])
     flags = derived["flags"]
     return {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fleetscope.report import charts
 from fleetscope.report.charts import NUMBER, Chart, n, q, tip
-from fleetscope.report.sections.section import CORE_KIND, Column, Family, Figure, Headline, Section, SectionData
+from fleetscope.report.sections.section import CORE_KIND, Column, Figure, Headline, Section, SectionData
 from fleetscope.units import format_bytes, format_gb_s, format_time_ns
 
 
@@ -225,7 +225,7 @@ _BW = (Column("op", "op"), Column("store", "stores"), Column("pattern", "order")
 _BW_NOTE = ("Rates are 1e9 (GB/s) or 1e6 (MB/s) bytes per second counted in 64-byte lines moved (a strided block "
             "moves one line, never the stride); reads for ownership of regular stores are not counted, as in STREAM.")
 
-FAMILY = Family("Bandwidth", sections=(
+SECTIONS: tuple[Section, ...] = (
     Section("bandwidth", "bandwidth", "Bandwidth vs working set", "bandwidth_points", "bandwidth_points_bandwidth",
             bandwidth_chart, (CORE_KIND, *_BW), _BW_NOTE, flag_prefix="bandwidth:"),
     Section("stride-bandwidth", "stride_bandwidth", "Pattern × stride bandwidth", "bandwidth_points",
@@ -269,9 +269,10 @@ FAMILY = Family("Bandwidth", sections=(
              Column("prefetch_distance_blocks", "distance (blocks)", "count"), Column("hw_prefetchers", "hardware"),
              Column("median_gb_s", "median", "gb_s"), Column("working_set_bytes", "span", "bytes")),
             _BW_NOTE, flag_prefix="prefetch"),
-), headlines=(
+)
+HEADLINES: tuple[Headline, ...] = (
     Headline("Read bandwidth (DRAM-sized)", "thread_sweep", "thread-sweep", "thread_sweep_read", read_bandwidth_figure,
              (Column("read_1_thread_gb_s", "read 1 thread", "gb_s"),
               Column("read_all_threads_gb_s", "read all threads", "gb_s"))),
     Headline("Loaded-latency knee", "loaded_latency", "loaded-latency", "inferred_loaded_latency", knee_figure),
-))
+)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fleetscope.report import charts
 from fleetscope.report.charts import NUMBER, Chart, n, o, q, tip
-from fleetscope.report.sections.section import CORE_KIND, Column, Family, Figure, Headline, Section, SectionData
+from fleetscope.report.sections.section import CORE_KIND, Column, Figure, Headline, Section, SectionData
 from fleetscope.units import format_bytes, format_count, format_number, format_time_ns
 
 
@@ -301,7 +301,7 @@ def mlp_figure(rows: list[dict]) -> Figure:
 _NS = ("median_ns", "median", "ns")
 _CI = (Column("ci95_low_ns", "CI95 low", "ns"), Column("ci95_high_ns", "CI95 high", "ns"))
 
-FAMILY = Family("Latency", sections=(
+SECTIONS: tuple[Section, ...] = (
     Section("latency", "latency_sweep", "Latency curve", "latency_curve", "latency_curve", latency_chart,
             (CORE_KIND, Column("page_policy", "page policy"), Column("working_set_bytes", "working set", "bytes"),
              Column(*_NS),
@@ -372,8 +372,9 @@ FAMILY = Family("Latency", sections=(
             "Like Intel MLC's --bandwidth_matrix: read-only traffic from the CPU node's CPUs, memory bound with "
             "set_mempolicy (MPOL_BIND) and every sampled page checked on the node (move_pages). A host with one "
             "NUMA node records the experiment as skipped, with the reason."),
-), headlines=(
+)
+HEADLINES: tuple[Headline, ...] = (
     Headline("TLB", "tlb", "tlb", "inferred_tlb", tlb_figure,
              (Column("tlb_l1_entries", "TLB L1 entries", "count"), Column("tlb_l2_entries", "TLB L2 entries", "count"))),
     Headline("Memory-level parallelism", "mlp", "mlp", "inferred_mlp", mlp_figure, (Column("mlp", "MLP", "number"),)),
-))
+)
