@@ -156,9 +156,12 @@ def _overlay_spec(curve: Curve, records: list[dict], colour_title: str, *, datas
     return chart.spec(curve.title, curve.family, height=260)
 
 
-def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries: dict[str, dict | None]) -> dict:
+def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries: dict[str, dict | None],
+                  moved: dict[str, list[str]] | None = None) -> dict:
     """The fleet page's variables: `hosts` are fleet_overview rows (with `page`), `summaries` each host's
-    latest summary by host, `previous` the summary of the run before (None where there is none)."""
+    latest summary by host, `previous` the summary of the run before (None where there is none), `moved` the
+    figures of each host that moved since its previous run by `fleetscope check`'s rule, in words (the
+    'changed' badge)."""
     values = {host["host"]: (summaries.get(host["host"]) or {}).get("values", {}) for host in hosts}
     columns = fleet.measured_columns(values.values())
     units = column_units(columns, list(values.values()))
@@ -174,13 +177,14 @@ def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries
     rows = []
     for index, host in enumerate(hosts):
         before = (previous.get(host["host"]) or {}).get("values")
-        moved = fleet.change(before, values[host["host"]], columns) if before else None
+        change = fleet.change(before, values[host["host"]], columns) if before else None
         rows.append({
             "index": index, "host": host,
             "cells": [(cell(column, values[host["host"]].get(column.key), units), values[host["host"]].get(column.key))
                       for column in columns],
             "flagged": values[host["host"]].get(fleet.FLAGGED.key),
-            "change": moved, "measured": summaries.get(host["host"]) is not None,
+            "change": change, "measured": summaries.get(host["host"]) is not None,
+            "moved": (moved or {}).get(host["host"], []),
         })
     return {
         "columns": [{"key": column.key, "header": header(column, units)} for column in columns],
@@ -201,6 +205,8 @@ def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries
         "kinds": [{"host": host["host"], "page": host["page"], "kinds": (summaries.get(host["host"]) or {})["core_kinds"]}
                   for host in hosts if (summaries.get(host["host"]) or {}).get("core_kinds")],
         "outlier_groups": found.groups,
+        "changed": [{"host": host["host"], "page": host["page"], "moved": moved[host["host"]]} for host in hosts
+                    if (moved or {}).get(host["host"])],
         "data": _fleet_data(hosts, keys, summaries),
     }
 
