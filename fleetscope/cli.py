@@ -86,8 +86,8 @@ do not matter, and 'zen4' matches 'Zen 4 (Genoa)' and 'Zen 4 (Raphael)'). The fi
 baseline. Every figure of the host pages' summaries is shown per operand (the median over its runs) with its
 difference from the baseline; a level's latency is tested with a Mann-Whitney U test on the raw samples of
 its plateau and reported as significant only when the difference is at least 5% and p < 0.05. The page
-(default compare.html, the charts' script under assets/ beside it) overlays every family's curves; --format
-json prints the same figures (keys in README.md), to --out when given.
+(default reports/compare.html, beside the fleet page, with the charts' script under reports/assets/) overlays
+every family's curves; --format json prints the same figures (keys in README.md), to --out when given.
 """
 
 OUTLIERS_EXAMPLES = """\
@@ -310,6 +310,10 @@ def _command_report(arguments: argparse.Namespace) -> int:
     return 0
 
 
+# Beside the fleet page `fleetscope report` writes (its assets/ are shared), not in whatever folder one stands in.
+DEFAULT_COMPARE_PAGE = Path("reports") / "compare.html"
+
+
 def _command_compare(arguments: argparse.Namespace) -> int:
     from fleetscope.report import fleet, fleet_pages
     from fleetscope.report.pages import write_compare_page
@@ -329,7 +333,7 @@ def _command_compare(arguments: argparse.Namespace) -> int:
             print(f"wrote {arguments.out}")
         return 0
     context = fleet_pages.compare_context(operands, rows, comparison.curves)
-    out = write_compare_page(arguments.out or Path("compare.html"), context, fleet.SIGNIFICANT_CHANGE,
+    out = write_compare_page(arguments.out or DEFAULT_COMPARE_PAGE, context, fleet.SIGNIFICANT_CHANGE,
                              fleet.SIGNIFICANT_P)
     print("\n".join(["significant differences:", *(f"  {sentence}" for sentence in context["moved"])])
           if context["moved"] else "no level's latency differs by both the threshold and the test")
@@ -644,7 +648,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("operands", nargs="+", metavar="OPERAND",
                          help="HOST, HOST@RUN_ID, group:NAME or uarch:NAME; the first is the baseline")
     compare.add_argument("--out", type=Path, metavar="FILE",
-                         help="where to write (html default: compare.html; json default: standard output)")
+                         help="where to write (html default: reports/compare.html; json default: standard output)")
     compare.add_argument("--format", choices=("html", "json"), default="html", help="output format (default: html)")
     outliers = add_verb("outliers", "list hosts whose figures sit far from their peers'", OUTLIERS_EXAMPLES,
                         _command_outliers)

@@ -154,14 +154,6 @@ def as_utc(value: object) -> datetime | None:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def did_you_mean(name: str, known: list[str]) -> str:
-    """' (did you mean zen3-01?)' for a name one slip away from a known one, else ''."""
-    import difflib
-
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-    return f" (did you mean {' or '.join(close)}?)" if close else ""
-
-
 # ---- one host ------------------------------------------------------------------------------------------
 
 @dataclass
@@ -297,7 +289,7 @@ def check(connection: duckdb.DuckDBPyConnection, hosts: list[str], baseline: Bas
         raise UserError("the warehouse has no runs yet: run `fleetscope ingest results/` first")
     for host in [*hosts, *([baseline.host] if baseline.host else [])]:
         if host not in by_host:
-            raise UserError(f"no host {host!r} in the warehouse{did_you_mean(host, known)}")
+            raise UserError(f"no host {host!r} in the warehouse{fleet.did_you_mean(host, known)}")
     golden = next(run for run in by_host[baseline.host] if run.recency == 1) if baseline.host else None
     chosen = hosts or [host for host in known if not any(run.is_reference for run in by_host[host] if run.recency == 1)]
     checks = []

@@ -15,6 +15,7 @@ drag along.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
@@ -139,13 +140,20 @@ def resolve(text: str, all_runs: list[Run]) -> Operand:
         kind, chosen = "run", [run for run in all_runs if run.host == host and run.run_id == run_id]
         others = [run.run_id for run in all_runs if run.host == host]
         what = (f"host {host!r} has no run {run_id!r}; its runs: {', '.join(others)}" if others
-                else f"no host {host!r} in the warehouse")
+                else f"no host {host!r} in the warehouse{did_you_mean(host, [run.host for run in latest])}")
     else:
         kind, chosen = "host", [run for run in latest if run.host == text]
-        what = f"no host {text!r} in the warehouse (an inventory group is group:NAME, a microarchitecture uarch:NAME)"
+        what = (f"no host {text!r} in the warehouse{did_you_mean(text, [run.host for run in latest])} (an inventory "
+                "group is group:NAME, a microarchitecture uarch:NAME)")
     if not chosen:
         raise UserError(what)
     return Operand(text, kind, tuple(sorted(chosen, key=lambda run: run.host)))
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """' (did you mean zen3-01?)' when `name` is a slip away from known names (difflib's ratio >= 0.6), else ''."""
+    close = difflib.get_close_matches(name, sorted(set(known)), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 # ---- the numbers of each run ---------------------------------------------------------------------------
