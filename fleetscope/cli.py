@@ -523,7 +523,7 @@ def _command_reference(arguments: argparse.Namespace) -> int:
             sys.stdout.write(render(columns, [[row[column] for column in columns] for row in rows], "table"))
         return 0
     return _load_references(arguments, [(entry.file, entry.reference, recorded_at())
-                                         for entry in chosen(arguments.names, entries)])
+                                        for entry in chosen(arguments.names, entries)])
 
 
 def _command_infer(arguments: argparse.Namespace) -> int:

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import re
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -77,6 +78,7 @@ DEFAULT_THRESHOLDS: tuple[tuple[str, Threshold], ...] = (
     ("*", Threshold(relative=0.10)),
 )
 
+
 def parse_threshold(text: str) -> tuple[str, Threshold]:
     """'dram_latency=8%', 'l*_size=off', 'storage_p99_read_ns=+50000' -> (pattern, Threshold)."""
     pattern, equals, value = text.partition("=")
@@ -95,7 +97,7 @@ def parse_threshold(text: str) -> tuple[str, Threshold]:
             threshold = Threshold(absolute=number)
     except ValueError:
         number = -1.0
-    if not number >= 0 or number != number or number == float("inf"):
+    if not 0 <= number < math.inf:  # NaN fails both comparisons
         raise UserError(f"--threshold {text!r}: the value must be a percentage (8%), an amount in the figure's "
                         "unit (+2) or off")
     return pattern, threshold

@@ -171,7 +171,7 @@ def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries
                       host["microarchitecture"], bool(host["uarch_known"]), host["cpu_model_name"],
                       tuple(host["inventory_groups"]) if host["inventory_groups"] is not None else None,
                       bool(host["is_reference"]), host["reference_source"])
-             for host in hosts]
+            for host in hosts]
     by_key = {run.key: values[run.host] for run in runs}
     found = fleet.outliers(runs, by_key, fleet.peer_columns(columns))
     rows = []
@@ -254,7 +254,7 @@ def _fleet_data(hosts: list[dict], keys: dict[str, str], summaries: dict[str, di
               for curve in FLEET_CURVES}
     specs = {}
     for curve in FLEET_CURVES:
-        records = [{"x": x, "y": y} for _, xs, ys in curves[curve.id] for x, y in zip(xs, ys)]
+        records = [{"x": x, "y": y} for _unused, xs, ys in curves[curve.id] for x, y in zip(xs, ys)]
         if records:
             specs[curve.id] = _overlay_spec(curve, records, "group", dataset=curve.id)
     return {"hosts": [{"name": host["host"], "page": host["page"], "microarchitecture": host["microarchitecture"],

@@ -196,4 +196,3 @@ def write(text: str, out: Path) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-

@@ -487,7 +487,7 @@ def write_reports(connection: duckdb.DuckDBPyConnection, out_dir: Path, *, rewri
                 stale.append((run, runs, run["run_id"] == host["last_run_id"]))
     for start in range(0, len(stale), BATCH_RUNS):
         chunk = stale[start:start + BATCH_RUNS]
-        batch = Batch(connection, [(run["run_id"], run["host"]) for run, _, _ in chunk])
+        batch = Batch(connection, [(run["run_id"], run["host"]) for run, _unused, _unused in chunk])
         for run, runs, is_latest in chunk:
             failures, summary_record = _write_host_page(out_dir, environment, host_template, common, asset, batch,
                                                         run, runs, is_latest)
@@ -537,8 +537,9 @@ def changed_since_previous(connection: duckdb.DuckDBPyConnection, runs_by_host: 
     if not pairs:
         return {}
     samples = fleet.level_samples(connection, [run.key for runs in pairs.values() for run in runs])
-    return {host: [check.describe(figure) for figure in check.moved_since_previous(
-                before[host]["values"], latest[host]["values"], samples, previous_run, latest_run)]
+    return {host: [check.describe(figure)
+                   for figure in check.moved_since_previous(before[host]["values"], latest[host]["values"], samples,
+                                                            previous_run, latest_run)]
             for host, (previous_run, latest_run) in pairs.items()}
 
 
