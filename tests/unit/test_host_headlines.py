@@ -52,9 +52,10 @@ def test_two_core_kinds_one_policy_and_reference_hosts(bundles, cli, tmp_path):
                   results={"results/latency_sweep.jsonl": bundles.latency_points(page_policies=("4k",))})
     db = tmp_path / "fleet.duckdb"
     assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
-    loaded = cli("reference", "load", "--db", db, "--results", tmp_path / "references")
+    loaded = cli("reference", "load", "ref-graviton2-neoverse-n1", "ref-n100-gracemont", "--db", db,
+                 "--results", tmp_path / "references")  # a relative curve (tinymembench) and an absolute one
     assert loaded.returncode == 0, loaded.stderr
     rows = {row["host"]: row for row in assert_view_matches_the_fleet(db)}
     assert rows["hybrid"]["l1_latency_ns"] is not None and rows["thp-only"]["l2_size_bytes"] is not None
-    references = [row for row in rows.values() if row["is_reference"]]
-    assert references and any(row["l1_latency_ns"] is None and row["l1_size_bytes"] for row in references)
+    assert rows["ref-graviton2-neoverse-n1"]["is_reference"] and rows["ref-graviton2-neoverse-n1"]["l1_latency_ns"] is None
+    assert rows["ref-graviton2-neoverse-n1"]["l1_size_bytes"] and rows["ref-n100-gracemont"]["dram_latency_ns"] > 50
