@@ -348,7 +348,8 @@ def describe(figure: dict) -> str:
 
 
 def render_text(result: CheckResult) -> str:
-    lines = [f"fleetscope check against {result.baseline.describe()}: {len(result.hosts)} hosts, "
+    lines = [f"fleetscope check against {result.baseline.describe()}: {len(result.hosts)} "
+             f"host{'' if len(result.hosts) == 1 else 's'}, "
              f"{len(result.changed)} changed"
              f"{', regressions only' if result.worse_only else ''}"]
     order = {"changed": 0, "held": 1, "no baseline": 2}
