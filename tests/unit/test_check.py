@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 from nightly_bundles import FIRST_NIGHT, SECOND_NIGHT
 
+from fleetscope.cli import main
 from fleetscope.errors import UserError
 from fleetscope.report import check
 from fleetscope.report.sections import Column
@@ -27,11 +28,14 @@ def db(two_nights):
     return two_nights[1]
 
 
-def run_json(cli, db, *arguments):
-    proc = cli("check", "--db", db, "--format", "json", *arguments)
-    assert proc.returncode in (0, 4), proc.stderr
-    document = json.loads(proc.stdout)
-    assert document["exit_status"] == proc.returncode
+def run_json(capsys, db, *arguments):
+    """`fleetscope check --format json` in this process (the CLI's own main: the variants below need no
+    interpreter of their own each)."""
+    status = main(["check", "--db", str(db), "--format", "json", *map(str, arguments)])
+    captured = capsys.readouterr()
+    assert status in (0, 4), captured.err
+    document = json.loads(captured.out)
+    assert document["exit_status"] == status
     return document, {host["host"]: host for host in document["hosts"]}
 
 
@@ -73,8 +77,8 @@ def test_check_gates_the_host_whose_dram_slowed_and_writes_junit(db, cli, tmp_pa
     assert ElementTree.fromstring(on_stdout.stdout).get("failures") == "0"
 
 
-def test_json_names_each_figure_with_its_change_test_and_threshold(db, cli):
-    document, hosts = run_json(cli, db)
+def test_json_names_each_figure_with_its_change_test_and_threshold(db, capsys):
+    document, hosts = run_json(capsys, db)
     assert set(document) == CHECK_KEYS and document["changed"] == ["rpl-03"]
     assert all(set(host) == HOST_KEYS for host in hosts.values())
     assert all(set(figure) == FIGURE_KEYS for host in hosts.values() for figure in host["figures"])
@@ -90,13 +94,13 @@ def test_json_names_each_figure_with_its_change_test_and_threshold(db, cli):
     assert not moved(hosts["zen3-01"]) and hosts["n1-01"]["state"] == "no baseline"
 
 
-def test_thresholds_per_figure_decide_and_the_test_still_guards_levels(db, cli):
+def test_thresholds_per_figure_decide_and_the_test_still_guards_levels(db, capsys):
     # rpl-03 passes once its DRAM may move 70% and the read bandwidths are not gated
-    document, hosts = run_json(cli, db, "--threshold", "dram_latency=70%", "--threshold", "read_*=off")
+    document, hosts = run_json(capsys, db, "--threshold", "dram_latency=70%", "--threshold", "read_*=off")
     assert document["exit_status"] == 0 and not moved(hosts["rpl-03"])
     # zen3-01's 1.5% is beyond a 1% threshold: L1 moves (p < 0.05 on its plateau's samples), L2 and L3 do not
     # (their samples overlap: no significant difference), the bandwidths do (no samples: threshold alone)
-    document, hosts = run_json(cli, db, "--threshold", "*=1%", "zen3-01")
+    document, hosts = run_json(capsys, db, "--threshold", "*=1%", "zen3-01")
     figures = {figure["metric"]: figure for figure in hosts["zen3-01"]["figures"]}
     assert figures["l1_latency"]["status"] == "moved" and figures["l1_latency"]["p_value"] < 0.05
     for level in ("l2_latency", "l3_latency"):
@@ -104,29 +108,29 @@ def test_thresholds_per_figure_decide_and_the_test_still_guards_levels(db, cli):
     assert figures["read_1_thread_gb_s"]["status"] == "moved"
     assert document["exit_status"] == 4
     # zen3-01's latencies got lower (better) and its bandwidths too (worse): --worse-only gates only the latter
-    document, hosts = run_json(cli, db, "--threshold", "*=1%", "--worse-only", "zen3-01")
+    document, hosts = run_json(capsys, db, "--threshold", "*=1%", "--worse-only", "zen3-01")
     assert moved(hosts["zen3-01"]) == {"read_1_thread_gb_s", "read_all_threads_gb_s"}
     figures = {figure["metric"]: figure for figure in hosts["zen3-01"]["figures"]}
     assert figures["l1_latency"]["direction"] == "better" and figures["read_1_thread_gb_s"]["direction"] == "worse"
-    document, _ = run_json(cli, db, "--threshold", "l*_latency=1%", "--worse-only", "zen3-01")
+    document, _ = run_json(capsys, db, "--threshold", "l*_latency=1%", "--worse-only", "zen3-01")
     assert document["exit_status"] == 0
     # an absolute threshold in the figure's unit (ns): rpl-03's DRAM moved by about 80 ns
-    _, hosts = run_json(cli, db, "--threshold", "dram_latency=+100", "--threshold", "read_*=off", "rpl-03")
+    _, hosts = run_json(capsys, db, "--threshold", "dram_latency=+100", "--threshold", "read_*=off", "rpl-03")
     assert not moved(hosts["rpl-03"])
-    _, hosts = run_json(cli, db, "--threshold", "dram_latency=+50", "--threshold", "read_*=off", "rpl-03")
+    _, hosts = run_json(capsys, db, "--threshold", "dram_latency=+50", "--threshold", "read_*=off", "rpl-03")
     assert moved(hosts["rpl-03"]) == {"dram_latency"}
 
 
-def test_baselines_a_run_a_date_and_another_host(db, cli):
+def test_baselines_a_run_a_date_and_another_host(db, capsys):
     for baseline in (FIRST_NIGHT, "2026-11-30", "2026-11-30T23:00:00Z"):
-        document, hosts = run_json(cli, db, "--baseline", baseline)
+        document, hosts = run_json(capsys, db, "--baseline", baseline)
         assert moved(hosts["rpl-03"]) == MOVED_ON_RPL, baseline
         assert hosts["rpl-03"]["baseline"]["run_id"] == FIRST_NIGHT
         assert hosts["n1-01"]["state"] == "no baseline"
-    _, hosts = run_json(cli, db, "--baseline", "2026-12-01")  # the second night is the latest: nothing newer
+    _, hosts = run_json(capsys, db, "--baseline", "2026-12-01")  # the second night is the latest: nothing newer
     assert {host["state"] for host in hosts.values()} == {"no baseline"}
     assert "no run since 2026-12-01 23:59 UTC" in hosts["rpl-03"]["note"]
-    _, hosts = run_json(cli, db, "--baseline", "host:zen3-01")  # Raptor Lake's levels are 20% faster than Zen 3's
+    _, hosts = run_json(capsys, db, "--baseline", "host:zen3-01")  # Raptor Lake's levels are 20% faster than Zen 3's
     assert hosts["zen3-01"]["note"] == "it is the baseline host"
     assert {"l1_latency", "l2_latency", "l3_latency"} <= moved(hosts["rpl-03"])
     assert hosts["rpl-03"]["baseline"] == {"host": "zen3-01", "run_id": SECOND_NIGHT,
