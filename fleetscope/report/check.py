@@ -185,8 +185,8 @@ def judge(row: dict, delta: dict, threshold: Threshold, worse_only: bool) -> dic
     column: Column = row["column"]
     before, after = row["values"][0], row["values"][1]
     difference = after - before if isinstance(before, (int, float)) and isinstance(after, (int, float)) else None
-    figure = {"column": column, "metric": column.key, "label": column.header, "unit": fleet.unit_of(column), "level": row["level"],
-              "baseline": before, "latest": after, "relative": delta["relative"], "difference": difference,
+    figure = {"column": column, "metric": column.key, "label": column.header, "unit": fleet.unit_of(column),
+              "level": row["level"], "baseline": before, "latest": after, "relative": delta["relative"], "difference": difference,
               "p_value": delta["p_value"], "samples": delta["samples"], "threshold": threshold.text(column),
               "direction": _direction(column, delta["relative"], difference), "status": "held", "note": delta["note"]}
     if before is None and after is None:
