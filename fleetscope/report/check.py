@@ -365,6 +365,9 @@ def render_text(result: CheckResult) -> str:
             continue
         lines.append(f"  CHANGED      {item.host} ({runs}):")
         lines.extend(f"                 {describe(figure)}" for figure in item.moved)
+        if any(figure["metric"] == fleet.FLAGGED.key and figure["direction"] == "worse" for figure in item.moved):
+            lines.append("                 (the latest run has more plausibility flags: read them on its page before "
+                         "blaming the machine; a busy or drifting host moves every figure)")
     if result.changed:
         lines.append(f"exit status {EXIT_CHANGED}: {len(result.changed)} host(s) changed; "
                      "`fleetscope compare HOST@BASELINE_RUN HOST` shows one side by side")

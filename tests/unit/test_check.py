@@ -196,3 +196,17 @@ def test_threshold_patterns_and_defaults():
 
 def test_junit_escapes_what_xml_cannot_hold():
     assert check._xml_text("rack\x1b[31m-1") == "rack\\x1b[31m-1"
+
+
+def test_more_flags_in_the_latest_run_are_pointed_out():
+    latest = check.fleet.Run("h", "r2", None, "complete", 1, "", False, None, None)
+    baseline = check.fleet.Run("h", "r1", None, "complete", 2, "", False, None, None)
+    figures = [check.judge(row(3.0, 9.0, column=check.fleet.FLAGGED, level=None),
+                           row(3.0, 9.0, column=check.fleet.FLAGGED, level=None)["deltas"][0],
+                           check.threshold_for("flagged", []), worse_only=False)]
+    result = check.CheckResult(check.parse_baseline("previous"), [check.HostCheck("h", latest, baseline, "changed",
+                                                                                   figures=figures)],
+                               [], False, check.datetime.now(check.UTC))
+    text = check.render_text(result)
+    assert "flags 3 -> 9 (+200.0%, not tested; threshold ±1, worse)" in text
+    assert "read them on its page before blaming the machine" in text
