@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import duckdb
 
 from fleetscope.analyze.inference import (INFERENCE_VERSION, CurveReading, InferenceError, amat_fit, bandwidth_per_level,
-                                  infer_cache_levels, infer_loaded_latency, infer_mlp, infer_tlb)
+                                          infer_cache_levels, infer_loaded_latency, infer_mlp, infer_tlb)
 from fleetscope.analyze.plausibility import HUGE_PAGE_BYTES, check_run
 from fleetscope.resources import sql
 from fleetscope.store.warehouse import insert_rows
@@ -43,7 +43,7 @@ def _by_kind(rows: list[tuple]) -> list[tuple[dict, list[tuple]]]:
         kinds.setdefault((row[0], row[1]), []).append(row)
     return [({"core_kind": kind, "cpu": min((row[2] for row in group if row[2] is not None), default=None)},
              [row[3:] for row in group])
-            for (_, kind), group in sorted(kinds.items(), key=lambda item: (item[0][0], str(item[0][1])))]
+            for (_unused, kind), group in sorted(kinds.items(), key=lambda item: (item[0][0], str(item[0][1])))]
 
 
 def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
@@ -98,7 +98,7 @@ def _tlb_levels(curve: list[tuple]) -> dict:
     """The TLB levels of one page size's curve (page_size, page_bytes, pages, tlb, control, paired)."""
     l1_ns = curve[0][4]  # the control chain at the fewest pages hits L1
     pages, latency = [], []
-    for _, _, count, tlb_min, control_min, paired in curve:
+    for _unused, _unused, count, tlb_min, control_min, paired in curve:
         pages.append(count)
         if control_min is None:  # a reference host's published curve: ns per access as given
             latency.append(tlb_min)
@@ -130,13 +130,13 @@ def _loaded_latency_rows(connection: duckdb.DuckDBPyConnection, key: list,
     rows = []
     for path, run_index, traffic in sorted({row[:3] for row in ladder}, key=str):
         pairs = [row[3:] for row in ladder if row[:3] == (path, run_index, traffic)]
-        inferred = infer_loaded_latency([bandwidth / 1000 if bandwidth is not None else None for bandwidth, _ in pairs],
-                                        [latency for _, latency in pairs])
+        inferred = infer_loaded_latency([bandwidth / 1000 if bandwidth is not None else None for bandwidth, _unused in pairs],
+                                        [latency for _unused, latency in pairs])
         rows.append({"source": "mlc", "path": path, "run_index": run_index, "traffic": traffic, **asdict(inferred)})
     curve = _rows(connection, "loaded_latency_curve", key)
     for traffic in sorted({row[0] for row in curve}):
         pairs = [row[1:] for row in curve if row[0] == traffic]
-        inferred = infer_loaded_latency([bandwidth for bandwidth, _ in pairs], [latency for _, latency in pairs])
+        inferred = infer_loaded_latency([bandwidth for bandwidth, _unused in pairs], [latency for _unused, latency in pairs])
         rows.append({"source": "loaded_latency", "traffic": traffic, **asdict(inferred)})
     return rows
 
@@ -157,7 +157,7 @@ def _level_bandwidth_rows(connection: duckdb.DuckDBPyConnection, key: list,
             continue
         for op, store in sorted({row[:2] for row in sweep}):
             points = [row[2:] for row in sweep if row[:2] == (op, store)]
-            for level in bandwidth_per_level(inferred, [size for size, _ in points], [gb_s for _, gb_s in points]):
+            for level in bandwidth_per_level(inferred, [size for size, _unused in points], [gb_s for _unused, gb_s in points]):
                 rows.append({**kind, "level": level.level, "op": op, "store": store,
                              "bandwidth_gb_s": level.bandwidth_gb_s, "sizes": level.sizes,
                              "note": None if level.sizes else "no sweep point on this level's plateau"})
@@ -181,10 +181,10 @@ def _saxpy_fit(strides: list[tuple], counters: list[tuple]) -> dict:
         rates = {stride: rate for stride, name, state, rate in counters
                  if name == event and state == "counted" and rate is not None}
         if len(rates) >= 3:
-            fit = amat_fit([rates.get(stride) for stride, _, _ in strides], [ns for _, ns, _ in strides])
+            fit = amat_fit([rates.get(stride) for stride, _unused, _unused in strides], [ns for _unused, ns, _unused in strides])
             return {**row, "miss_event": event, "hit_ns": fit.hit_ns, "miss_penalty_ns": fit.miss_penalty_ns,
                     "r_squared": fit.r_squared, "note": fit.note}
-    states = sorted({f"{name} {state}" for _, name, state, _ in counters if name in _SAXPY_MISS_EVENTS})
+    states = sorted({f"{name} {state}" for _unused, name, state, _unused in counters if name in _SAXPY_MISS_EVENTS})
     why = ("the PMU here reports " + ", ".join(states)) if states else "no perf counters were taken for saxpy"
     return {**row, "note": f"no AMAT fit: {why}; runtime per stride is still measured"}
 

@@ -44,8 +44,10 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-# Version of the method below; stored with every inferred row so a change can be recomputed.
-INFERENCE_VERSION = 5  # 3: TLB steps within levels, hidden levels in wide rises, relative curves, confidence; 4: consistency and noise flags; 5: one hierarchy per core kind
+# Version of the method below; stored with every inferred row so a change can be recomputed. 3: TLB steps within
+# levels, hidden levels in wide rises, relative curves, confidence; 4: consistency and noise flags; 5: one
+# hierarchy per core kind.
+INFERENCE_VERSION = 5
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave
@@ -109,7 +111,7 @@ def median_isotonic_fit(values: Sequence[float]) -> list[float]:
         while len(blocks) > 1 and statistics.median(blocks[-2]) > statistics.median(blocks[-1]):
             later = blocks.pop()
             blocks[-1] += later
-    return [statistics.median(block) for block in blocks for _ in block]
+    return [statistics.median(block) for block in blocks for _unused in block]
 
 
 def cache_curve_fit(values: Sequence[float]) -> list[float]:
@@ -134,7 +136,7 @@ def isotonic_fit(values: Sequence[float], weights: Sequence[float] | None = None
             total = weight1 + weight2
             blocks.append([(mean1 * weight1 + mean2 * weight2) / total, total, count1 + count2])
     fitted = []
-    for mean, _, count in blocks:
+    for mean, _unused, count in blocks:
         fitted.extend([mean] * int(count))
     return fitted
 
@@ -232,7 +234,7 @@ def _hidden_levels(x: Sequence[float], fit: Sequence[float], start: int, end: in
     candidates = [(share, middle) for share, middle in candidates if share >= tuning.split_concentration]
     if not candidates:
         return []
-    _, middle = max(candidates)
+    _unused, middle = max(candidates)
     return [*_hidden_levels(x, fit, start, middle, tuning), middle, *_hidden_levels(x, fit, middle, end, tuning)]
 
 
@@ -297,8 +299,9 @@ class CacheLevel:
     completion_bytes: int | None     # first size of the next plateau (or the end of the rise's steep part)
     sysfs_size_bytes: int | None
     note: str | None
-    confidence: str | None = None    # of the capacity: 'high' (within the rise's one sample step), 'interval'
-                                     # (somewhere in [onset, completion]), 'low' (a level resting on one point)
+    # of the capacity: 'high' (within the rise's one sample step), 'interval' (somewhere in [onset, completion]),
+    # 'low' (a level resting on one point)
+    confidence: str | None = None
 
 
 @dataclass(frozen=True)
@@ -425,7 +428,7 @@ def infer_cache_levels(sizes: Sequence[int], latency_ns: Sequence[float], *,
     notes = []
     offset = 0.0
     if reading.relative:
-        offset = tuning.relative_l1_ns - min(0.0, min(minimum))
+        offset = tuning.relative_l1_ns - min([0.0, *minimum])
         notes.append(f"relative curve: latencies are ns over L1 as given; levels were found on them plus an assumed "
                      f"L1 latency of {offset:.3g} ns")
     x = [math.log2(size) for size in ordered]
@@ -759,10 +762,10 @@ def amat_fit(miss_rate: Sequence[float], runtime_ns: Sequence[float]) -> AmatFit
     pairs = [(rate, time) for rate, time in zip(miss_rate, runtime_ns) if rate is not None and time is not None]
     if len(pairs) < 3:
         return AmatFit(None, None, None, f"{len(pairs)} points with a miss rate: need three or more")
-    rates = [rate for rate, _ in pairs]
+    rates = [rate for rate, _unused in pairs]
     if max(rates) == min(rates):
         return AmatFit(None, None, None, "every point has the same miss rate: no slope to fit")
-    times = [time for _, time in pairs]
+    times = [time for _unused, time in pairs]
     slope, intercept = statistics.linear_regression(rates, times)
     mean_time = statistics.fmean(times)
     total = sum((time - mean_time) ** 2 for time in times)

@@ -292,7 +292,7 @@ def nt_write_far_above_read(run: Run) -> list[Flag]:
         return [Flag(rule, "not_run", "bandwidth_points", reason="sysfs reported no cache sizes, so no working set "
                      "is known to be DRAM-sized")]
     rows = run.rows("nt_write_and_read_dram", dram_sized)
-    read = max((gb_s for _, _, store, _, gb_s in rows if store == "none"), default=None)
+    read = max((gb_s for _unused, _unused, store, _unused, gb_s in rows if store == "none"), default=None)
     sized = [(experiment, op, size, gb_s) for experiment, op, store, size, gb_s in rows if store == "nt"]
     if read is None or not sized:
         return [Flag(rule, "not_run", "bandwidth_points", reason="no single-thread DRAM-sized read and non-temporal "
@@ -301,7 +301,7 @@ def nt_write_far_above_read(run: Run) -> list[Flag]:
 
     def confirmed(size: int, gb_s: float) -> bool:
         return any(other != size and abs(other_gb_s - gb_s) <= NT_SIZE_AGREEMENT * gb_s
-                   for _, _, other, other_gb_s in sized)
+                   for _unused, _unused, other, other_gb_s in sized)
 
     best: dict[str, tuple[float, int]] = {}  # item -> its highest figure and that figure's working set
     for experiment, op, size, gb_s in sized:
@@ -312,7 +312,7 @@ def nt_write_far_above_read(run: Run) -> list[Flag]:
                      if gb_s > threshold and gb_s not in unconfirmed]
     note = (f"; above {NT_OVER_READ_FACTOR:g} x read but confirmed by size scaling: " + ", ".join(confirmations)
             if confirmations else "")
-    return [_against(rule, "bandwidth_points", [(item, gb_s) for item, (gb_s, _) in best.items()], threshold,
+    return [_against(rule, "bandwidth_points", [(item, gb_s) for item, (gb_s, _unused) in best.items()], threshold,
                      "GB/s", f"single-thread non-temporal write > {NT_OVER_READ_FACTOR:g} x read ({read:.4g} GB/s) "
                      f"at DRAM size, and no figure at another DRAM size within {NT_SIZE_AGREEMENT:.0%}",
                      lambda gb_s: gb_s in unconfirmed, max, note)]
@@ -372,7 +372,7 @@ def experiments_disagree(run: Run) -> list[Flag]:
     rule = "experiments_disagree"
     chases = [_Chase(experiment, f"{level + ' ' if level else ''}{format_bytes(size)} {policy}", size, policy,
                      median, low, high, _canary(before, after))
-              for experiment, _, level, size, policy, median, low, high, before, after in run.rows("chase_points")
+              for experiment, _unused, level, size, policy, median, low, high, before, after in run.rows("chase_points")
               if median and median > 0 and low is not None and high is not None]
     pairs: list[tuple[_Chase, _Chase]] = []
     for index, one in enumerate(chases):
@@ -417,7 +417,7 @@ def storage_littles_law(run: Run) -> list[Flag]:
     for subject in sorted({row[0] for row in rows}):
         own = [row for row in rows if row[0] == subject]
         checked = [(f"{item} ({engine}): {in_flight:.3g} in flight at queue depth {depth}",
-                    in_flight / depth) for _, item, engine, depth, in_flight in own]
+                    in_flight / depth) for _unused, item, engine, depth, in_flight in own]
         flags.append(_against(rule, subject, checked, LITTLE_FACTOR, "ratio", comparison,
                               lambda ratio: abs(math.log(ratio)) > math.log(LITTLE_FACTOR) if ratio > 0 else True,
                               lambda values, key: max(values, key=lambda pair: abs(math.log(max(pair[1], 1e-12))))))
@@ -444,7 +444,7 @@ def threads_shared_one_cpu(run: Run) -> list[Flag]:
         if len(members) >= 2 and len(seen) == 1 and len(next(iter(seen))) == 1:
             checked.setdefault(experiment, []).append((f"{label}: all {len(members)} threads seen on CPU "
                                                        f"{next(iter(seen))[0]} alone", 1.0))
-        timed = [(cpu_s, windows_s) for *_, cpu_s, windows_s in members if cpu_s is not None and windows_s]
+        timed = [(cpu_s, windows_s) for *_unused, cpu_s, windows_s in members if cpu_s is not None and windows_s]
         if len(timed) == len(members) >= 2:
             used = sum(cpu_s / windows_s for cpu_s, windows_s in timed)
             checked.setdefault(experiment, []).append((f"{label}: the threads' task clock over their windows", used))

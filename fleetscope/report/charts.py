@@ -118,7 +118,7 @@ def core_kinds(rows: list[dict]) -> list[str]:
     them. The queries name a kind only on a host with more than one (hybrid P/E cores, Arm big.LITTLE), so on
     a host with one kind this is [] and its charts and tables stay as they were. A value naming several kinds
     ('P-core + E-core': threads that ran on both) is a kind of its own here."""
-    return [kind for kind, _ in by_core_kind(rows) if kind]
+    return [kind for kind, _unused in by_core_kind(rows) if kind]
 
 
 def kind_series(kinds: list[str], row: dict, label: str | None = None) -> str | None:
@@ -283,7 +283,7 @@ def level_marks(chart: Chart, levels: list[dict]) -> None:
                 "capacity": level["capacity_bytes"],
                 "label": f"{level['level']} ≈ {format_bytes(level['capacity_bytes'])}"}
                for level in levels if level.get("capacity_bytes") and level.get("level") != "DRAM"]
-    records, _ = drawable(records, "onset", "completion", "capacity", log=True)
+    records, _unused = drawable(records, "onset", "completion", "capacity", log=True)
     if not records:
         return
     data = chart.data(records)

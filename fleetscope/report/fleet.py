@@ -15,6 +15,7 @@ drag along.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
@@ -123,7 +124,7 @@ def resolve(text: str, all_runs: list[Run]) -> Operand:
     inventory group) or uarch:NAME (of every host of that microarchitecture; 'zen4' matches 'Zen 4 (Genoa)'
     and 'Zen 4 (Raphael)', case, spaces and punctuation aside). Raises UserError naming what exists."""
     latest = [run for run in all_runs if run.recency == 1]
-    kind, _, name = text.partition(":") if text.startswith(("group:", "uarch:")) else ("", "", text)
+    kind, _unused, name = text.partition(":") if text.startswith(("group:", "uarch:")) else ("", "", text)
     if kind == "group":
         chosen = [run for run in latest if run.inventory_groups and name in run.inventory_groups]
         known = sorted({group for run in latest for group in run.inventory_groups or ()})
@@ -135,17 +136,24 @@ def resolve(text: str, all_runs: list[Run]) -> Operand:
         known = sorted({run.microarchitecture for run in latest})
         what = f"no host's latest run is of microarchitecture {name!r}; the fleet has: {'; '.join(known)}"
     elif "@" in text:
-        host, _, run_id = text.rpartition("@")
+        host, _unused, run_id = text.rpartition("@")
         kind, chosen = "run", [run for run in all_runs if run.host == host and run.run_id == run_id]
         others = [run.run_id for run in all_runs if run.host == host]
         what = (f"host {host!r} has no run {run_id!r}; its runs: {', '.join(others)}" if others
-                else f"no host {host!r} in the warehouse")
+                else f"no host {host!r} in the warehouse{did_you_mean(host, [run.host for run in latest])}")
     else:
         kind, chosen = "host", [run for run in latest if run.host == text]
-        what = f"no host {text!r} in the warehouse (an inventory group is group:NAME, a microarchitecture uarch:NAME)"
+        what = (f"no host {text!r} in the warehouse{did_you_mean(text, [run.host for run in latest])} (an inventory "
+                "group is group:NAME, a microarchitecture uarch:NAME)")
     if not chosen:
         raise UserError(what)
     return Operand(text, kind, tuple(sorted(chosen, key=lambda run: run.host)))
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """' (did you mean zen3-01?)' when `name` is a slip away from known names (difflib's ratio >= 0.6), else ''."""
+    close = difflib.get_close_matches(name, sorted(set(known)), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 # ---- the numbers of each run ---------------------------------------------------------------------------
@@ -219,7 +227,7 @@ def change(before: dict[str, float | None], after: dict[str, float | None],
              and isinstance(after.get(column.key), (int, float)) and before[column.key] != 0]
     if not moves:
         return None
-    _, relative, column = max(moves, key=lambda move: move[0])
+    _unused, relative, column = max(moves, key=lambda move: move[0])
     return {"column": column.key, "header": column.header, "relative": relative}
 
 
@@ -309,8 +317,8 @@ def outliers(latest: list[Run], values: dict[tuple[str, str], dict[str, float | 
             present = [(run, value) for run, value in present if isinstance(value, (int, float))]
             if len(present) <= min_peers:
                 continue
-            median = statistics.median(value for _, value in present)
-            mad = statistics.median(abs(value - median) for _, value in present)
+            median = statistics.median(value for _unused, value in present)
+            mad = statistics.median(abs(value - median) for _unused, value in present)
             if median == 0:
                 continue
             for run, value in present:
@@ -388,7 +396,7 @@ def mann_whitney_u(first: Sequence[float], second: Sequence[float]) -> tuple[flo
         tied = end - index + 1
         tie_term += tied**3 - tied
         index = end + 1
-    u1 = sum(rank for rank, (_, side) in zip(ranks, ordered) if side == 0) - n1 * (n1 + 1) / 2
+    u1 = sum(rank for rank, (_unused, side) in zip(ranks, ordered) if side == 0) - n1 * (n1 + 1) / 2
     if tie_term == 0 and n1 <= EXACT_LIMIT and n2 <= EXACT_LIMIT:
         cdf = _exact_u_cdf(n1, n2)
         low = cdf[int(u1)]
@@ -413,7 +421,7 @@ def level_samples(connection: duckdb.DuckDBPyConnection,
     found: dict[tuple[str, str], dict[str, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(dict))
     rows = connection.execute(sql("compare/level_samples")).fetchall()
     fastest = {}
-    for run_id, host, rank, *_ in rows:
+    for run_id, host, rank, *_unused in rows:
         fastest[(run_id, host)] = min(rank, fastest.get((run_id, host), rank))
     for run_id, host, rank, policy, level, values in rows:
         if rank == fastest[(run_id, host)]:
@@ -464,7 +472,7 @@ def deltas(operands: list[Operand], values: dict[tuple[str, str], dict[str, floa
             elif level and delta["relative"] is not None:
                 pooled = [value for run in operand.runs for value in samples.get(run.key, {}).get(level, [])]
                 if pooled_base and pooled:
-                    _, p_value = mann_whitney_u(pooled_base, pooled)
+                    _unused, p_value = mann_whitney_u(pooled_base, pooled)
                     delta.update(p_value=p_value, samples=[len(pooled_base), len(pooled)],
                                  significant=abs(delta["relative"]) >= threshold and p_value < alpha)
                 else:

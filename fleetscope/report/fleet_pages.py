@@ -156,9 +156,12 @@ def _overlay_spec(curve: Curve, records: list[dict], colour_title: str, *, datas
     return chart.spec(curve.title, curve.family, height=260)
 
 
-def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries: dict[str, dict | None]) -> dict:
+def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries: dict[str, dict | None],
+                  moved: dict[str, list[str]] | None = None) -> dict:
     """The fleet page's variables: `hosts` are fleet_overview rows (with `page`), `summaries` each host's
-    latest summary by host, `previous` the summary of the run before (None where there is none)."""
+    latest summary by host, `previous` the summary of the run before (None where there is none), `moved` the
+    figures of each host that moved since its previous run by `fleetscope check`'s rule, in words (the
+    'changed' badge)."""
     values = {host["host"]: (summaries.get(host["host"]) or {}).get("values", {}) for host in hosts}
     columns = fleet.measured_columns(values.values())
     units = column_units(columns, list(values.values()))
@@ -168,19 +171,20 @@ def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries
                       host["microarchitecture"], bool(host["uarch_known"]), host["cpu_model_name"],
                       tuple(host["inventory_groups"]) if host["inventory_groups"] is not None else None,
                       bool(host["is_reference"]), host["reference_source"])
-             for host in hosts]
+            for host in hosts]
     by_key = {run.key: values[run.host] for run in runs}
     found = fleet.outliers(runs, by_key, fleet.peer_columns(columns))
     rows = []
     for index, host in enumerate(hosts):
         before = (previous.get(host["host"]) or {}).get("values")
-        moved = fleet.change(before, values[host["host"]], columns) if before else None
+        change = fleet.change(before, values[host["host"]], columns) if before else None
         rows.append({
             "index": index, "host": host,
             "cells": [(cell(column, values[host["host"]].get(column.key), units), values[host["host"]].get(column.key))
                       for column in columns],
             "flagged": values[host["host"]].get(fleet.FLAGGED.key),
-            "change": moved, "measured": summaries.get(host["host"]) is not None,
+            "change": change, "measured": summaries.get(host["host"]) is not None,
+            "moved": (moved or {}).get(host["host"], []),
         })
     return {
         "columns": [{"key": column.key, "header": header(column, units)} for column in columns],
@@ -201,6 +205,8 @@ def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries
         "kinds": [{"host": host["host"], "page": host["page"], "kinds": (summaries.get(host["host"]) or {})["core_kinds"]}
                   for host in hosts if (summaries.get(host["host"]) or {}).get("core_kinds")],
         "outlier_groups": found.groups,
+        "changed": [{"host": host["host"], "page": host["page"], "moved": moved[host["host"]]} for host in hosts
+                    if (moved or {}).get(host["host"])],
         "data": _fleet_data(hosts, keys, summaries),
     }
 
@@ -248,7 +254,7 @@ def _fleet_data(hosts: list[dict], keys: dict[str, str], summaries: dict[str, di
               for curve in FLEET_CURVES}
     specs = {}
     for curve in FLEET_CURVES:
-        records = [{"x": x, "y": y} for _, xs, ys in curves[curve.id] for x, y in zip(xs, ys)]
+        records = [{"x": x, "y": y} for _unused, xs, ys in curves[curve.id] for x, y in zip(xs, ys)]
         if records:
             specs[curve.id] = _overlay_spec(curve, records, "group", dataset=curve.id)
     return {"hosts": [{"name": host["host"], "page": host["page"], "microarchitecture": host["microarchitecture"],

@@ -87,7 +87,7 @@ def kind_levels(derived: dict[str, list[dict]]) -> list[dict]:
     kinds measured, or the one a run measured), fastest first: [{core_kind, cpu, levels (as `levels` gives
     them)}]; empty on a host with one kind."""
     kinds = by_core_kind(derived["inferred_levels"])
-    if len(kinds) < 2 and not any(kind for kind, _ in kinds):
+    if len(kinds) < 2 and not any(kind for kind, _unused in kinds):
         return []
     return [{"core_kind": kind, "cpu": next((row["cpu"] for row in rows if row.get("cpu") is not None), None),
              "levels": _numbered(one_policy(rows))} for kind, rows in kinds]
@@ -99,7 +99,7 @@ def kind_line(kind: dict) -> tuple[str, str]:
     levels = [f"{level['level']} " + " · ".join(part for part in (
         format_bytes(level["capacity_bytes"]), format_time_ns(level["latency_ns"]),
         level["latency_cycles"] is not None and f"{format_number(level['latency_cycles'])} cycles") if part)
-              for level in kind["levels"]]
+        for level in kind["levels"]]
     where = f" (CPU {kind['cpu']})" if kind["cpu"] is not None else ""
     return f"{kind['core_kind'] or 'unlabelled CPUs'}{where}", "; ".join(levels) or "nothing inferred"
 
@@ -135,7 +135,7 @@ def run_values(derived: dict[str, list[dict]],
         if level["capacity_bytes"] is not None:
             values[size] = level["capacity_bytes"]
         values[latency] = None if level.get("relative_to_l1") else level["latency_ns"]
-    for headline, figure, _ in computed:
+    for headline, figure, _unused in computed:
         for column in headline.columns:
             values[column.key] = figure.values.get(column.key) if figure else None
     return values
@@ -194,7 +194,7 @@ def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiment
                         for index, kind in enumerate(kind_levels(derived))],
         "levels_section": levels_section.id,
         "levels_missing": None if hierarchy else why_missing(levels_section.experiment, by_name,
-                                                          Figure(None, level_notes or None)),
+                                                             Figure(None, level_notes or None)),
         "headlines": headlines,
         "flag_counts": {status: sum(flag["status"] == status for flag in flags)
                         for status in ("flagged", "clear", "not_run")},

@@ -56,14 +56,14 @@ def migrations() -> list[tuple[int, Path]]:
         if match is None:
             raise RuntimeError(f"{path}: migration files are named NNN_description.sql")
         found.append((int(match.group(1)), path))
-    versions = [version for version, _ in found]
+    versions = [version for version, _unused in found]
     if len(set(versions)) != len(versions):
         raise RuntimeError(f"{MIGRATIONS_DIR}: two migrations share a number")
     return found
 
 
 def schema_version() -> int:
-    return max(version for version, _ in migrations())
+    return max(version for version, _unused in migrations())
 
 
 def _view_hashes() -> dict[str, str]:
@@ -109,7 +109,7 @@ def _applied(connection: duckdb.DuckDBPyConnection) -> dict[int, str]:
 
 
 def _refuse_newer(applied: dict[int, str], db_path: Path) -> None:
-    known = {version for version, _ in migrations()}
+    known = {version for version, _unused in migrations()}
     unknown = sorted(set(applied) - known)
     if unknown:
         raise UserError(
@@ -162,7 +162,7 @@ def create_views(connection: duckdb.DuckDBPyConnection, *, every: bool = False) 
         if len(failed) == len(pending):
             path, error = failed[0]
             raise RuntimeError(f"{path}: {error}")
-        pending = [path for path, _ in failed]
+        pending = [path for path, _unused in failed]
     if changed:
         connection.execute(sql("warehouse/record_views"), [changed, [hashes[name] for name in changed]])
 
@@ -366,7 +366,7 @@ def _insert_statement(connection: duckdb.DuckDBPyConnection, table: str) -> tupl
     known = _INSERTS.setdefault(connection, {})
     if (database, table) not in known:
         columns = connection.execute(sql("warehouse/table_columns"), [table]).fetchall()
-        column_list = ", ".join(quoted(name) for name, _ in columns)
+        column_list = ", ".join(quoted(name) for name, _unused in columns)
         known[database, table] = (f"INSERT INTO {quoted(table)} ({column_list}) SELECT {column_list} "
                                   "FROM (SELECT unnest(from_json(?, ?), recursive := true))", json.dumps([dict(columns)]))
     return known[database, table]

@@ -7,6 +7,37 @@ read on a host is recorded with the reason, never guessed.
 
 from __future__ import annotations
 
+DOCUMENTATION = r"""
+module: fleetscope_facts
+short_description: Environment snapshot for memory-hierarchy measurements
+author:
+  - fleetscope maintainers (@fleetscope)
+description:
+  - CPU, caches per level from sysfs (size, ways, line size, sharing, instances), TLB where the CPU
+    reports it, memory and DIMMs (dmidecode), NUMA, SMT, kernel and cmdline, THP, hugepages,
+    governor, boost, perf_event_paranoid, virtualization, compiler, microcode and tool versions.
+options: {}
+"""
+
+EXAMPLES = r"""
+- name: Take the environment snapshot
+  fleetscope.fleet.fleetscope_facts:
+  environment:
+    LC_ALL: C
+  register: snapshot
+
+- name: Show the caches sysfs reports
+  ansible.builtin.debug:
+    var: snapshot.fleetscope_facts.caches
+"""
+
+RETURN = r"""
+fleetscope_facts:
+  description: The snapshot, stored verbatim in the result bundle's manifest.
+  type: dict
+  returned: always
+"""
+
 import glob
 import os
 import platform
@@ -16,22 +47,6 @@ import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
 
-DOCUMENTATION = r"""
-module: fleetscope_facts
-short_description: Environment snapshot for memory-hierarchy measurements
-description:
-  - CPU, caches per level from sysfs (size, ways, line size, sharing, instances), TLB where the CPU
-    reports it, memory and DIMMs (dmidecode), NUMA, SMT, kernel and cmdline, THP, hugepages,
-    governor, boost, perf_event_paranoid, virtualization, compiler, microcode and tool versions.
-options: {}
-"""
-
-RETURN = r"""
-fleetscope_facts:
-  description: The snapshot, stored verbatim in the result bundle's manifest.
-  type: dict
-  returned: always
-"""
 
 ENV = dict(os.environ, LC_ALL="C", LANG="C")
 UNAVAILABLE = "unavailable"
@@ -83,7 +98,7 @@ def cpulist(text: str | None) -> list[int]:
     """'0-3,8,10-11' as [0, 1, 2, 3, 8, 10, 11]; [] for None or an empty list."""
     cpus = []
     for part in filter(None, (text or "").strip().split(",")):
-        low, _, high = part.partition("-")
+        low, _unused, high = part.partition("-")
         cpus.extend(range(int(low), int(high or low) + 1))
     return cpus
 
@@ -344,7 +359,7 @@ def tlb_facts(info: dict) -> dict:
 def meminfo() -> dict:
     values = {}
     for line in (read("/proc/meminfo", "") or "").splitlines():
-        key, _, rest = line.partition(":")
+        key, _unused, rest = line.partition(":")
         parts = rest.split()
         if parts and parts[0].isdigit():
             values[key] = int(parts[0]) * (1024 if len(parts) > 1 and parts[1] == "kB" else 1)
@@ -361,7 +376,7 @@ def dimm_facts() -> dict:
             current = {}
             dimms.append(current)
         elif current is not None and ":" in line:
-            key, _, value = line.strip().partition(":")
+            key, _unused, value = line.strip().partition(":")
             if key in ("Size", "Type", "Speed", "Configured Memory Speed", "Manufacturer",
                        "Part Number", "Locator", "Bank Locator", "Rank", "Data Width"):
                 current[key.lower().replace(" ", "_")] = value.strip()
@@ -397,7 +412,7 @@ def first_line(argv: list[str]) -> str:
 def os_release() -> dict:
     values = {}
     for line in (read("/etc/os-release", "") or "").splitlines():
-        key, _, value = line.partition("=")
+        key, _unused, value = line.partition("=")
         values[key.lower()] = value.strip('"')
     return {k: values[k] for k in ("pretty_name", "id", "version_id") if k in values}
 

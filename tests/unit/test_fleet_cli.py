@@ -94,3 +94,20 @@ def test_compare_says_what_an_unknown_operand_could_be(db, cli):
     assert proc.returncode == 1
     assert "no host's latest run is in inventory group 'rack_9'; groups: lab, neoverse, raptor_lake, zen3" in proc.stderr
     assert cli("compare", "--db", db, "rpl-01").returncode == 1
+
+
+def test_compare_writes_beside_the_fleet_page_by_default(db, cli, tmp_path):
+    proc = cli("compare", "--db", db, "rpl-01", "rpl-02", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "wrote reports/compare.html" in proc.stdout
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["reports"]  # nothing dropped where one stands
+    assert (tmp_path / "reports" / "compare.html").is_file() and (tmp_path / "reports" / "assets").is_dir()
+
+
+def test_an_unknown_host_gets_the_closest_names(db, cli):
+    proc = cli("compare", "--db", db, "rpl-3", "rpl-01")
+    assert proc.returncode == 1 and "no host 'rpl-3' in the warehouse (did you mean rpl-03" in proc.stderr
+    proc = cli("compare", "--db", db, "zen301@20261201T000000Z-000000", "rpl-01")
+    assert proc.returncode == 1 and "no host 'zen301' in the warehouse (did you mean zen3-01" in proc.stderr
+    proc = cli("compare", "--db", db, "mainframe", "rpl-01")
+    assert proc.returncode == 1 and "did you mean" not in proc.stderr

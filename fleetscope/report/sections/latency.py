@@ -215,7 +215,7 @@ def c2c_domain_chart(section: SectionData) -> dict | None:
                for row in section.rows if row["median_ns"] is not None]
     if not records:
         return None
-    order = [domain for _, domain in sorted({(record["first_a"], record["domain_a"]) for record in records})]
+    order = [domain for _unused, domain in sorted({(record["first_a"], record["domain_a"]) for record in records})]
     chart = Chart()
     data = chart.data(records)
     x = o("domain_b", "responding CPUs' LLC domain", sort=order, axis={"labelAngle": 0})
@@ -223,7 +223,7 @@ def c2c_domain_chart(section: SectionData) -> dict | None:
     chart.layer(data, "rect", x=x, y=y,
                 color=q("median", f"one-way {time.symbol}", scale={"scheme": "viridis"}, legend={"format": NUMBER}),
                 tooltip=[tip("domain_a", "initiating domain", number=False), tip("domain_b", "responding domain",
-                                                                                number=False),
+                                                                                 number=False),
                          tip("where", number=False), tip("median", f"median {time.symbol}"),
                          tip("pairs", "CPU pairs", whole=True)])
     middle = (min(record["median"] for record in records) + max(record["median"] for record in records)) / 2

@@ -15,8 +15,9 @@ from fleetscope.units import Unit
 class Column:
     key: str
     header: str
-    kind: str = "text"  # text | number | count | bytes | bool | percent (a fraction shown as %), or a quantity
-                        # kind of fleetscope.units.KINDS
+    # text | number | count | bytes | bool | percent (a fraction shown as %), or a quantity kind of
+    # fleetscope.units.KINDS
+    kind: str = "text"
     # Shown only where the section's rows hold more than one core kind (shown_columns): a
     # host with one kind keeps the table it had.
     per_kind: bool = False
@@ -77,8 +78,9 @@ class Headline:
     label: str
     experiment: str   # the experiment that measures it: its status explains a missing figure
     section: str      # the id of the section it comes from (the summary links there)
-    source: str       # the rows it reads: a derived table (fleetscope.report.derived_tables) or a query
-                      # warehouse/queries/report/<source>.sql of the run's (run_id, host)
+    # the rows it reads: a derived table (fleetscope.report.derived_tables) or a query
+    # warehouse/queries/report/<source>.sql of the run's (run_id, host)
+    source: str
     figure: Callable[[list[dict]], Figure]
     # The numbers of the figure as fleet columns (key, header, unit kind), in the order the fleet table
     # shows them; a figure with none (the knee: a pair of numbers no host is sorted by) has no column.
