@@ -134,9 +134,11 @@ def _loaded_latency_rows(connection: duckdb.DuckDBPyConnection, key: list,
                                         [latency for _, latency in pairs])
         rows.append({"source": "mlc", "path": path, "run_index": run_index, "traffic": traffic, **asdict(inferred)})
     curve = _rows(connection, "loaded_latency_curve", key)
+    idle = _rows(connection, "loaded_latency_idle", key)[0][0]  # the chase with no load threads, if measured
     for traffic in sorted({row[0] for row in curve}):
         pairs = [row[1:] for row in curve if row[0] == traffic]
-        inferred = infer_loaded_latency([bandwidth for bandwidth, _ in pairs], [latency for _, latency in pairs])
+        inferred = infer_loaded_latency([bandwidth for bandwidth, _ in pairs], [latency for _, latency in pairs],
+                                        idle_ns=idle)
         rows.append({"source": "loaded_latency", "traffic": traffic, **asdict(inferred)})
     return rows
 

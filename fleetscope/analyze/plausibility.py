@@ -26,6 +26,11 @@ from fleetscope.units import format_bytes
 DRAM_CHASE_MIN_NS = 25.0        # a dependent random chase in DRAM cannot be faster than this
 DRAM_SIZED_FACTOR = 2           # a working set at least this many times the largest cache is DRAM-sized
 LOADED_IDLE_FACTOR = 1.5        # the lightest-load point of a loaded-latency curve vs the measured idle latency
+# Load only ever adds queueing: a loaded point below the idle latency by at least this share, with the two CI95s
+# apart (or, for MLC's ladders, which carry no CI, by LOADED_BELOW_IDLE_NO_CI) is measured on another clock or
+# is noise, and the curve under it is not a loaded-latency curve to read.
+LOADED_BELOW_IDLE_MIN = 0.02
+LOADED_BELOW_IDLE_NO_CI = 0.05
 HUGE_PAGE_BYTES = 2 * 1024 * 1024
 NT_OVER_READ_FACTOR = 1.5     # single-thread non-temporal write GB/s vs read GB/s at DRAM size
 NT_SIZE_AGREEMENT = 0.2       # two such figures at different DRAM sizes within this fraction confirm each other
@@ -246,6 +251,64 @@ def loaded_idle_far_above_idle(run: Run) -> list[Flag]:
                   f"({source}: {idle:.4g} ns)")
     return [_against(rule, subject, values, threshold, "ns", comparison, lambda latency: latency > threshold, max)
             for subject, values in curves.items()]
+
+
+def _below_idle_flag(subject: str, idle_text: str, checked: list[tuple[str, float, bool]], threshold: float,
+                     comparison: str) -> Flag:
+    """One loaded_below_idle row over (item, share below idle, counts): flagged where any item counts."""
+    rule = "loaded_below_idle"
+    broken = [item for item in checked if item[2]]
+    item, share, _ = max(broken or checked, key=lambda entry: entry[1])
+    evidence = (f"{len(broken)} of {len(checked)} loaded points below idle ({idle_text}); "
+                f"{'worst' if broken else 'lowest'} {item}: {share:.1%} below")
+    return Flag(rule, "flagged" if broken else "clear", subject, item, share, threshold, "fraction", comparison,
+                evidence)
+
+
+def loaded_below_idle(run: Run) -> list[Flag]:
+    """A loaded point whose latency is below the idle latency: load only adds queueing, so such a point was
+    measured on a faster clock (an uncore or memory clock raised by the load) or is noise, and a knee read
+    from its curve would be too. The kernel's points are compared with its own idle point (the chase without
+    load threads) and count only where their CI95s are apart; MLC's ladders with MLC's idle DRAM latency."""
+    rule = "loaded_below_idle"
+    flags = []
+    points = run.rows("loaded_latency_points_ci")
+    idle = [row for row in points if row[2] == 0]
+    loaded = [row for row in points if row[2] > 0]
+    if loaded and idle:
+        _, _, _, idle_ns, idle_low, idle_high = min(idle, key=lambda row: row[3])
+        checked = []
+        for traffic, delay, _, median, low, high in loaded:
+            share = 1 - median / idle_ns
+            apart = high is not None and idle_low is not None and high < idle_low
+            checked.append((f"{traffic} delay {delay}: {median:.4g} ns [CI95 {_ci(low)}, {_ci(high)}]", share,
+                            apart and share >= LOADED_BELOW_IDLE_MIN))
+        flags.append(_below_idle_flag(
+            "loaded_latency_curve", f"the chase without load threads: {idle_ns:.4g} ns [CI95 {_ci(idle_low)}, "
+            f"{_ci(idle_high)}]", checked, LOADED_BELOW_IDLE_MIN,
+            f"loaded point's latency at least {LOADED_BELOW_IDLE_MIN:.0%} below the idle point's, their CI95s apart"))
+    elif loaded:
+        flags.append(Flag(rule, "not_run", "loaded_latency_curve", reason="the loaded_latency curve has no idle point "
+                          "(the chase without load threads) to compare its loaded points with"))
+    ladder = run.rows("mlc_loaded_points")
+    mlc_idle = run.rows("idle_mlc_dram")[0][0]
+    if ladder and mlc_idle:
+        checked = [(f"{traffic or 'unspecified'} delay {delay} ({path} run {index}): {latency:.4g} ns",
+                    1 - latency / mlc_idle, 1 - latency / mlc_idle >= LOADED_BELOW_IDLE_NO_CI)
+                   for path, index, traffic, delay, latency in ladder]
+        flags.append(_below_idle_flag("mlc_loaded_latency", f"MLC idle latency (DRAM): {mlc_idle:.4g} ns", checked,
+                                      LOADED_BELOW_IDLE_NO_CI,
+                                      f"loaded point's latency at least {LOADED_BELOW_IDLE_NO_CI:.0%} below MLC's "
+                                      "idle DRAM latency (MLC gives no CI)"))
+    elif ladder:
+        flags.append(Flag(rule, "not_run", "mlc_loaded_latency", reason="MLC measured no idle DRAM latency "
+                          "(--idle_latency) to compare its loaded-latency ladder with"))
+    return flags or [Flag(rule, "not_run", "run", reason="no loaded-latency curve in this run (neither the "
+                          "loaded_latency kernel nor MLC --loaded_latency ran)")]
+
+
+def _ci(value: float | None) -> str:
+    return "?" if value is None else f"{value:.4g}"
 
 
 def stride_bytes_counted(run: Run) -> list[Flag]:
@@ -635,7 +698,7 @@ def measured_while_throttling(run: Run) -> list[Flag]:
 
 RULES: tuple[Callable[[Run], list[Flag]], ...] = (
     dram_chase_too_fast, bandwidth_above_dram_peak, huge_pages_not_granted, loaded_idle_far_above_idle,
-    stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law,
+    loaded_below_idle, stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law,
     threads_shared_one_cpu, noisy_point, bimodal_point, canary_drift, measured_while_throttling,
 )
 

@@ -48,8 +48,10 @@ DERIVED: tuple[DerivedTable, ...] = (
         Column("note", "note")), "mlp"),
     DerivedTable("inferred_loaded_latency", "Loaded latency: idle, peak, knee", (
         Column("source", "source"), Column("path", "output"), Column("traffic", "traffic"),
-        Column("idle_latency_ns", "idle", "ns"), Column("peak_bandwidth_gb_s", "peak", "gb_s"),
-        Column("knee_bandwidth_gb_s", "knee", "gb_s"), Column("knee_latency_ns", "knee latency", "ns"),
+        Column("idle_latency_ns", "idle", "ns"), Column("idle_source", "idle from"),
+        Column("max_latency_ns", "most loaded", "ns"), Column("peak_bandwidth_gb_s", "peak", "gb_s"),
+        Column("knee_low_gb_s", "knee from", "gb_s"), Column("knee_high_gb_s", "knee to", "gb_s"),
+        Column("knee_bandwidth_gb_s", "Kneedle point", "gb_s"), Column("knee_latency_ns", "its latency", "ns"),
         Column("doubling_bandwidth_gb_s", "2× idle at", "gb_s"),
         Column("knee_outstanding_lines", "lines in flight at knee", "number"), Column("note", "note")),
         "loaded-latency"),

@@ -15,7 +15,7 @@ from fleetscope.analyze.plausibility import BIMODAL_MAX_SAMPLES, point_noise
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "mlc_samples"
 RULES = {"dram_chase_too_fast", "bandwidth_above_dram_peak", "huge_pages_not_granted", "loaded_idle_far_above_idle",
-         "stride_bytes_counted", "nt_write_far_above_read", "experiments_disagree", "storage_littles_law",
+         "loaded_below_idle", "stride_bytes_counted", "nt_write_far_above_read", "experiments_disagree", "storage_littles_law",
          "threads_shared_one_cpu", "noisy_point", "bimodal_point", "canary_drift", "measured_while_throttling"}
 
 
@@ -42,7 +42,8 @@ def pattern_stride(stride: int, footprint_per_line: int) -> list[dict]:
             for pattern in ("random_cycle", "sequential")]
 
 
-def load(bundles, cli, tmp_path, *, manifest=None, results=None, mlc: tuple[str, ...] = ()) -> duckdb.DuckDBPyConnection:
+def load(bundles, cli, tmp_path, *, manifest=None, results=None, mlc: tuple[str, ...] = (),
+         mlc_params: dict[str, dict] | None = None) -> duckdb.DuckDBPyConnection:
     manifest = manifest or bundles.manifest()
     results = results or {"results/latency_sweep.jsonl": bundles.latency_points()}
     for path in results:
@@ -51,7 +52,10 @@ def load(bundles, cli, tmp_path, *, manifest=None, results=None, mlc: tuple[str,
             manifest["experiments"].append({"name": name, "status": "ok", "file": path, "error": None, "wall_s": 1.0})
     if mlc:
         manifest["experiments"].append({"name": "mlc", "status": "ok", "file": None, "error": None, "wall_s": 1.0,
-                                        "notes": [], "raw": [{"path": f"raw/mlc/{name}", "tool": "mlc"} for name in mlc]})
+                                        "notes": [], "raw": [{"path": f"raw/mlc/{name}", "tool": "mlc",
+                                                                 **({"params": mlc_params[name]}
+                                                                    if name in (mlc_params or {}) else {})}
+                                                                for name in mlc]})
         results = {**results, **{f"raw/mlc/{name}": (SAMPLES / name).read_text() for name in mlc}}
     bundles.write(manifest, results=results)
     db = tmp_path / "fleet.duckdb"
@@ -140,6 +144,65 @@ def test_a_loaded_latency_idle_point_far_above_the_idle_latency_is_flagged(bundl
     assert "zero_queue DRAM median" in flag["comparison"]
     (inferred,) = connection.execute("SELECT idle_latency_ns, knee_latency_ns, points FROM inferred_loaded_latency").fetchall()
     assert inferred == (81.40, 121.92, 19)
+
+
+def loaded_curve(idle: tuple[float, float], loaded: list[tuple[float, float, float]]) -> list[dict]:
+    """loaded_latency kernel records: the idle point (median, CI95 half-width) and read-traffic points
+    (GB/s, median, CI95 half-width), heaviest load last."""
+    records = []
+    delays = [20000, 5000, 1000, 200, 50, 0][-len(loaded):]
+    for traffic, delay, gb_s, median, half in [("idle", None, 0.0, *idle)] + [
+            ("read", delay, *point) for delay, point in zip(delays, loaded)]:
+        samples = [median - half, median, median + half]
+        records.append({"schema_version": 1, "experiment": "loaded_latency", "kernel": "loaded_latency",
+                        "metric": "loaded_latency", "unit": "ns",
+                        "params": {"traffic": traffic, "read_lines": 1, "write_lines": 0, "store": "regular",
+                                   "delay": delay, "load_threads": 0 if traffic == "idle" else 1,
+                                   "working_set_bytes": 1 << 28},
+                        "samples": samples, "context": {"bandwidth_gb_s": gb_s},
+                        "summary": {"min": samples[0], "median": median, "mean": median, "ci95_low": samples[0],
+                                    "ci95_high": samples[2], "count": 3}})
+    return records
+
+
+# The issue's host: a loaded curve that never rises, its lightest loads below the idle latency
+FLAT_BELOW_IDLE = [(0.9, 171.0, 1.0), (2.0, 165.0, 1.0), (4.1, 168.0, 1.0), (8.3, 170.0, 1.0), (16.0, 172.0, 1.0),
+                   (27.4, 176.0, 1.0)]
+
+
+def test_a_loaded_point_below_the_idle_latency_is_flagged_with_its_evidence(bundles, cli, tmp_path):
+    results = {"results/latency_sweep.jsonl": bundles.latency_points(),
+               "results/loaded_latency.jsonl": loaded_curve((173.0, 1.0), FLAT_BELOW_IDLE)}
+    connection = load(bundles, cli, tmp_path, results=results)
+    (flag,) = flags(connection, "loaded_below_idle")
+    assert flag["status"] == "flagged" and flag["subject"] == "loaded_latency_curve"
+    assert flag["item"] == "read delay 5000: 165 ns [CI95 164, 166]"
+    assert flag["value"] == pytest.approx(8 / 173) and flag["threshold"] == 0.02
+    # 171 ns [170, 172] is not apart from idle's [172, 174]: only 165 and 168 count
+    assert flag["evidence"].startswith("2 of 6 loaded points below idle (the chase without load threads: 173 ns "
+                                       "[CI95 172, 174]); worst")
+    # and the curve has no knee: its latency never rises 1.3 x idle
+    (inferred,) = connection.execute("SELECT knee_bandwidth_gb_s, idle_latency_ns, idle_source, max_latency_ns, note "
+                                     "FROM inferred_loaded_latency").fetchall()
+    assert inferred[:4] == (None, 173.0, "no-load point", 176.0) and "no knee" in inferred[4]
+
+
+def test_loaded_points_within_the_idle_points_noise_are_clear(bundles, cli, tmp_path):
+    wide = [(gb_s, median, 6.0) for gb_s, median, _ in FLAT_BELOW_IDLE]
+    results = {"results/latency_sweep.jsonl": bundles.latency_points(),
+               "results/loaded_latency.jsonl": loaded_curve((173.0, 6.0), wide)}
+    (flag,) = flags(load(bundles, cli, tmp_path, results=results), "loaded_below_idle")
+    assert flag["status"] == "clear" and flag["evidence"].startswith("0 of 6 loaded points below idle")
+
+
+def test_an_mlc_ladder_is_checked_against_mlcs_idle_latency(bundles, cli, tmp_path):
+    # a real Skylake-SP's outputs: idle 80.8 ns, the ladder's lightest load 81.4 ns (MLC gives no CI: 5% margin)
+    connection = load(bundles, cli, tmp_path, mlc=("csit_skx_loaded_latency.txt", "csit_skx_idle_latency.txt"),
+                      mlc_params={"csit_skx_idle_latency.txt": {"level": "DRAM"}})
+    (flag,) = flags(connection, "loaded_below_idle")
+    assert flag["subject"] == "mlc_loaded_latency" and flag["threshold"] == 0.05 and flag["status"] == "clear"
+    assert flag["evidence"].startswith("0 of 19 loaded points below idle (MLC idle latency (DRAM): 80.8 ns); lowest")
+    assert flag["value"] == pytest.approx(1 - 81.40 / 80.8)
 
 
 def test_stride_bytes_counted_instead_of_lines_is_flagged(bundles, cli, tmp_path):
