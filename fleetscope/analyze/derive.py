@@ -49,12 +49,14 @@ def _by_kind(rows: list[tuple]) -> list[tuple[dict, list[tuple]]]:
 def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
     """The hierarchy of each core kind measured, each against its own kind's sysfs caches, per page policy."""
     stated = _rows(connection, "curve_reading", key)  # a reference host's curve: read as its source measured it
-    stated_reading = CurveReading(*stated[0]) if stated else None
+    stated_reading = CurveReading(*stated[0][:3]) if stated else None
+    stated_clock = stated[0][3] if stated else None   # the core clock its source states, if any
     relative = stated_reading is not None and stated_reading.relative
     rows = []
     for kind, measured in _by_kind(_rows(connection, "latency_minima", key)):
         sysfs = [size for (size,) in _rows(connection, "sysfs_cache_sizes", [*key, kind["core_kind"]])]
-        points = [point for point in measured if relative or point[2] > 0]
+        points = [(*point[:3], point[3] if point[3] is not None else stated_clock) for point in measured
+                  if relative or point[2] > 0]
         rows += [{**kind, **row} for row in _kind_levels(points, sysfs, stated_reading)]
     return rows
 
@@ -81,7 +83,10 @@ def _kind_levels(points: list[tuple], sysfs: list[int], stated_reading: CurveRea
                 notes += inferred.notes
                 if inferred.set_aside_bytes:
                     notes.append(f"set aside as dips: {', '.join(map(str, inferred.set_aside_bytes))} B")
-            rows.append({**asdict(level), "page_policy": policy, "note": "; ".join(notes) or None})
+            row = {**asdict(level), "page_policy": policy, "note": "; ".join(notes) or None}
+            if reading.relative:  # ns over L1 are no load-to-use latency: kept apart, never as latency_ns
+                row.update(latency_over_l1_ns=row["latency_ns"], latency_ns=None, latency_cycles=None)
+            rows.append(row)
     return rows
 
 

@@ -33,6 +33,7 @@ _KIND = (Column("core_kind", "core kind", per_kind=True), Column("cpu", "CPU", "
 DERIVED: tuple[DerivedTable, ...] = (
     DerivedTable("inferred_levels", "Cache levels: effective vs sysfs", (
         *_KIND, Column("page_policy", "pages"), Column("level", "level"), Column("latency_ns", "latency", "ns"),
+        Column("latency_over_l1_ns", "over L1 (a relative curve)", "ns", optional=True),
         Column("latency_cycles", "cycles", "number"), Column("capacity_bytes", "effective size", "bytes"),
         Column("onset_bytes", "rise from", "bytes"), Column("completion_bytes", "rise to", "bytes"),
         Column("sysfs_size_bytes", "sysfs size", "bytes"), Column("note", "note")), "latency"),

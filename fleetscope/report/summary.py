@@ -97,16 +97,25 @@ def kind_line(kind: dict) -> tuple[str, str]:
     """One kind's hierarchy on one line, as (the kind, its levels):
     ('P-core (CPU 4)', 'L1 48 KiB · 1 ns · 5 cycles; L2 1.25 MiB · 3.2 ns · 16 cycles; …; DRAM 90 ns · 450 cycles')."""
     levels = [f"{level['level']} " + " · ".join(part for part in (
-        format_bytes(level["capacity_bytes"]), format_time_ns(level["latency_ns"]),
+        format_bytes(level["capacity_bytes"]), level_latency_text(level),
         level["latency_cycles"] is not None and f"{format_number(level['latency_cycles'])} cycles") if part)
               for level in kind["levels"]]
     where = f" (CPU {kind['cpu']})" if kind["cpu"] is not None else ""
     return f"{kind['core_kind'] or 'unlabelled CPUs'}{where}", "; ".join(levels) or "nothing inferred"
 
 
+def level_latency_text(level: dict) -> str | None:
+    """A level's latency for people: '4.65 ns', or on a relative curve (ns over L1) '+2.35 ns over L1'."""
+    if level.get("latency_ns") is not None:
+        return format_time_ns(level["latency_ns"])
+    if level.get("latency_over_l1_ns") is not None:
+        return f"+{format_time_ns(level['latency_over_l1_ns'])} over L1"
+    return None
+
+
 def _hierarchy(derived: dict[str, list[dict]]) -> list[dict]:
     return [{"level": level["level"], "effective": format_bytes(level["capacity_bytes"]) or None,
-             "sysfs": format_bytes(level["sysfs_size_bytes"]) or None, "latency": format_time_ns(level["latency_ns"]) or None,
+             "sysfs": format_bytes(level["sysfs_size_bytes"]) or None, "latency": level_latency_text(level),
              "cycles": format_number(level["latency_cycles"]) or None, "page_policy": level["page_policy"]}
             for level in levels(derived)]
 
@@ -134,7 +143,7 @@ def run_values(derived: dict[str, list[dict]],
         size, latency = level_column_keys(level["level"])
         if level["capacity_bytes"] is not None:
             values[size] = level["capacity_bytes"]
-        values[latency] = None if level.get("relative_to_l1") else level["latency_ns"]
+        values[latency] = None if level.get("relative_to_l1") else level["latency_ns"]  # ns over L1: no latency
     for headline, figure, _ in computed:
         for column in headline.columns:
             values[column.key] = figure.values.get(column.key) if figure else None

@@ -142,9 +142,15 @@ def test_reference_list_and_load_once(cli, tmp_path):
     # the TLB curve: the Cortex-A15's 32-entry L1 DTLB and 512-entry L2 TLB (steps 33 -> 40 and 513 -> 520 pages)
     ((l1, l2),) = rows(db, "SELECT l1_entries, l2_entries FROM inferred_tlb WHERE host = 'ref-tegra-k1-cortex-a15'")
     assert 33 <= l1 <= 40 and 513 <= l2 <= 520
-    # tinymembench's relative curve keeps its 0 ns L1 plateau, and the DRAM rule says why it cannot judge it
-    assert rows(db, "SELECT latency_ns FROM inferred_levels WHERE host = 'ref-graviton2-neoverse-n1' "
-                    "AND level = 'L1'") == [(0.0,)]
+    # tinymembench's relative curve keeps its 0 ns L1 plateau as ns over L1, never as a latency, and the DRAM rule
+    # says why it cannot judge it
+    assert rows(db, "SELECT level, latency_ns, latency_cycles, round(latency_over_l1_ns, 1) FROM inferred_levels "
+                    "WHERE host = 'ref-graviton2-neoverse-n1' ORDER BY level_index") == [
+        ("L1", None, None, 0.0), ("L2", None, None, 2.3), ("DRAM", None, None, 29.3)]
+    # a curve whose source states its clock has its levels in cycles: every L1 of the library reads 3 to 5
+    l1_cycles = dict(rows(db, "SELECT host, latency_cycles FROM inferred_levels WHERE level = 'L1' "
+                              "AND latency_cycles IS NOT NULL"))
+    assert len(l1_cycles) == 7 and all(2.9 < cycles < 5.1 for cycles in l1_cycles.values()), l1_cycles
     assert rows(db, "SELECT status, reason LIKE 'a relative curve%' FROM flags WHERE host = 'ref-graviton2-neoverse-n1' "
                     "AND rule = 'dram_chase_too_fast'") == [("not_run", True)]
 
@@ -176,12 +182,36 @@ def test_compare_json_marks_the_reference_host_and_tests_no_difference_against_i
     (delta,) = dram["deltas"]
     assert delta["relative"] is not None and delta["significant"] is None and delta["p_value"] is None
     assert "reference host's published curve" in delta["note"]
+    run = reference["runs"][0]
+    assert run["reference_tool"] == "ramlat (wtarreau/ramspeed, 1xPTR)" and run["reference_clock_ghz"] == 4.5
+    assert run["reference_method"] == ("a dependent chase with one line per page (TLB steps inside the curve), "
+                                       "4 KiB pages, ns per load")
+    assert isinstance(lab["runs"][0]["flags"], list) and run["flags"] == []
     # a relative curve (ns over L1) gives no latency to compare; its sizes still compare
     relative = json.loads(cli("compare", "--db", db, "localhost", "ref-graviton2-neoverse-n1", "--format", "json").stdout)
     by_metric = {metric["metric"]: metric for metric in relative["metrics"]}
     assert by_metric["dram_latency"]["values"]["ref-graviton2-neoverse-n1"] is None
     assert by_metric["dram_latency"]["deltas"][0]["note"] == "not measured on both sides"
     assert by_metric["l2_size"]["deltas"][0]["relative"] is not None
+
+
+def test_compare_says_no_test_ran_against_a_reference_and_still_lists_the_large_differences(lab_and_reference, cli):
+    root, db = lab_and_reference
+    out = root / "compare.html"
+    proc = cli("compare", "--db", db, "localhost", "ref-xeon-w3-2435-sapphire-rapids", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == ("no test ran: a reference host's published curve gives one value per size, not the samples a "
+                        "test needs")
+    assert "no level's latency differs" not in proc.stdout
+    assert lines[1] == ("differences of 5% or more without a test (a reference host's published curve gives one value "
+                        "per size, not samples):")
+    assert "  ref-xeon-w3-2435-sapphire-rapids: DRAM latency 170 ns -> 100 ns (-41.1%)" in lines
+    page = out.read_text(encoding="utf-8")
+    assert 'id="no-test"' in page and 'id="moved-none"' not in page and 'class="untested-list"' in page
+    # the page says how the reference curve was measured: its source, tool, method and the clock its source states
+    assert 'id="reference-sources"' in page and "ramlat (wtarreau/ramspeed, 1xPTR)" in page and "4.5 GHz" in page
+    assert "https://github.com/wtarreau/ramspeed/" in page
 
 
 def test_outliers_set_reference_hosts_aside(lab_and_reference, cli):
@@ -223,7 +253,7 @@ def test_migration_008_gives_runs_loaded_before_it_their_origin(cli, tmp_path):
         connection.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
                            "applied_at TIMESTAMP NOT NULL)")
         for migration in sorted(MIGRATIONS_DIR.glob("*.sql")):
-            if migration.name.startswith("008"):
+            if int(migration.name[:3]) >= 8:  # a warehouse from before 008: `migrate` applies 008 and the later ones
                 continue
             connection.execute(migration.read_text())
             connection.execute("INSERT INTO schema_migrations VALUES (?, ?, now()::TIMESTAMP)",
