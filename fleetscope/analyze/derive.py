@@ -8,6 +8,7 @@ the one list of derived tables, each with the function computing its rows.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -17,6 +18,7 @@ import duckdb
 
 from fleetscope.analyze.inference import (INFERENCE_VERSION, CurveReading, InferenceError, amat_fit, bandwidth_per_level,
                                   infer_cache_levels, infer_loaded_latency, infer_mlp, infer_tlb)
+from fleetscope.analyze.firmware import claim_rows
 from fleetscope.analyze.plausibility import HUGE_PAGE_BYTES, check_run
 from fleetscope.resources import sql
 from fleetscope.store.warehouse import insert_rows
@@ -196,8 +198,15 @@ def _saxpy_fit(strides: list[tuple], counters: list[tuple]) -> dict:
     return {**row, "note": f"no AMAT fit: {why}; runtime per stride is still measured"}
 
 
+def _firmware_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
+    """What the firmware claims (SMBIOS, HMAT, SLIT) beside what the run measured."""
+    facts = connection.execute(sql("plausibility/run_facts"), key).fetchone()
+    largest = connection.execute(sql("plausibility/largest_cache"), key).fetchone()[0]
+    return claim_rows(connection, *key, json.loads(facts[0]) if facts and facts[0] else {}, largest)
+
+
 def _flag_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
-    return check_run(connection, *key)
+    return check_run(connection, *key, levels=derived["inferred_levels"], claims=derived["firmware_claims"])
 
 
 def _inference_run_rows(connection: duckdb.DuckDBPyConnection, key: list,
@@ -214,8 +223,9 @@ class Derived:
     rows: Callable[[duckdb.DuckDBPyConnection, list, dict[str, list[dict]]], list[dict]]
 
 
-# Every derived table, in the order they are computed: inferred_level_bandwidth reads inferred_levels' rows,
-# and inference_runs comes last, recording the method the others were computed with.
+# Every derived table, in the order they are computed: inferred_level_bandwidth reads inferred_levels' rows, flags
+# reads inferred_levels' and firmware_claims', and inference_runs comes last, recording the method the others were
+# computed with.
 DERIVED: tuple[Derived, ...] = (
     Derived("inferred_levels", _level_rows),
     Derived("inferred_level_bandwidth", _level_bandwidth_rows),
@@ -223,6 +233,7 @@ DERIVED: tuple[Derived, ...] = (
     Derived("inferred_tlb", _tlb_rows),
     Derived("inferred_mlp", _mlp_rows),
     Derived("inferred_loaded_latency", _loaded_latency_rows),
+    Derived("firmware_claims", _firmware_rows),
     Derived("flags", _flag_rows),
     Derived("inference_runs", _inference_run_rows),
 )

@@ -1,6 +1,6 @@
 """The derived tables a host page shows (what fleetscope.analyze.derive wrote for the run: the inferred hierarchy
-beside sysfs, TLB reach, MLP saturation, loaded-latency figures, bandwidth per level, the SAXPY fit and
-every plausibility check), from one list keyed by table name.
+beside sysfs, TLB reach, MLP saturation, loaded-latency figures, bandwidth per level, the SAXPY fit, the firmware's
+claims beside the measured figures and every plausibility check), from one list keyed by table name.
 
 Each table's rows for a run come from warehouse/queries/report/derived_<table>.sql; charts and the summary
 read them from the same dict (`derived_rows`), and the page shows each table under its title.
@@ -65,6 +65,10 @@ DERIVED: tuple[DerivedTable, ...] = (
         Column("max_slowdown_stride", "at stride", "count"), Column("miss_event", "miss counter"),
         Column("hit_ns", "hit", "ns"), Column("miss_penalty_ns", "miss penalty", "ns"),
         Column("r_squared", "R²", "number"), Column("note", "note")), "saxpy"),
+    DerivedTable("firmware_claims", "Firmware's figures beside the measured", (
+        Column("source", "firmware"), Column("figure", "figure"), Column("claimed", "claims", "number"),
+        Column("measured", "measured", "number"), Column("unit", "unit"), Column("ratio", "measured / claimed", "number"),
+        Column("measured_by", "measured by"), Column("verdict", "verdict"), Column("note", "note"))),
     DerivedTable("flags", "Plausibility checks", ()),
 )
 

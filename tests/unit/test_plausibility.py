@@ -14,9 +14,10 @@ import pytest
 from fleetscope.analyze.plausibility import BIMODAL_MAX_SAMPLES, point_noise
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "mlc_samples"
-RULES = {"dram_chase_too_fast", "bandwidth_above_dram_peak", "huge_pages_not_granted", "loaded_idle_far_above_idle",
-         "loaded_below_idle", "stride_bytes_counted", "nt_write_far_above_read", "experiments_disagree", "storage_littles_law",
-         "threads_shared_one_cpu", "noisy_point", "bimodal_point", "canary_drift", "measured_while_throttling"}
+RULES = {"dram_chase_too_fast", "first_plateau_above_l1_hit", "bandwidth_above_dram_peak", "firmware_claims_disagree",
+         "huge_pages_not_granted", "loaded_idle_far_above_idle", "loaded_below_idle", "stride_bytes_counted",
+         "nt_write_far_above_read", "experiments_disagree", "storage_littles_law", "threads_shared_one_cpu",
+         "noisy_point", "bimodal_point", "canary_drift", "measured_while_throttling"}
 
 
 def point(experiment: str, kernel: str, params: dict, ns: float, context: dict | None = None) -> dict:
@@ -86,6 +87,7 @@ def test_a_clean_run_has_every_rule_and_no_flag(bundles, cli, tmp_path):
     assert "no DIMMs in the facts (dmidecode: no SMBIOS memory devices)" in by[("bandwidth_above_dram_peak", "run")]["reason"]
     assert "no DRAM-sized bandwidth measured" in by[("bandwidth_above_dram_peak", "run")]["reason"]
     assert "no loaded-latency curve" in by[("loaded_idle_far_above_idle", "run")]["reason"]
+    assert "no HMAT figures in the facts" in by[("firmware_claims_disagree", "firmware_claims")]["reason"]
     assert by[("stride_bytes_counted", "bandwidth_points")]["status"] == "not_run"
     assert by[("nt_write_far_above_read", "bandwidth_points")]["status"] == "not_run"
     assert all(row["reason"] for row in rows if row["status"] == "not_run")
@@ -508,3 +510,73 @@ def test_a_point_larger_than_any_sampler_takes_is_judged_for_spread_not_split(bu
     assert noisy["status"] == "clear" and noisy["evidence"].startswith("0 of 2 checked")
     (bimodal,) = flags(connection, "bimodal_point")
     assert bimodal["evidence"].startswith("0 of 1 checked")
+
+
+# ---- what the firmware claims --------------------------------------------------------------------------
+
+XEON_SMBIOS = {"source": "/sys/firmware/dmi/entries", "reason": None, "slots": 24, "populated": 8,
+               "dimms": [{"locator": f"DIMM_{socket}{slot}", "bank": None, "size_bytes": 4 << 30, "type": "DDR3",
+                          "speed_mts": 1600, "configured_speed_mts": 1600, "data_width_bits": 64}
+                         for socket in "AB" for slot in range(1, 5)],
+               "channels": 8, "channels_from": "one per populated DIMM, an upper bound: the locators name no channel",
+               "peak_gbps": 102.4, "peak_note": None}
+
+
+@pytest.mark.parametrize("memory, status, threshold, how", [
+    ({"smbios": XEON_SMBIOS}, "flagged", 102.4, "SMBIOS: 8 DIMMs on 8 channels"),
+    # the inventory's word wins over the firmware's (a VM's SMBIOS describes whatever its hypervisor says)
+    ({"smbios": XEON_SMBIOS, "dram_peak_stated_gbps": 400.0}, "clear", 400.0, "stated for the host in the inventory"),
+    ({"smbios": {"source": None, "reason": "no SMBIOS table"}}, "not_run", None, "set"),
+])
+def test_the_dram_peak_comes_from_smbios_or_the_inventory_without_dmidecode(bundles, cli, tmp_path, memory, status,
+                                                                            threshold, how):
+    """csit_skx_peak_injection_bandwidth.txt: MLC drew well over 102.4 GB/s at DRAM size, beyond the Xeon E5's
+    eight DDR3-1600 DIMMs (no dmidecode on the host: facts.memory.dimms is empty)."""
+    manifest = bundles.manifest()
+    manifest["facts"]["memory"].update(dimms=[], dimms_note="dmidecode: not installed", **memory)
+    (flag,) = flags(load(bundles, cli, tmp_path, manifest=manifest, mlc=("csit_skx_peak_injection_bandwidth.txt",)),
+                    "bandwidth_above_dram_peak")
+    assert flag["status"] == status and flag["threshold"] == (pytest.approx(threshold) if threshold else None)
+    if status == "not_run":
+        assert "no DRAM peak from SMBIOS (no SMBIOS table) and none stated for the host (fleet_dram_peak_gbps)" \
+            in flag["reason"]
+    else:
+        assert how in flag["comparison"]
+
+
+def numa_matrix(local_ns: float, remote_ns: float, local_gb_s: float) -> list[dict]:
+    base = {"working_set_bytes": 1 << 28}
+    cells = [point("numa_matrix", "chase", {**base, "cpu": 10 * cpu, "cpu_node": cpu, "mem_node": mem},
+                   local_ns if cpu == mem else remote_ns) for cpu in (0, 1) for mem in (0, 1)]
+    for cpu in (0, 1):
+        cell = point("numa_matrix", "bandwidth", {**base, "cpu": None, "cpus": [10 * cpu], "threads": 1,
+                                                  "cpu_node": cpu, "mem_node": cpu}, local_gb_s)
+        cells.append({**cell, "metric": "bandwidth", "unit": "GB/s"})
+    return cells
+
+
+@pytest.mark.parametrize("hmat_ns, hmat_mb_s, slit, status, worst", [
+    (80, 60000, 21, "clear", None),                     # 95 vs 80 ns, 38 vs 60 GB/s, 1.58 vs 2.1 x local
+    (30, 60000, 21, "flagged", "read latency, node 0 from node 0"),   # 95 ns measured, 30 claimed: over 2x
+    (80, 20000, 21, "flagged", "read bandwidth, node 0 from node 0"),  # 38 GB/s measured beats a 20 GB/s claim
+    (80, 60000, 40, "flagged", "latency node 0 to node 1, x local"),  # SLIT says 4x local, the run reads 1.58x
+])
+def test_what_the_firmware_claims_is_set_beside_the_measured_and_a_large_disagreement_flagged(
+        bundles, cli, tmp_path, hmat_ns, hmat_mb_s, slit, status, worst):
+    manifest = bundles.manifest()
+    manifest["facts"]["numa"] = {"nodes": 2, "distances": {"node0": [10, slit], "node1": [slit, 10]},
+                                 "hmat": {"nodes": [{"node": 0, "initiators": [0], "read_latency_ns": hmat_ns,
+                                                     "read_bandwidth_mb_s": hmat_mb_s}], "reason": None}}
+    connection = load(bundles, cli, tmp_path, manifest=manifest,
+                      results={"results/latency_sweep.jsonl": bundles.latency_points(),
+                               "results/numa_matrix.jsonl": numa_matrix(95.0, 150.0, 38.0)})
+    claims = {row[0]: row[1:] for row in connection.execute(
+        "SELECT figure, source, claimed, measured, verdict FROM firmware_claims").fetchall()}
+    assert claims["read latency, node 0 from node 0"][:3] == ("ACPI HMAT", hmat_ns, pytest.approx(95.0, rel=0.02))
+    assert claims["read bandwidth, node 0 from node 0"][1] == hmat_mb_s / 1000
+    assert claims["latency node 0 to node 1, x local"][1:3] == (slit / 10, pytest.approx(150 / 95, rel=0.02))
+    (flag,) = flags(connection, "firmware_claims_disagree")
+    assert flag["status"] == status
+    if worst:
+        disagreeing = 2 if worst.startswith("latency node") else 1  # the SLIT's both directions, or one HMAT figure
+        assert flag["item"].endswith(worst) and flag["evidence"].startswith(f"{disagreeing} of 4 claims disagree")
