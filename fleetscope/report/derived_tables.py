@@ -50,7 +50,7 @@ DERIVED: tuple[DerivedTable, ...] = (
     DerivedTable("inferred_loaded_latency", "Loaded latency: idle, peak, knee", (
         Column("source", "source"), Column("path", "output"), Column("traffic", "traffic"),
         Column("idle_latency_ns", "idle", "ns"), Column("idle_source", "idle from"),
-        Column("max_latency_ns", "most loaded", "ns"), Column("peak_bandwidth_gb_s", "peak", "gb_s"),
+        Column("saturated_latency_ns", "at saturation", "ns"), Column("peak_bandwidth_gb_s", "peak", "gb_s"),
         Column("knee_low_gb_s", "knee from", "gb_s"), Column("knee_high_gb_s", "knee to", "gb_s"),
         Column("knee_bandwidth_gb_s", "Kneedle point", "gb_s"), Column("knee_latency_ns", "its latency", "ns"),
         Column("doubling_bandwidth_gb_s", "2× idle at", "gb_s"),

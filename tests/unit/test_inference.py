@@ -212,7 +212,7 @@ def test_loaded_latency_figures_on_an_mlc_ladder():
     assert result.knee_bandwidth_gb_s == pytest.approx(160.2429) and result.knee_latency_ns == 121.92
     # the knee lies between the ladder points either side of Kneedle's: 111.6 GB/s (101 ns) and 215.1 GB/s (227 ns)
     assert (result.knee_low_gb_s, result.knee_high_gb_s) == (pytest.approx(111.5874), pytest.approx(215.075))
-    assert result.max_latency_ns == 282.66
+    assert result.saturated_latency_ns == pytest.approx(279.705)  # the six points within 10% of 216.6 GB/s
     # latency passes 2 x 81.4 = 162.8 ns between 121.92 ns (160.2 GB/s) and 227.05 ns (215.1 GB/s)
     assert 160.2 < result.doubling_bandwidth_gb_s < 215.1
     assert result.knee_outstanding_lines == pytest.approx(160.2429e9 / 64 * 121.92e-9)
@@ -232,9 +232,12 @@ def test_a_curve_whose_latency_never_rises_has_no_knee():
     latency = [171.0, 165.0, 168.0, 170.0, 172.0, 176.0]
     flat = infer_loaded_latency(bandwidth, latency, idle_ns=173.0)
     assert flat.knee_bandwidth_gb_s is None and flat.knee_low_gb_s is None and flat.knee_outstanding_lines is None
-    assert flat.idle_latency_ns == 173.0 and flat.idle_source == "no-load point" and flat.max_latency_ns == 176.0
-    assert "no knee: latency rises to at most 1.02 x idle (176 ns vs 173 ns, no-load point); a knee needs 1.3 x" \
-        in flat.note
+    assert flat.idle_latency_ns == 173.0 and flat.idle_source == "no-load point" and flat.saturated_latency_ns == 176.0
+    assert ("no knee: latency at saturation (within 10% of the peak bandwidth) is 1.02 x idle (176 ns vs 173 ns, "
+            "no-load point); a knee needs 1.3 x") in flat.note
+    # one slow point at light load is no rise: the saturated end decides
+    spiked = infer_loaded_latency([*bandwidth, 0.5], [*latency, 400.0], idle_ns=173.0)
+    assert spiked.knee_bandwidth_gb_s is None and spiked.saturated_latency_ns == 176.0
     assert flat.peak_bandwidth_gb_s == 27.4
 
 
@@ -244,8 +247,8 @@ def test_the_knee_interval_holds_the_corner_of_synthetic_queueing_curves(seed):
     noise and a random ladder: the knee interval holds the corner; the same ladder over a flat curve has none."""
     rng = random.Random(seed)
     idle, peak = rng.uniform(60, 200), rng.uniform(10, 300)
-    corner = peak * rng.uniform(0.5, 0.85)
-    rise = rng.uniform(1.5, 5.0)  # the most loaded latency over idle
+    corner = peak * rng.uniform(0.4, 0.7)
+    rise = rng.uniform(1.6, 5.0)  # latency at the peak over idle (at 90% of the peak: 1.4x or more)
 
     def latency(bw: float) -> float:
         past = max(bw - corner, 0.0) / (peak - corner)

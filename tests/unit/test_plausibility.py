@@ -184,7 +184,7 @@ def test_a_loaded_point_below_the_idle_latency_is_flagged_with_its_evidence(bund
     assert flag["evidence"].startswith("2 of 6 loaded points below idle (the chase without load threads: 173 ns "
                                        "[CI95 172, 174]); worst")
     # and the curve has no knee: its latency never rises 1.3 x idle
-    (inferred,) = connection.execute("SELECT knee_bandwidth_gb_s, idle_latency_ns, idle_source, max_latency_ns, note "
+    (inferred,) = connection.execute("SELECT knee_bandwidth_gb_s, idle_latency_ns, idle_source, saturated_latency_ns, note "
                                      "FROM inferred_loaded_latency").fetchall()
     assert inferred[:4] == (None, 173.0, "no-load point", 176.0) and "no knee" in inferred[4]
 

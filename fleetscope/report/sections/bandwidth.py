@@ -167,9 +167,10 @@ def loaded_latency_chart(section: SectionData) -> dict | None:
         chart.layer(data, {"type": "text", "dy": -14, "fontSize": 11}, x=q("rate"), y=q("latency"), color=color,
                     text=n("label"))
     flat = [str(row["traffic"]) for row in inferred if row["knee_bandwidth_gb_s"] is None and row["points"] >= 3]
-    knee_note = (f"band: the interval each knee lies in, diamond: Kneedle's point (a knee needs latency to rise "
-                 f"{KNEE_MIN_RISE:g} × idle)" if marks else "")
-    flat_note = (f"no knee on {', '.join(flat)}: latency never rises {KNEE_MIN_RISE:g} × idle" if flat else "")
+    knee_note = (f"band: the interval each knee lies in, diamond: Kneedle's point (a knee needs latency at "
+                 f"saturation to reach {KNEE_MIN_RISE:g} × idle)" if marks else "")
+    flat_note = (f"no knee on {', '.join(flat)}: latency at saturation stays under {KNEE_MIN_RISE:g} × idle"
+                 if flat else "")
     return chart.spec("Loaded latency: throughput vs latency",
                       "one chase thread while load threads run with an injected delay; 'idle': the chase with no "
                       "load threads" + "".join(f"\n{note}" for note in (knee_note, flat_note) if note))
@@ -220,7 +221,7 @@ def read_bandwidth_figure(rows: list[dict]) -> Figure:
 
 def knee_figure(rows: list[dict]) -> Figure:
     """The knee of the read-traffic curve (the loaded_latency kernel's first, then MLC's) as the bandwidth
-    interval it lies in, or why the curve has none: a curve whose latency never rises KNEE_MIN_RISE x idle."""
+    interval it lies in, or why the curve has none: a curve whose latency at saturation stays under KNEE_MIN_RISE x idle."""
     curves = sorted((row for row in rows if row["peak_bandwidth_gb_s"] is not None),
                     key=lambda row: (row["source"] != "loaded_latency", row["traffic"] != "read",
                                      str(row["traffic"]), str(row["path"]), row["run_index"] or 0))
@@ -236,11 +237,11 @@ def knee_figure(rows: list[dict]) -> Figure:
             return Figure(f"between {format_gb_s(row['knee_low_gb_s'])} and {format_gb_s(row['knee_high_gb_s'])} "
                           f"(Kneedle {kneedle}; {traffic}, idle {idle}{idle_from})", row["note"])
         return Figure(f"{kneedle} ({traffic}, idle {idle}{idle_from})", row["note"])
-    if row.get("max_latency_ns") is None or not row["idle_latency_ns"]:
+    if row.get("saturated_latency_ns") is None or not row["idle_latency_ns"]:
         return Figure(None, row["note"])
-    rise = row["max_latency_ns"] / row["idle_latency_ns"]
-    return Figure(f"none: latency reaches at most {rise:.2f} × idle ({format_time_ns(row['max_latency_ns'])} vs "
-                  f"{idle}{idle_from}) up to {format_gb_s(row['peak_bandwidth_gb_s'])}, {traffic}; a knee needs "
+    rise = row["saturated_latency_ns"] / row["idle_latency_ns"]
+    return Figure(f"none: latency at saturation is {rise:.2f} × idle ({format_time_ns(row['saturated_latency_ns'])} "
+                  f"vs {idle}{idle_from}, peak {format_gb_s(row['peak_bandwidth_gb_s'])}, {traffic}); a knee needs "
                   f"{KNEE_MIN_RISE:g} ×", row["note"])
 
 
