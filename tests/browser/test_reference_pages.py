@@ -109,5 +109,7 @@ def test_a_comparison_with_a_reference_host_marks_it_and_draws(reports, browser)
                                             "ramlat (wtarreau/ramspeed, 1xPTR)",
                                             "a dependent chase with one line per page (TLB steps inside the curve), "
                                             "4 KiB pages, ns per load", "4 GHz"]]
-    assert source[0][5].startswith("https://github.com/wtarreau/ramspeed/")
+    assert source[0][5] == "github.com/…/data/results.txt (line 675, ramlat 1xPTR)"  # the link, short
+    assert browser.evaluate("document.querySelector('#reference-sources td.source a').href").startswith(
+        "https://github.com/wtarreau/ramspeed/blob/b88c4f7e81675b40359ca55a913a03620cc5c2a0/")
     browser.screenshot(reports.parent / "compare.png")
