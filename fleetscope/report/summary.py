@@ -114,8 +114,11 @@ def level_latency_text(level: dict) -> str | None:
 
 
 def _hierarchy(derived: dict[str, list[dict]]) -> list[dict]:
+    """The summary's table, one row per level; a relative curve's latencies as '+2.35 ns' under 'over L1'."""
     return [{"level": level["level"], "effective": format_bytes(level["capacity_bytes"]) or None,
-             "sysfs": format_bytes(level["sysfs_size_bytes"]) or None, "latency": level_latency_text(level),
+             "sysfs": format_bytes(level["sysfs_size_bytes"]) or None,
+             "latency": (level_latency_text(level) if level.get("latency_over_l1_ns") is None
+                         else f"+{format_time_ns(level['latency_over_l1_ns'])}"),
              "cycles": format_number(level["latency_cycles"]) or None, "page_policy": level["page_policy"]}
             for level in levels(derived)]
 
@@ -198,6 +201,7 @@ def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiment
         "memory": format_bytes(facts.get("mem_total_bytes")) or None,
         "duration": _duration(run["duration_s"]),
         "levels": hierarchy,
+        "levels_relative": any(level.get("latency_over_l1_ns") is not None for level in levels(derived)),
         "kind_levels": [dict(zip(("kind", "levels"), kind_line(kind)), id=f"summary-levels-{index}",
                              page_policy=kind["levels"][0]["page_policy"] if kind["levels"] else None)
                         for index, kind in enumerate(kind_levels(derived))],

@@ -53,6 +53,13 @@ def test_a_reference_hosts_page_draws_and_says_what_it_is(reports, browser, host
     assert link.startswith("https://github.com/")
     if host == "ref-graviton2-neoverse-n1":
         assert "ns over L1" in note
+        # its levels are the extra time over L1, never a load-to-use latency: the table and the chart say so
+        headers = browser.evaluate("Array.from(document.querySelectorAll('#summary-levels th')).map(th => th.textContent)")
+        assert headers[3] == "over L1" and "+29.3 ns" in browser.evaluate(
+            "document.getElementById('summary-levels').textContent")
+        axis = browser.evaluate("Array.from(document.querySelectorAll('#latency-chart .role-axis-title text'))"
+                                ".map(t => t.textContent)")
+        assert "extra time over an L1 hit (ns, log scale)" in axis, axis
     if host != "ref-tegra-k1-cortex-a15":  # a cache curve: the latency chart (a TLB curve has the inferred table)
         assert any("latency" in chart["id"] for chart in loaded.charts), [chart["id"] for chart in loaded.charts]
     browser.screenshot(reports.parent / f"{host}.png")
