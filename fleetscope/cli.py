@@ -168,7 +168,7 @@ examples:
   fleetscope import --host lab-node7 --cpu-model "Xeon Gold 6248" --started-at 2024-05-02 fio fio/*.json
   fleetscope import --host lab-node7 --run-id 20240502T000000Z-1a2b3c perf perf_saxpy.csv
   fleetscope import curve --host ref-n100 --cpu-model "Intel N100" --source https://example.org/n100 \
-      --pattern line-per-page --caches 32k,2m,6m n100_ramlat.csv
+      --measured-by ramlat --clock-ghz 3.4 --pattern line-per-page --caches 32k,2m,6m n100_ramlat.csv
   fleetscope import curve --host ref-graviton2 --cpu-model "Graviton2" --relative --page-size 2m tmb.csv
 Every file is parsed first; one the parser cannot read stops the import (FILE:LINE) and nothing is
 written. The files become the bundle RESULTS/<run_id>/<host>/ (profile 'external', raw/<tool>/...),
@@ -178,9 +178,11 @@ changes nothing; give --run-id to add other tools' files to the same run.
 
 `import curve` stores one published or legacy latency curve (the CSV `fleetscope infer --csv` reads:
 bytes,ns or pages,ns) as a REFERENCE host: not a lab machine, marked so on the pages and in compare and
-outliers, with --source kept beside it. Say how it was measured (--pattern, --page-size, --relative) and
-the CPU's published cache sizes (--caches) as for `infer`: the ingest's inference and plausibility rules
-read it so. The same file again changes nothing; a corrected --source or --cpu-model replaces its run.
+outliers, with --source and --measured-by kept beside it. Say how it was measured (--pattern, --page-size,
+--relative), the CPU's published cache sizes (--caches) as for `infer`, and the core clock the source states
+(--clock-ghz): the ingest's inference and plausibility rules read it so, the same rules as a run's (a first
+plateau far above an L1 hit, a memory plateau under 25 ns). The same file again changes nothing; a corrected
+--source or --cpu-model replaces its run.
 """
 
 
@@ -325,18 +327,30 @@ def _command_compare(arguments: argparse.Namespace) -> int:
         comparison = fleet_pages.compare(connection, arguments.operands, with_curves=arguments.format == "html")
     operands, rows = comparison.operands, comparison.rows
     if arguments.format == "json":
-        text = json.dumps(fleet.compare_json(operands, rows, kinds=comparison.kinds), indent=2, default=str) + "\n"
+        text = json.dumps(fleet.compare_json(operands, rows, kinds=comparison.kinds, flags=comparison.flags), indent=2,
+                          default=str) + "\n"
         if arguments.out is None:
             sys.stdout.write(text)
         else:
             arguments.out.write_text(text, encoding="utf-8")
             print(f"wrote {arguments.out}")
         return 0
-    context = fleet_pages.compare_context(operands, rows, comparison.curves)
+    context = fleet_pages.compare_context(operands, rows, comparison.curves, comparison.flags)
     out = write_compare_page(arguments.out or DEFAULT_COMPARE_PAGE, context, fleet.SIGNIFICANT_CHANGE,
                              fleet.SIGNIFICANT_P)
-    print("\n".join(["significant differences:", *(f"  {sentence}" for sentence in context["moved"])])
-          if context["moved"] else "no level's latency differs by both the threshold and the test")
+    if context["moved"]:
+        print("\n".join(["significant differences:", *(f"  {sentence}" for sentence in context["moved"])]))
+    elif context["tested"]:
+        print("no level's latency differs by both the threshold and the test")
+    else:
+        print(f"no test ran: {context['no_test_because']}")
+    for group in context["untested"]:
+        print("\n".join([f"differences of {fleet.SIGNIFICANT_CHANGE:.0%} or more without a test ({group['why']}):",
+                          *(f"  {sentence}" for sentence in group["differences"])]))
+    flagged = [f"  {item['run'].host}: {', '.join(sorted({flag['rule'] for flag in item['flags']}))}"
+               for item in context["flags"] if item["flags"]]
+    if flagged:
+        print("\n".join(["plausibility flags (on the page, beside the figures they concern):", *flagged]))
     print(f"wrote {out}")
     return 0
 
@@ -445,6 +459,8 @@ def _command_import(arguments: argparse.Namespace) -> int:
         return _command_import_curve(arguments)
     curve_only = [option for option, given in (("--source", arguments.source is not None),
                                                ("--caches", bool(arguments.caches)),
+                                               ("--measured-by", arguments.measured_by is not None),
+                                               ("--clock-ghz", arguments.clock_ghz is not None),
                                                ("--relative", arguments.relative),
                                                ("--pattern", arguments.pattern != "random-lines"),
                                                ("--page-size", arguments.page_size != 4096)) if given]
@@ -487,7 +503,8 @@ def _command_import_curve(arguments: argparse.Namespace) -> int:
     if not arguments.cpu_model:
         raise UserError("import curve: --cpu-model is required (the CPU the curve was measured on)")
     reference = Reference(arguments.host, arguments.cpu_model, arguments.source or "not given",
-                          curve_reading(arguments), tuple(arguments.caches))
+                          curve_reading(arguments), tuple(arguments.caches), tool=arguments.measured_by,
+                          clock_ghz=arguments.clock_ghz)
     return _load_references(arguments, [(arguments.files[0], reference, arguments.started_at)])
 
 
@@ -706,6 +723,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="curve only: where the curve was published (a URL or a citation), kept with it")
     importer.add_argument("--caches", type=_size_list, default=[], metavar="SIZES",
                           help="curve only: the CPU's published cache sizes, smallest first, e.g. 32k,1m,32m")
+    importer.add_argument("--measured-by", metavar="TOOL",
+                          help="curve only: the tool that measured it (ramlat, lmbench lat_mem_rd ...), shown with it")
+    importer.add_argument("--clock-ghz", type=float, metavar="GHZ",
+                          help="curve only: the core clock the source states it ran at; the first plateau is then "
+                               "checked in cycles against an L1 hit")
     add_curve_reading_options(importer, "curve only: ")
     reference = verbs.add_parser("reference", help="list or load the published curves fleetscope ships as reference "
                                  "hosts", description="The published curves fleetscope ships as reference hosts.",

@@ -8,6 +8,7 @@ the one list of derived tables, each with the function computing its rows.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -17,6 +18,7 @@ import duckdb
 
 from fleetscope.analyze.inference import (INFERENCE_VERSION, CurveReading, InferenceError, amat_fit, bandwidth_per_level,
                                           infer_cache_levels, infer_loaded_latency, infer_mlp, infer_tlb)
+from fleetscope.analyze.firmware import claim_rows
 from fleetscope.analyze.plausibility import HUGE_PAGE_BYTES, check_run
 from fleetscope.resources import sql
 from fleetscope.store.warehouse import insert_rows
@@ -49,12 +51,14 @@ def _by_kind(rows: list[tuple]) -> list[tuple[dict, list[tuple]]]:
 def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
     """The hierarchy of each core kind measured, each against its own kind's sysfs caches, per page policy."""
     stated = _rows(connection, "curve_reading", key)  # a reference host's curve: read as its source measured it
-    stated_reading = CurveReading(*stated[0]) if stated else None
+    stated_reading = CurveReading(*stated[0][:3]) if stated else None
+    stated_clock = stated[0][3] if stated else None   # the core clock its source states, if any
     relative = stated_reading is not None and stated_reading.relative
     rows = []
     for kind, measured in _by_kind(_rows(connection, "latency_minima", key)):
         sysfs = [size for (size,) in _rows(connection, "sysfs_cache_sizes", [*key, kind["core_kind"]])]
-        points = [point for point in measured if relative or point[2] > 0]
+        points = [(*point[:3], point[3] if point[3] is not None else stated_clock) for point in measured
+                  if relative or point[2] > 0]
         rows += [{**kind, **row} for row in _kind_levels(points, sysfs, stated_reading)]
     return rows
 
@@ -81,7 +85,10 @@ def _kind_levels(points: list[tuple], sysfs: list[int], stated_reading: CurveRea
                 notes += inferred.notes
                 if inferred.set_aside_bytes:
                     notes.append(f"set aside as dips: {', '.join(map(str, inferred.set_aside_bytes))} B")
-            rows.append({**asdict(level), "page_policy": policy, "note": "; ".join(notes) or None})
+            row = {**asdict(level), "page_policy": policy, "note": "; ".join(notes) or None}
+            if reading.relative:  # ns over L1 are no load-to-use latency: kept apart, never as latency_ns
+                row.update(latency_over_l1_ns=row["latency_ns"], latency_ns=None, latency_cycles=None)
+            rows.append(row)
     return rows
 
 
@@ -134,9 +141,11 @@ def _loaded_latency_rows(connection: duckdb.DuckDBPyConnection, key: list,
                                         [latency for _unused, latency in pairs])
         rows.append({"source": "mlc", "path": path, "run_index": run_index, "traffic": traffic, **asdict(inferred)})
     curve = _rows(connection, "loaded_latency_curve", key)
+    idle = _rows(connection, "loaded_latency_idle", key)[0][0]  # the chase with no load threads, if measured
     for traffic in sorted({row[0] for row in curve}):
         pairs = [row[1:] for row in curve if row[0] == traffic]
-        inferred = infer_loaded_latency([bandwidth for bandwidth, _unused in pairs], [latency for _unused, latency in pairs])
+        inferred = infer_loaded_latency([bandwidth for bandwidth, _unused in pairs], [latency for _unused, latency in pairs],
+                                        idle_ns=idle)
         rows.append({"source": "loaded_latency", "traffic": traffic, **asdict(inferred)})
     return rows
 
@@ -189,8 +198,15 @@ def _saxpy_fit(strides: list[tuple], counters: list[tuple]) -> dict:
     return {**row, "note": f"no AMAT fit: {why}; runtime per stride is still measured"}
 
 
+def _firmware_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
+    """What the firmware claims (SMBIOS, HMAT, SLIT) beside what the run measured."""
+    facts = connection.execute(sql("plausibility/run_facts"), key).fetchone()
+    largest = connection.execute(sql("plausibility/largest_cache"), key).fetchone()[0]
+    return claim_rows(connection, *key, json.loads(facts[0]) if facts and facts[0] else {}, largest)
+
+
 def _flag_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
-    return check_run(connection, *key)
+    return check_run(connection, *key, levels=derived["inferred_levels"], claims=derived["firmware_claims"])
 
 
 def _inference_run_rows(connection: duckdb.DuckDBPyConnection, key: list,
@@ -207,8 +223,9 @@ class Derivation:
     rows: Callable[[duckdb.DuckDBPyConnection, list, dict[str, list[dict]]], list[dict]]
 
 
-# Every derived table, in the order they are computed: inferred_level_bandwidth reads inferred_levels' rows,
-# and inference_runs comes last, recording the method the others were computed with.
+# Every derived table, in the order they are computed: inferred_level_bandwidth reads inferred_levels' rows, flags
+# reads inferred_levels' and firmware_claims', and inference_runs comes last, recording the method the others were
+# computed with.
 DERIVATIONS: tuple[Derivation, ...] = (
     Derivation("inferred_levels", _level_rows),
     Derivation("inferred_level_bandwidth", _level_bandwidth_rows),
@@ -216,6 +233,7 @@ DERIVATIONS: tuple[Derivation, ...] = (
     Derivation("inferred_tlb", _tlb_rows),
     Derivation("inferred_mlp", _mlp_rows),
     Derivation("inferred_loaded_latency", _loaded_latency_rows),
+    Derivation("firmware_claims", _firmware_rows),
     Derivation("flags", _flag_rows),
     Derivation("inference_runs", _inference_run_rows),
 )

@@ -97,16 +97,28 @@ def kind_line(kind: dict) -> tuple[str, str]:
     """One kind's hierarchy on one line, as (the kind, its levels):
     ('P-core (CPU 4)', 'L1 48 KiB · 1 ns · 5 cycles; L2 1.25 MiB · 3.2 ns · 16 cycles; …; DRAM 90 ns · 450 cycles')."""
     levels = [f"{level['level']} " + " · ".join(part for part in (
-        format_bytes(level["capacity_bytes"]), format_time_ns(level["latency_ns"]),
+        format_bytes(level["capacity_bytes"]), level_latency_text(level),
         level["latency_cycles"] is not None and f"{format_number(level['latency_cycles'])} cycles") if part)
         for level in kind["levels"]]
     where = f" (CPU {kind['cpu']})" if kind["cpu"] is not None else ""
     return f"{kind['core_kind'] or 'unlabelled CPUs'}{where}", "; ".join(levels) or "nothing inferred"
 
 
+def level_latency_text(level: dict) -> str | None:
+    """A level's latency for people: '4.65 ns', or on a relative curve (ns over L1) '+2.35 ns over L1'."""
+    if level.get("latency_ns") is not None:
+        return format_time_ns(level["latency_ns"])
+    if level.get("latency_over_l1_ns") is not None:
+        return f"+{format_time_ns(level['latency_over_l1_ns'])} over L1"
+    return None
+
+
 def _hierarchy(derived: dict[str, list[dict]]) -> list[dict]:
+    """The summary's table, one row per level; a relative curve's latencies as '+2.35 ns' under 'over L1'."""
     return [{"level": level["level"], "effective": format_bytes(level["capacity_bytes"]) or None,
-             "sysfs": format_bytes(level["sysfs_size_bytes"]) or None, "latency": format_time_ns(level["latency_ns"]) or None,
+             "sysfs": format_bytes(level["sysfs_size_bytes"]) or None,
+             "latency": (level_latency_text(level) if level.get("latency_over_l1_ns") is None
+                         else f"+{format_time_ns(level['latency_over_l1_ns'])}"),
              "cycles": format_number(level["latency_cycles"]) or None, "page_policy": level["page_policy"]}
             for level in levels(derived)]
 
@@ -189,6 +201,7 @@ def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiment
         "memory": format_bytes(facts.get("mem_total_bytes")) or None,
         "duration": _duration(run["duration_s"]),
         "levels": hierarchy,
+        "levels_relative": any(level.get("latency_over_l1_ns") is not None for level in levels(derived)),
         "kind_levels": [dict(zip(("kind", "levels"), kind_line(kind)), id=f"summary-levels-{index}",
                              page_policy=kind["levels"][0]["page_policy"] if kind["levels"] else None)
                         for index, kind in enumerate(kind_levels(derived))],

@@ -142,7 +142,7 @@ def apply_migrations(connection: duckdb.DuckDBPyConnection) -> list[int]:
 def create_views(connection: duckdb.DuckDBPyConnection, *, every: bool = False) -> None:
     """(Re)create the views whose file changed since it was recorded in schema_views, or that are
     missing (all of them when `every`), and record their hashes; a view that reads another is retried
-    once the other exists. A view fleetscope recorded earlier whose file is gone is dropped."""
+    once the other exists, or has the columns it reads. A view fleetscope recorded earlier whose file is gone is dropped."""
     hashes = _view_hashes()
     recorded = dict(connection.execute(sql("warehouse/recorded_view_hashes")).fetchall())
     existing = {name for (name,) in connection.execute(sql("warehouse/existing_views")).fetchall()}
@@ -157,7 +157,8 @@ def create_views(connection: duckdb.DuckDBPyConnection, *, every: bool = False) 
         for path in pending:
             try:
                 connection.execute(path.read_text(encoding="utf-8"))
-            except duckdb.CatalogException as error:
+            except (duckdb.CatalogException, duckdb.BinderException) as error:
+                # a view it reads is missing, or lacks a column until that view is created again in this pass
                 failed.append((path, error))
         if len(failed) == len(pending):
             path, error = failed[0]

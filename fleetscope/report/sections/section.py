@@ -21,6 +21,8 @@ class Column:
     # Shown only where the section's rows hold more than one core kind (shown_columns): a
     # host with one kind keeps the table it had.
     per_kind: bool = False
+    # Shown only where some row has a value (a relative curve's latency over L1): other tables stay as they were.
+    optional: bool = False
 
 
 # The core kind(s) a row measured, a column of every section a host with more than one kind measures per kind.
@@ -30,9 +32,10 @@ CORE_KIND = Column("core_kind", "core kind", per_kind=True)
 def shown_columns(columns: tuple[Column, ...], rows: list[dict]) -> tuple[Column, ...]:
     """The columns a table shows for these rows: the per-kind ones only where the rows name a core kind (the
     report queries and fleetscope.analyze.derive name one only on a host with more than one), so a one-kind host's
-    table is as it was."""
+    table is as it was; an optional one only where some row has a value."""
     per_kind = any(row.get("core_kind") for row in rows)
-    return tuple(column for column in columns if per_kind or not column.per_kind)
+    return tuple(column for column in columns if (per_kind or not column.per_kind)
+                 and (not column.optional or any(row.get(column.key) is not None for row in rows)))
 
 
 @dataclass(frozen=True)
