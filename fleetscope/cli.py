@@ -345,8 +345,8 @@ def _command_compare(arguments: argparse.Namespace) -> int:
     else:
         print(f"no test ran: {context['no_test_because']}")
     for group in context["untested"]:
-        print("\n".join([f"differences of {fleet.SIGNIFICANT_CHANGE:.0%} or more without a test ({group['why']}):",
-                          *(f"  {sentence}" for sentence in group["differences"])]))
+        heading = f"differences of {fleet.SIGNIFICANT_CHANGE:.0%} or more without a test ({group['why']}):"
+        print("\n".join([heading, *(f"  {sentence}" for sentence in group["differences"])]))
     flagged = [f"  {item['run'].host}: {', '.join(sorted({flag['rule'] for flag in item['flags']}))}"
                for item in context["flags"] if item["flags"]]
     if flagged:

@@ -206,7 +206,7 @@ def first_plateau_above_l1_hit(run: Run) -> list[Flag]:
                      "cycles cannot be trusted, so neither can a count of them")]
     checked = [(f"{level['page_policy']} {level['level']}: {format_number(level['latency_ns'])} ns at "
                 f"{format_number(clocks[level['page_policy']])} GHz", level["latency_cycles"]) for level in timed]
-    broken = any(cycles > L1_HIT_MAX_CYCLES for _, cycles in checked)
+    broken = any(cycles > L1_HIT_MAX_CYCLES for _text, cycles in checked)
     return [_against(rule, subject, checked, L1_HIT_MAX_CYCLES, "cycles",
                      f"first plateau > {L1_HIT_MAX_CYCLES:g} core cycles (an L1 hit takes 3 to 5)",
                      lambda cycles: cycles > L1_HIT_MAX_CYCLES, max,
@@ -378,7 +378,7 @@ def _below_idle_flag(subject: str, idle_text: str, checked: list[tuple[str, floa
     """One loaded_below_idle row over (item, share below idle, counts): flagged where any item counts."""
     rule = "loaded_below_idle"
     broken = [item for item in checked if item[2]]
-    item, share, _ = max(broken or checked, key=lambda entry: entry[1])
+    item, share, _counts = max(broken or checked, key=lambda entry: entry[1])
     evidence = (f"{len(broken)} of {len(checked)} loaded points below idle ({idle_text}); "
                 f"{'worst' if broken else 'lowest'} {item}: {share:.1%} below")
     return Flag(rule, "flagged" if broken else "clear", subject, item, share, threshold, "fraction", comparison,
@@ -396,9 +396,9 @@ def loaded_below_idle(run: Run) -> list[Flag]:
     idle = [row for row in points if row[2] == 0]
     loaded = [row for row in points if row[2] > 0]
     if loaded and idle:
-        _, _, _, idle_ns, idle_low, idle_high = min(idle, key=lambda row: row[3])
+        _traffic, _delay, _rate, idle_ns, idle_low, idle_high = min(idle, key=lambda row: row[3])
         checked = []
-        for traffic, delay, _, median, low, high in loaded:
+        for traffic, delay, _rate, median, low, high in loaded:
             share = 1 - median / idle_ns
             apart = high is not None and idle_low is not None and high < idle_low
             checked.append((f"{traffic} delay {delay}: {median:.4g} ns [CI95 {_ci(low)}, {_ci(high)}]", share,

@@ -294,7 +294,7 @@ def _fleet_data(hosts: list[dict], keys: dict[str, str], summaries: dict[str, di
         records = [{"x": x, "y": y} for _unused, xs, ys in curves[curve.id] for x, y in zip(xs, ys)]
         if records:
             specs[curve.id] = _overlay_spec(curve, records, "group", dataset=curve.id,
-                                            dashed=any(hosts[index]["is_reference"] for index, *_ in curves[curve.id]))
+                                            dashed=any(hosts[index]["is_reference"] for index, *_rest in curves[curve.id]))
     return {"hosts": [{"name": host["host"], "page": host["page"], "microarchitecture": host["microarchitecture"],
                        "inventory": keys[host["host"]], "cpu": host["cpu_model_name"] or "(CPU model not recorded)",
                        "kind": REFERENCE if host["is_reference"] else LAB}
@@ -334,7 +334,7 @@ def _y_unit(curve: Curve, records: list[dict]):
     them: storage latencies in µs), or None for a curve whose values have no unit to choose."""
     if curve.y_kind not in KINDS:
         return None
-    quantity, _ = KINDS[curve.y_kind]
+    quantity = KINDS[curve.y_kind][0]
     return choose_unit(quantity, [to_base(record["y"], curve.y_kind) for record in records])
 
 
