@@ -326,7 +326,7 @@ MAX_WATTS = 1e5
 TEMPERATURE_C = (-100.0, 250.0)
 
 
-def _number_problem(value: object, low: float, high: float) -> str | None:
+def _range_problem(value: object, low: float, high: float) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
@@ -357,7 +357,7 @@ def _sensors_problem(counters: dict, path: str) -> str | None:
     energy, temperature = counters.get("energy"), counters.get("temperature")
     if energy is not None:
         where = f"{path}.energy"
-        if problem := _reading_problem(energy, where, "zones") or _number_problem(energy.get("seconds"), 0, 1e6):
+        if problem := _reading_problem(energy, where, "zones") or _range_problem(energy.get("seconds"), 0, 1e6):
             return problem if problem.startswith("at ") else f"at {where}.seconds: {problem}"
         for index, zone in enumerate(energy["zones"]):
             at = f"{where}.zones[{index}]"
@@ -368,7 +368,7 @@ def _sensors_problem(counters: dict, path: str) -> str | None:
             if not isinstance(zone.get("wrapped"), bool):
                 return f"at {at}.wrapped: a boolean was expected"
             for key, high in (("joules", MAX_JOULES), ("watts", MAX_WATTS)):
-                if problem := _number_problem(zone.get(key), 0, high):
+                if problem := _range_problem(zone.get(key), 0, high):
                     return f"at {at}.{key}: {problem}"
             for key in ("before_uj", "after_uj", "max_energy_range_uj"):
                 if problem := _count_problem(zone.get(key), nullable=True):
@@ -385,7 +385,7 @@ def _sensors_problem(counters: dict, path: str) -> str | None:
                 if not isinstance(sensor.get(key), str) or not _SENSOR_TEXT.fullmatch(sensor[key]):
                     return f"at {at}.{key}: printable text of at most 63 characters was expected"
             for key in ("before_c", "after_c"):
-                if problem := _number_problem(sensor.get(key), *TEMPERATURE_C):
+                if problem := _range_problem(sensor.get(key), *TEMPERATURE_C):
                     return f"at {at}.{key}: {problem}"
     return None
 

@@ -148,8 +148,10 @@ double peak_median(double *values, size_t count);
 
 /* On the calling (pinned) thread: sleeps idle_ns, then runs the scalar ruler
  * for ramp_ns in slices of slice_ns, writing each slice's clock in GHz (adds
- * per ns of the thread's CPU time) to ghz[] and the share of the slice it
- * ran to shares[] (capacity slices each). Returns the slices taken. */
-size_t peak_ramp(double idle_ns, double ramp_ns, double slice_ns, double *ghz, double *shares, size_t capacity);
+ * per ns of the thread's CPU time) to ghz[], the share of the slice it ran to
+ * shares[] and its end in us after the ruler started to ends_us[] (capacity
+ * slices each). Returns the slices taken. */
+size_t peak_ramp(double idle_ns, double ramp_ns, double slice_ns, double *ghz, double *shares, double *ends_us,
+		 size_t capacity);
 
 #endif

@@ -100,7 +100,8 @@ static void clock_help(FILE *out)
 		"on the first CPU before and after and l1_canary_cycles (canary ns x clock),\n"
 		"precision and counters}. Ramp: metric clock_ramp, unit GHz, params {class\n"
 		"scalar_int, cpu, idle_ms, ramp_ms, slice_us, repeat}, samples = the slices\n"
-		"in time order, context {slices, min_cpu_share, counters}. A clock is adds\n"
+		"in time order, context {slices, min_cpu_share, slice_end_us (each slice's\n"
+		"end after the ruler started), slice_cpu_shares, counters}. A clock is adds\n"
 		"per ns of the thread's own CPU time (time others took from it is not the\n"
 		"core's); min_cpu_share is the least share of a window a thread ran.\n"
 		"\n"
@@ -257,7 +258,8 @@ static void measure_load(const struct clock_options *options, const struct peak_
 }
 
 static void measure_ramp(const struct clock_options *options, uint64_t repeat, const struct sampler_sweep *sweep,
-			 struct record *record, double *slices_ghz, double *slice_shares, size_t capacity)
+			 struct record *record, double *slices_ghz, double *slice_shares, double *slice_ends_us,
+			 size_t capacity)
 {
 	const struct kopts *opts = &options->common;
 	struct json *json = &record->json;
@@ -270,7 +272,7 @@ static void measure_ramp(const struct clock_options *options, uint64_t repeat, c
 	counters_open(&counters);
 	counters_start(&counters);
 	slices = peak_ramp(options->idle_ms * 1e6, options->ramp_ms * 1e6, options->slice_us * 1e3, slices_ghz,
-			   slice_shares, capacity);
+			   slice_shares, slice_ends_us, capacity);
 	counters_stop(&counters);
 	for (size_t i = 0; i < slices; i++)
 		least_share = slice_shares[i] < least_share ? slice_shares[i] : least_share;
@@ -295,6 +297,16 @@ static void measure_ramp(const struct clock_options *options, uint64_t repeat, c
 	json_uint(json, slices);
 	json_key(json, "min_cpu_share");
 	json_double(json, least_share);
+	json_key(json, "slice_end_us");
+	json_array_begin(json);
+	for (size_t i = 0; i < slices; i++)
+		json_double(json, slice_ends_us[i]);
+	json_array_end(json);
+	json_key(json, "slice_cpu_shares");
+	json_array_begin(json);
+	for (size_t i = 0; i < slices; i++)
+		json_double(json, slice_shares[i]);
+	json_array_end(json);
 	counters_record(json, &counters);
 	json_key(json, "wall_s");
 	json_double(json, (double)(timer_now_ns() - started) / 1e9);
@@ -325,7 +337,7 @@ static int clock_run(int argc, char **argv)
 	const struct kopts *opts = &options.common;
 	const struct peak_class *classes[PEAK_MAX_CLASSES];
 	size_t class_count, grid, capacity, ramp_capacity;
-	double **series, **shares, *window_ghz, *scratch, *slices_ghz, *slice_shares;
+	double **series, **shares, *window_ghz, *scratch, *slices_ghz, *slice_shares, *slice_ends_us;
 	struct sampler_sweep sweep;
 	struct record record;
 	struct canary canary;
@@ -365,10 +377,11 @@ static int clock_run(int argc, char **argv)
 	series = calloc(options.cpu_count, sizeof(*series));
 	shares = calloc(options.cpu_count, sizeof(*shares));
 	slice_shares = calloc(ramp_capacity, sizeof(*slice_shares));
+	slice_ends_us = calloc(ramp_capacity, sizeof(*slice_ends_us));
 	window_ghz = calloc(capacity, sizeof(*window_ghz));
 	scratch = calloc(capacity > options.cpu_count ? capacity : options.cpu_count, sizeof(*scratch));
 	slices_ghz = calloc(ramp_capacity, sizeof(*slices_ghz));
-	if (!series || !shares || !window_ghz || !scratch || !slices_ghz || !slice_shares)
+	if (!series || !shares || !window_ghz || !scratch || !slices_ghz || !slice_shares || !slice_ends_us)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory planning the run");
 	for (size_t t = 0; t < options.cpu_count; t++)
 		if (!(series[t] = calloc(capacity, sizeof(double))) || !(shares[t] = calloc(capacity, sizeof(double))))
@@ -389,7 +402,8 @@ static int clock_run(int argc, char **argv)
 				     (size_t)options.active[sweep.point % options.active_count], &sweep, &record, &canary,
 				     series, shares, window_ghz, scratch);
 		else
-			measure_ramp(&options, sweep.point - grid, &sweep, &record, slices_ghz, slice_shares, ramp_capacity);
+			measure_ramp(&options, sweep.point - grid, &sweep, &record, slices_ghz, slice_shares, slice_ends_us,
+				     ramp_capacity);
 	}
 	sampler_sweep_close(&sweep);
 	record_close(&record);
@@ -401,6 +415,7 @@ static int clock_run(int argc, char **argv)
 	free(series);
 	free(shares);
 	free(slice_shares);
+	free(slice_ends_us);
 	free(window_ghz);
 	free(scratch);
 	free(slices_ghz);

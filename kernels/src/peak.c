@@ -411,7 +411,8 @@ double peak_median(double *values, size_t count)
 
 /* ---- the clock after idle ------------------------------------------------ */
 
-size_t peak_ramp(double idle_ns, double ramp_ns, double slice_ns, double *ghz, double *shares, size_t capacity)
+size_t peak_ramp(double idle_ns, double ramp_ns, double slice_ns, double *ghz, double *shares, double *ends_us,
+		 size_t capacity)
 {
 	struct timespec idle = {.tv_sec = (time_t)(idle_ns / 1e9), .tv_nsec = (long)((uint64_t)idle_ns % 1000000000u)};
 	uint64_t started, slice_started, now;
@@ -430,7 +431,8 @@ size_t peak_ramp(double idle_ns, double ramp_ns, double slice_ns, double *ghz, d
 		} while ((double)(now - slice_started) < slice_ns);
 		cpu_ns = peak_thread_cpu_ns() - cpu_started;
 		ghz[slices] = (double)done * PEAK_RULER_ADDS / (double)(cpu_ns ? cpu_ns : 1);
-		shares[slices++] = (double)cpu_ns / (double)(now - slice_started);
+		shares[slices] = (double)cpu_ns / (double)(now - slice_started);
+		ends_us[slices++] = (double)(now - started) / 1e3;
 		slice_started = now;
 		if ((double)(now - started) >= ramp_ns)
 			break;
