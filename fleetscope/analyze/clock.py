@@ -22,6 +22,8 @@ RAMP_REACHED = 0.95
 RAMP_MIN_SHARE = 0.9
 # A ramp needs this many slices that count, and its top clock is the median of their last third.
 RAMP_MIN_SLICES = 10
+# The last third of the slices is the top clock only if its second half is within this share of its first.
+RAMP_SETTLED = 0.02
 # The ramp ends at the first slice where the median of the slices centred on it reaches RAMP_REACHED x the top.
 RAMP_WINDOW = 5
 
@@ -95,7 +97,12 @@ def infer_ramp(end_us: Sequence[float], ghz: Sequence[float], shares: Sequence[f
     lengths = [later - earlier for earlier, later in zip([0.0, *end_us[:-1]], end_us)]
     slice_ms = statistics.median(lengths) / 1000
     values = [value for _, value in kept]
-    top = statistics.median(values[-max(1, len(values) // 3):])
+    tail = values[-max(2, len(values) // 3):]
+    top = statistics.median(tail)
+    if statistics.median(tail[len(tail) // 2:]) > statistics.median(tail[:len(tail) // 2]) * (1 + RAMP_SETTLED):
+        return RampReading(None, values[0], top, len(slices), left_out, slice_ms, False,
+                           "the clock was still rising in the last third of the slices (still below its top at "
+                           "the end): lengthen the ramp")
     # the first slice where the clock is up: the median of the RAMP_WINDOW slices centred on it reaches the
     # threshold (one slice an interrupt slowed, after the ramp, does not move the end; a step is found at
     # the slice it happened in)

@@ -85,7 +85,8 @@ static void flops_help(FILE *out)
 		"threads, cpus, chains, flop_per_round, window_ms, warmup_windows, seed},\n"
 		"samples = the threads' GFLOP/s together per window; context {clock_ghz,\n"
 		"flop_per_cycle_per_core, per_thread [{cpu, gflop_s, clock_ghz,\n"
-		"flop_per_cycle, min_cpu_share}], min_cpu_share, fma_latency_ns,\n"
+		"flop_per_cycle, min_cpu_share}], min_cpu_share, median_cpu_share (of the\n"
+		"throughput windows), fma_latency_ns,\n"
 		"fma_latency_cycles, multiply_adds_per_cycle, chains_needed,\n"
 		"chains_cover_latency, precision, counters, wall_s, order_index}. Rates are\n"
 		"per ns of each thread's own CPU time (time others took from it is not the\n"
@@ -296,6 +297,18 @@ static void measure(const struct flops_options *options, const struct point *poi
 	json_array_end(json);
 	json_key(json, "min_cpu_share");
 	json_double(json, least_share);
+	/* The median share of a throughput window a thread ran: x GFLOP/s, the rate a wall clock would see. */
+	{
+		double *all = malloc(run.count * threads * sizeof(double));
+
+		if (!all)
+			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory");
+		for (size_t t = 0; t < threads; t++)
+			memcpy(all + t * run.count, shares[2 * t], run.count * sizeof(double));
+		json_key(json, "median_cpu_share");
+		json_double(json, peak_median(all, run.count * threads));
+		free(all);
+	}
 	/* Multiply-adds (vector instructions; pairs for a class without FMA) per
 	 * cycle per core, and the chains that hide their latency at that rate. */
 	fma_per_cycle = per_cycle / (2.0 * lanes);
