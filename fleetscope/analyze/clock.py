@@ -73,7 +73,7 @@ def infer_turbo(active_cores: Sequence[int], ghz: Sequence[float | None]) -> Tur
 class RampReading:
     ramp_ms: float | None         # from the end of the idle sleep to the start of the first slice from which the
                                   # clock is near its top (the median of RAMP_WINDOW slices centred on it at RAMP_REACHED of it)
-    idle_ghz: float | None        # the first slice that counts: the clock the core woke at
+    idle_ghz: float | None        # the median of the first slices that count: the clock the core woke at
     top_ghz: float | None         # the median of the last third of the slices that count
     slices: int
     slices_left_out: int          # slices the thread ran less than RAMP_MIN_SHARE of
@@ -109,14 +109,14 @@ def infer_ramp(end_us: Sequence[float], ghz: Sequence[float], shares: Sequence[f
     half = RAMP_WINDOW // 2
     reached = next((index for index in range(len(values) - half)
                     if statistics.median(values[max(0, index - half):index + half + 1]) >= RAMP_REACHED * top), None)
+    woke = statistics.median(values[:half + 1])  # the first slices: one an interrupt slowed does not set it
     if reached is None:
-        return RampReading(None, values[0], top, len(slices), left_out, slice_ms, False,
+        return RampReading(None, woke, top, len(slices), left_out, slice_ms, False,
                            "the clock was still below its top at the end: lengthen the ramp")
     if reached == 0:
-        return RampReading(0.0, values[0], top, len(slices), left_out, slice_ms, True,
-                           f"flat: at {values[0] / top:.0%} of its top clock from the first slice "
-                           f"(a ramp shorter than one {slice_ms:.2g} ms slice, or none: a VM or a fixed clock)")
+        return RampReading(0.0, woke, top, len(slices), left_out, slice_ms, True,
+                           f"flat: the first slices at {woke / top:.0%} of the top clock (a ramp shorter than one "
+                           f"{slice_ms:.2g} ms slice, or none: a VM or a fixed clock)")
     ramp_ms = starts[reached] / 1000
-    return RampReading(ramp_ms, values[0], top, len(slices), left_out, slice_ms, False,
-                       f"from {values[0]:.3g} GHz after idle to {RAMP_REACHED:.0%} of {top:.3g} GHz "
-                       f"in {ramp_ms:.3g} ms")
+    return RampReading(ramp_ms, woke, top, len(slices), left_out, slice_ms, False,
+                       f"from {woke:.3g} GHz after idle to {RAMP_REACHED:.0%} of {top:.3g} GHz in {ramp_ms:.3g} ms")

@@ -75,7 +75,7 @@ SHOWN_TABLES: tuple[DerivedTable, ...] = (
         Column("steps", "falls at"), Column("note", "note"))),
     DerivedTable("inferred_clock_ramp", "Clock ramp from idle", (
         Column("ramps", "ramps", "count"), Column("ramp_ms", "to 95% of top (ms)", "number"),
-        Column("max_ramp_ms", "slowest (ms)", "number"), Column("idle_ghz", "first slice", "ghz"),
+        Column("max_ramp_ms", "slowest (ms)", "number"), Column("idle_ghz", "woke at", "ghz"),
         Column("top_ghz", "top", "ghz"), Column("slice_ms", "slice (ms)", "number"),
         Column("slices_left_out", "slices left out", "count"), Column("flat", "flat", "bool"),
         Column("note", "note"))),
