@@ -6,12 +6,13 @@ Usage: benchmarks/peak_vs_likwid.py [--threads 1,2] [--repeats 5] [--pairs fma25
 
 FLOP/s: each pair is one of our classes and precisions beside likwid-bench's test of the same vector width and
 precision (Debian's likwid 5.2: `apt-get install likwid`; not a test dependency), at the same thread count,
-one thread per CPU (`-W N:32kB:T`, CPUs 0..T-1, as `--cpus 0..T-1` for ours). likwid-bench times its whole run
-with a wall clock; our kernel reports FLOP per ns of each thread's own CPU time, and the share of each window
-the thread ran (median_cpu_share), so beside our figure the script prints the wall-clock equivalent
-(figure x share): on a machine other work shares, that is the one to set beside likwid's. Each repeat runs
-likwid-bench and ours back to back for every pair and thread count, so they share the machine's state; the best
-of the repeats of each is compared (interruptions only lower a rate), and the per-repeat medians are shown too.
+one thread per CPU (`-W N:32kB:T`, CPUs 0..T-1, as `--cpus 0..T-1` for ours). Our kernel reports FLOP per ns of
+each thread's own CPU time; likwid-bench times its run with a wall clock, so it runs with a fixed iteration
+count (`-i`, no calibration runs) inside `perf stat -e task-clock`, and its FLOP over its threads' CPU time is
+set beside ours: on a machine other work shares, wall-clock figures say how busy it was, not what the core
+does (both tools' wall figures are printed too: ours as figure x the share of its windows it ran). Each repeat
+runs likwid-bench and ours back to back for every pair and thread count, so they share the machine's state; the
+best of the repeats of each is compared (interruptions only lower a rate), and the median per-repeat ratio too.
 
 Clock: our core_clock (scalar_int, one core) against the L1 load-to-use latency: a 16 KiB pointer chase
 (`chase`) timed in ns times the clock is the latency in cycles, 4 on Zen and on Intel cores since Sandy Bridge
@@ -45,14 +46,20 @@ def build() -> None:
     subprocess.run(["make", "-s", "-C", str(PROJECT / "kernels")], check=True)
 
 
-def likwid(test: str, threads: int) -> float:
-    """likwid-bench's MFlops/s of `test` on `threads` threads, as GFLOP/s."""
-    result = subprocess.run(["likwid-bench", "-t", test, "-W", f"N:32kB:{threads}"], capture_output=True, text=True,
-                            timeout=300)
-    match = re.search(r"^MFlops/s:\s+([0-9.]+)", result.stdout, re.M)
-    if result.returncode != 0 or not match:
+def likwid(test: str, threads: int, iterations: int) -> dict:
+    """likwid-bench's `test` on `threads` threads with a fixed iteration count (no calibration runs), inside
+    `perf stat -e task-clock`: its own wall-clock GFLOP/s, and its FLOP over the CPU time its threads ran
+    (task-clock / threads: the same normalisation as ours; the process's set-up is in it, which only lowers
+    likwid's figure by a little)."""
+    result = subprocess.run(["perf", "stat", "-x,", "-e", "task-clock", "likwid-bench", "-t", test, "-W",
+                             f"N:32kB:{threads}", "-i", str(iterations)], capture_output=True, text=True, timeout=300)
+    rate = re.search(r"^MFlops/s:\s+([0-9.]+)", result.stdout, re.M)
+    flops = re.search(r"^Number of Flops:\s+([0-9]+)", result.stdout, re.M)
+    task = re.search(r"^([0-9.]+),msec,task-clock", result.stderr, re.M)
+    if result.returncode != 0 or not (rate and flops and task):
         raise SystemExit(f"likwid-bench -t {test} failed: {result.stdout[-400:]}{result.stderr[-400:]}")
-    return float(match.group(1)) / 1000
+    cpu_s = float(task.group(1)) / 1000 / threads
+    return {"wall": float(rate.group(1)) / 1000, "cpu": int(flops.group(1)) / cpu_s / 1e9}
 
 
 def ours(name: str, precision: str, threads: int, windows: int, window_ms: int) -> dict:
@@ -107,6 +114,8 @@ def main() -> None:
     parser.add_argument("--windows", type=int, default=11)
     parser.add_argument("--window-ms", type=int, default=50)
     parser.add_argument("--pairs", default="fma256:fp64,fma512:fp64,fma256:fp32,fma512:fp32")
+    parser.add_argument("--likwid-iterations", type=int, default=400000,
+                        help="likwid-bench -i: iterations per thread (400000: about 0.8 s at 58 GFLOP/s)")
     args = parser.parse_args()
     if not shutil.which("likwid-bench"):
         raise SystemExit("likwid-bench is not installed: apt-get install likwid")
@@ -121,19 +130,22 @@ def main() -> None:
         for name, precision in pairs:
             for count in threads:
                 entry = runs.setdefault((name, precision, count), {"likwid": [], "ours": []})
-                entry["likwid"].append(likwid(PAIRS[(name, precision)], count))
+                entry["likwid"].append(likwid(PAIRS[(name, precision)], count, args.likwid_iterations))
                 entry["ours"].append(ours(name, precision, count, args.windows, args.window_ms))
         print(f"repeat {repeat + 1}/{args.repeats} done, load average {os.getloadavg()[0]:.2f}", flush=True)
-    print("\nclass    precision threads | likwid test             best GFLOP/s | ours best  wall-equiv  "
-          "FLOP/cycle  clock | ours/likwid (wall-equiv best / likwid best; median of per-repeat ratios)")
+    print("\nper CPU second (both tools' FLOP over the CPU time their threads ran), best of the repeats;"
+          " wall-clock figures, which the machine's other work lowers, after the bar")
+    print("class    precision threads | likwid test              likwid   ours  ours/likwid  (median ratio)"
+          " FLOP/cycle  clock | wall: likwid  ours x share")
     for (name, precision, count), entry in runs.items():
-        wall = [run["best"] * run["share"] for run in entry["ours"]]
-        ratios = [w / l for w, l in zip(wall, entry["likwid"])]
-        best_ours = max(entry["ours"], key=lambda run: run["best"])
-        print(f"{name:8s} {precision:9s} {count:7d} | {PAIRS[(name, precision)]:22s} {max(entry['likwid']):10.2f} | "
-              f"{best_ours['best']:9.2f} {max(wall):10.2f} {best_ours['per_cycle']:10.2f} {best_ours['clock']:6.3f} | "
-              f"{max(wall) / max(entry['likwid']):.3f} ({statistics.median(ratios):.3f}; "
-              f"least CPU share {min(run['share'] for run in entry['ours']):.2f})")
+        likwid_cpu = max(run["cpu"] for run in entry["likwid"])
+        ours_best = max(run["best"] for run in entry["ours"])
+        ratios = [o["gflop_s"] / l["cpu"] for o, l in zip(entry["ours"], entry["likwid"])]
+        best = max(entry["ours"], key=lambda run: run["best"])
+        print(f"{name:8s} {precision:9s} {count:7d} | {PAIRS[(name, precision)]:22s} {likwid_cpu:7.2f} {ours_best:7.2f}"
+              f" {ours_best / likwid_cpu:8.3f}     ({statistics.median(ratios):.3f}) {best['per_cycle']:10.2f}"
+              f" {best['clock']:6.3f} | {max(run['wall'] for run in entry['likwid']):11.2f}"
+              f" {max(run['best'] * run['share'] for run in entry['ours']):10.2f}")
     rows = clock_and_l1(args.repeats)
     print("\nclock vs L1 load-to-use: per repeat GHz x 16 KiB chase ns = cycles")
     for row in rows:
