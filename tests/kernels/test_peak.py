@@ -169,8 +169,10 @@ def test_the_vector_rulers_read_the_integer_clock_on_a_host_without_vector_offse
         pytest.skip("Intel cores lower their clock for wide vectors; this checks the ruler where none do")
     loads = {record["params"]["class"]: record for record in clock if record["metric"] == "core_clock"}
     integer = max(loads["scalar_int"]["samples"])
+    # the best window of each: a window the host's other work slowed is not the ruler's fault; 10% is far
+    # below what multiply-adds competing with the adds would cost (a second cycle per add: half the clock)
     for name, record in loads.items():
-        assert max(record["samples"]) == pytest.approx(integer, rel=0.05), name
+        assert max(record["samples"]) == pytest.approx(integer, rel=0.10), name
 
 
 # ---- energy and temperature (sensors.c) ------------------------------------------------------------
