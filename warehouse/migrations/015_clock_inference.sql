@@ -1,6 +1,6 @@
--- 012: what fleetscope infers from the core_clock experiment (issue 30), per run: the turbo curve of each
+-- 015: what fleetscope infers from the core_clock experiment (issue 30), per run: the turbo curve of each
 -- instruction class (inferred_clock) and the ramp from idle to the top clock (inferred_clock_ramp), both
--- computed by fleetscope.analyze.clock. Method version 6 computes them for runs loaded before.
+-- computed by fleetscope.analyze.clock. Method version 8 computes them for runs loaded before.
 CREATE TABLE inferred_clock (
     run_id           VARCHAR NOT NULL,
     host             VARCHAR NOT NULL,
