@@ -57,7 +57,7 @@ def infer_turbo(active_cores: Sequence[int], ghz: Sequence[float | None]) -> Tur
         if value < previous * (1 - FLAT_TOLERANCE):
             falls.append(f"{cores} cores: {value:.3g} GHz")
         previous = value
-    flat = all(abs(value / one - 1) <= FLAT_TOLERANCE for _, value in points)
+    flat = all(abs(value / one - 1) <= FLAT_TOLERANCE for _cores, value in points)
     drop = 1 - all_cores / one
     if flat:
         note = (f"flat: within {FLAT_TOLERANCE:.0%} of {one:.3g} GHz from 1 to {top_cores} active cores "
@@ -71,8 +71,9 @@ def infer_turbo(active_cores: Sequence[int], ghz: Sequence[float | None]) -> Tur
 
 @dataclass(frozen=True)
 class RampReading:
-    ramp_ms: float | None         # from the end of the idle sleep to the start of the first slice from which the
-                                  # clock is near its top (the median of RAMP_WINDOW slices centred on it at RAMP_REACHED of it)
+    # ramp_ms: from the end of the idle sleep to the start of the first slice from which the clock is near its top
+    # (the median of RAMP_WINDOW slices centred on it at RAMP_REACHED of it)
+    ramp_ms: float | None
     idle_ghz: float | None        # the median of the first slices that count: the clock the core woke at
     top_ghz: float | None         # the median of the last third of the slices that count
     slices: int
@@ -93,10 +94,10 @@ def infer_ramp(end_us: Sequence[float], ghz: Sequence[float], shares: Sequence[f
         return RampReading(None, None, None, len(slices), left_out, None, None,
                            f"{len(kept)} of {len(slices)} slices ran at least {RAMP_MIN_SHARE:.0%} of their time "
                            f"(at least {RAMP_MIN_SLICES} are needed): the machine was too busy to read a ramp")
-    starts = [0.0, *(end for end, _ in kept[:-1])]
+    starts = [0.0, *(end for end, _value in kept[:-1])]
     lengths = [later - earlier for earlier, later in zip([0.0, *end_us[:-1]], end_us)]
     slice_ms = statistics.median(lengths) / 1000
-    values = [value for _, value in kept]
+    values = [value for _end, value in kept]
     tail = values[-max(2, len(values) // 3):]
     top = statistics.median(tail)
     if statistics.median(tail[len(tail) // 2:]) > statistics.median(tail[:len(tail) // 2]) * (1 + RAMP_SETTLED):

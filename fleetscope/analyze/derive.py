@@ -222,7 +222,7 @@ def _clock_ramp_rows(connection: duckdb.DuckDBPyConnection, key: list,
                      derived: dict[str, list[dict]]) -> list[dict]:
     """The ramp from idle to the top clock: each ramp read on its own, then the median over them."""
     readings = [infer_ramp(end_us or [], ghz or [], shares or [None] * len(ghz or []))
-                for _, ghz, end_us, shares in _rows(connection, "clock_ramps", key)]
+                for _ramp, ghz, end_us, shares in _rows(connection, "clock_ramps", key)]
     if not readings:
         return []
     times = [reading.ramp_ms for reading in readings if reading.ramp_ms is not None]

@@ -36,16 +36,15 @@ def clock_chart(section: SectionData) -> dict | None:
     if not records:
         return None
     actives = sorted({record["active"] for record in records})
-    x = (q("active", "active cores (one thread each)", scale={"type": "log", "base": 2,
-                                                             "domain": [actives[0], max(actives[-1], 2)]},
-           axis=charts.whole_axis(actives))
+    log2 = {"type": "log", "base": 2, "domain": [actives[0], max(actives[-1], 2)]}
+    x = (q("active", "active cores (one thread each)", scale=log2, axis=charts.whole_axis(actives))
          if actives[-1] >= 8 else q("active", "active cores (one thread each)", axis=charts.whole_axis(actives)))
     order = _class_order(section.rows)
     # at least a fifth of the top clock tall: a flat curve's 1% of noise must look like 1%, a turbo curve's
     # 15% fall like 15%
     clocks = [record["clock"] for record in records] + [record["slowest"] for record in records
                                                         if record["slowest"] is not None]
-    domain = [min(min(clocks), 0.8 * max(clocks)), 1.02 * max(clocks)]
+    domain = [min(*clocks, 0.8 * max(clocks)), 1.02 * max(clocks)]
     chart = Chart().layer(records, {"type": "line", "point": len(kinds) < 2},
                           x=x, y=q("clock", f"clock ({frequency.symbol}), median of windows",
                                    scale={"domain": domain, "nice": True}, axis={"format": NUMBER}),
@@ -226,4 +225,3 @@ HEADLINES: tuple[Headline, ...] = (
               Column("fp64_all_cores_gflop_s", "FP64 all cores", "gflop_s"),
               Column("fp64_flop_per_cycle", "FP64 FLOP/cycle", "number"))),
 )
-
