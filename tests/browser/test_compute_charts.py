@@ -50,6 +50,7 @@ def test_the_host_page_draws_the_clock_curve_the_flops_table_and_the_roofline(re
     # four classes; the roofline's ceilings (equal ones merged) and SAXPY's eight strides
     assert found["clock_lines"] == 4 and found["roofline_lines"] >= 6 and found["roofline_points"] == 8
     assert found["flops_rows"] == 16 and found["ramp_rows"] == 1 and found["headlines"] == 2
+    assert browser.overprinted_labels() == []  # the clock's core counts, the roofline's fractional intensities
 
 
 def test_the_fleet_table_has_the_clock_and_flops_columns(reports, browser):
@@ -66,3 +67,4 @@ def test_compare_overlays_the_two_hosts_rooflines(reports, browser):
     rooflines = browser.evaluate("""[...document.querySelectorAll('.chart')].filter(chart =>
         /Roofline/.test(chart.textContent)).map(chart => chart.querySelectorAll('.mark-line.role-mark path').length)""")
     assert rooflines == [2, 2]  # one core and all cores, a line per host each
+    assert browser.overprinted_labels() == []
