@@ -64,7 +64,7 @@ def format_bytes(value: object) -> str:
 
 @dataclass(frozen=True)
 class Unit:
-    """A display unit: `factor` base units make one of it (the base is ns, B/s or operations/s)."""
+    """A display unit: `factor` base units make one of it (the base is ns, B/s, operations/s, Hz or FLOP/s)."""
     symbol: str
     factor: float
 
@@ -76,17 +76,20 @@ class Unit:
         return "" if base_value is None else format_number(base_value / self.factor)
 
 
-# Each quantity's units, smallest first, in its base unit (ns, B/s, operations/s).
+# Each quantity's units, smallest first, in its base unit (ns, B/s, operations/s, Hz, FLOP/s).
 QUANTITIES: dict[str, tuple[Unit, ...]] = {
     "time": (Unit("ns", 1.0), Unit("µs", 1e3), Unit("ms", 1e6), Unit("s", 1e9)),
     "rate": (Unit("MB/s", 1e6), Unit("GB/s", 1e9)),
     "iops": (Unit("IOPS", 1.0), Unit("k IOPS", 1e3), Unit("M IOPS", 1e6)),
+    "frequency": (Unit("MHz", 1e6), Unit("GHz", 1e9)),
+    "flops": (Unit("MFLOP/s", 1e6), Unit("GFLOP/s", 1e9), Unit("TFLOP/s", 1e12)),
 }
 # What a value of each column kind is in, as (quantity, base units per value).
 KINDS: dict[str, tuple[str, float]] = {
     "ns": ("time", 1.0), "us": ("time", 1e3), "s": ("time", 1e9),
     "gb_s": ("rate", 1e9), "mb_s": ("rate", 1e6), "bytes_per_s": ("rate", 1.0),
     "iops": ("iops", 1.0),
+    "ghz": ("frequency", 1e9), "gflop_s": ("flops", 1e9),
 }
 NS, GB_S = QUANTITIES["time"][0], QUANTITIES["rate"][1]
 
@@ -148,7 +151,8 @@ def format_iops(value: float | None) -> str:
 _BY_UNIT = {"ns": format_time_ns, "us": lambda value: format_quantity(value, "us"),
             "s": lambda value: format_quantity(value, "s"), "GB/s": format_gb_s,
             "MB/s": lambda value: format_quantity(value, "mb_s"), "IOPS": format_iops, "B": format_bytes,
-            "bytes": format_bytes}
+            "bytes": format_bytes, "GHz": lambda value: format_quantity(value, "ghz"),
+            "GFLOP/s": lambda value: format_quantity(value, "gflop_s")}
 
 
 def format_with_unit(value: float | None, unit: str | None) -> str:

@@ -314,6 +314,79 @@ def _counters_problem(counters: object) -> str | None:
         for key in ("core_events", "package_events"):
             if problem := _count_problem(throttle.get(key), nullable=False):
                 return f"at {path}.throttle.{key}: {problem}"
+    return _sensors_problem(counters, path)
+
+
+_SENSOR_TEXT = re.compile(r"[\x20-\x7e]{1,63}")
+_RAPL_ZONE = re.compile(r"intel-rapl(:[0-9]{1,4}){1,3}")
+MAX_SENSORS = 32
+MAX_REASON = 400
+MAX_JOULES = 1e9        # a region of seconds at any power stays far below
+MAX_WATTS = 1e5
+TEMPERATURE_C = (-100.0, 250.0)
+
+
+def _range_problem(value: object, low: float, high: float) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        return f"{json.dumps(value)[:60]} is not a number from {low:g} to {high:g}"
+    return None
+
+
+def _reading_problem(reading: object, where: str, items: str) -> str | None:
+    """The shape every sensor reading shares: {available, reason, <items>: [...]}, a reason exactly when
+    nothing was available (a zero is never a stand-in for a reading that could not be taken)."""
+    if not isinstance(reading, dict) or not isinstance(reading.get("available"), bool):
+        return f"at {where}: {{available, reason, {items}}} was expected"
+    reason = reading.get("reason")
+    if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON):
+        return f"at {where}.reason: a string of at most {MAX_REASON} characters or null was expected"
+    if not reading["available"] and not reason:
+        return f"at {where}.reason: a reading that is not available must say why"
+    listed = reading.get(items)
+    if not isinstance(listed, list) or len(listed) > MAX_SENSORS or not all(isinstance(item, dict) for item in listed):
+        return f"at {where}.{items}: a list of at most {MAX_SENSORS} objects was expected"
+    return None
+
+
+def _sensors_problem(counters: dict, path: str) -> str | None:
+    """context.counters.energy and .temperature (kernels/include/sensors.h), where a kernel recorded them:
+    zones named as powercap names them, joules and watts non-negative and only beside a zone read twice,
+    temperatures in degrees C."""
+    energy, temperature = counters.get("energy"), counters.get("temperature")
+    if energy is not None:
+        where = f"{path}.energy"
+        if problem := _reading_problem(energy, where, "zones") or _range_problem(energy.get("seconds"), 0, 1e6):
+            return problem if problem.startswith("at ") else f"at {where}.seconds: {problem}"
+        for index, zone in enumerate(energy["zones"]):
+            at = f"{where}.zones[{index}]"
+            if not isinstance(zone.get("zone"), str) or not _RAPL_ZONE.fullmatch(zone["zone"]):
+                return f"at {at}.zone: a powercap zone name (intel-rapl:N[:M]) was expected"
+            if not isinstance(zone.get("name"), str) or not _SENSOR_TEXT.fullmatch(zone["name"]):
+                return f"at {at}.name: printable text of at most 63 characters was expected"
+            if not isinstance(zone.get("wrapped"), bool):
+                return f"at {at}.wrapped: a boolean was expected"
+            for key, high in (("joules", MAX_JOULES), ("watts", MAX_WATTS)):
+                if problem := _range_problem(zone.get(key), 0, high):
+                    return f"at {at}.{key}: {problem}"
+            for key in ("before_uj", "after_uj", "max_energy_range_uj"):
+                if problem := _count_problem(zone.get(key), nullable=True):
+                    return f"at {at}.{key}: {problem}"
+            if zone.get("joules") is None and not zone.get("reason"):
+                return f"at {at}.reason: a zone without joules must say why"
+    if temperature is not None:
+        where = f"{path}.temperature"
+        if problem := _reading_problem(temperature, where, "sensors"):
+            return problem
+        for index, sensor in enumerate(temperature["sensors"]):
+            at = f"{where}.sensors[{index}]"
+            for key in ("chip", "label"):
+                if not isinstance(sensor.get(key), str) or not _SENSOR_TEXT.fullmatch(sensor[key]):
+                    return f"at {at}.{key}: printable text of at most 63 characters was expected"
+            for key in ("before_c", "after_c"):
+                if problem := _range_problem(sensor.get(key), *TEMPERATURE_C):
+                    return f"at {at}.{key}: {problem}"
     return None
 
 

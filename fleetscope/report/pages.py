@@ -205,7 +205,7 @@ def _section(fetch: Callable[[str], list[dict]], section: Section, caches: list[
         if extra_columns and item["extra_rows"]:
             item["tables"].append(table(f"{section.id}-extra-table", extra_columns, item["extra_rows"], units))
         stage = "drawing its chart"
-        item["chart_spec"] = section.chart(SectionData(item["rows"], caches, derived, units))
+        item["chart_spec"] = section.chart(SectionData(item["rows"], caches, derived, units, item["extra_rows"]))
     except Exception as error:  # noqa: BLE001 - one section must not stop the page or the fleet
         item["error"] = {"stage": stage, "text": _error_text(error)}
         fail(f"section {section.id}", stage, item["error"]["text"])

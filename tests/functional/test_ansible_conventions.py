@@ -17,10 +17,10 @@ from helpers import BIN, PROJECT, knob_values, scratch_leftovers
 
 pytestmark = pytest.mark.functional
 
-FAMILIES = {"latency", "bandwidth", "cpu_os_io", "storage", "mlc", "workloads"}
+FAMILIES = {"latency", "bandwidth", "compute", "cpu_os_io", "storage", "mlc", "workloads"}
 EXPERIMENTS = {"latency_sweep", "zero_queue", "pattern_stride", "tlb", "mlp", "write_cost", "c2c", "affinity", "smt",
                "aio", "bandwidth_sweep", "stride_bandwidth", "rw_mix", "thread_sweep", "loaded_latency", "saxpy",
-               "prefetch", "fio", "numa_matrix"}
+               "prefetch", "fio", "numa_matrix", "core_clock", "peak_flops"}
 
 
 def ansible(tool: str, *argv: str, cwd=PROJECT, env: dict | None = None, timeout: int = 120):
@@ -47,7 +47,8 @@ def test_list_tags_shows_every_experiment_and_family():
     (["--tags", "tlb,mlp"], {"tlb", "mlp"}),
     (["--tags", "bandwidth", "--skip-tags", "prefetch,mlc"],
      {"bandwidth", "stride_bandwidth", "rw_mix", "thread_sweep", "loaded_latency", "saxpy"}),
-    (["--skip-tags", "latency,bandwidth,cpu_os_io"], {"fio", "workloads"}),
+    (["--skip-tags", "latency,bandwidth,cpu_os_io"], {"fio", "workloads", "core_clock", "peak_flops"}),
+    (["--tags", "compute"], {"core_clock", "peak_flops"}),
 ])
 def test_list_tasks_shows_what_a_tag_selection_runs(argv, expected):
     proc = ansible("ansible-playbook", "site.yml", "--list-tasks", *argv)
