@@ -379,12 +379,21 @@ def _guarded(connection: duckdb.DuckDBPyConnection, path: Path, load: Callable[[
                 raise
             # It passed validation but a value does not fit the warehouse; the transaction was rolled back.
             reason = _reason(f"{path}: could not be stored ({error}); nothing was loaded")
+        except Exception as error:  # noqa: BLE001 - what a bundle makes fleetscope trip on refuses it, not the ingest
+            reason = _unforeseen(path, error)
         record_refusal(connection, path, reason)
         return Outcome(path, "REFUSED", reason)
     except duckdb.Error as error:
         raise UserError(f"cannot write the warehouse while loading {path} ({error}); nothing of that bundle was "
                         "loaded, the bundles reported before it were: free space (or fix the disk) and run "
                         "`fleetscope ingest` again") from None
+
+
+def _unforeseen(path: Path, error: Exception) -> str:
+    """The reason for a bundle that made fleetscope fail in a way no check foresaw (a check is missing:
+    the reason says so, and the other bundles load)."""
+    return _reason(f"{path}: fleetscope could not read it ({type(error).__name__}: {str(error)[:300]}); nothing of it "
+                   "was loaded: a check fleetscope lacks, please report it with the bundle")
 
 
 def _unchanged_outcome(path: Path) -> Outcome:
@@ -441,6 +450,8 @@ def _worker_stage(path: Path, loaded_at: str) -> tuple[Bundle | None, _Loaded | 
         if _is_storage_failure(error):
             raise
         return None, _reason(f"{path}: could not be stored ({error}); nothing was loaded"), None
+    except Exception as error:  # noqa: BLE001 - as in _guarded: the bundle is refused, the ingest goes on
+        return None, _unforeseen(path, error), None
     finally:
         for table in STAGED_TABLES:
             connection.execute(f"DELETE FROM memory.main.{table}")
