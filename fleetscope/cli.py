@@ -107,8 +107,11 @@ examples:
   fleetscope query --format json "SELECT host, run_id, status FROM runs_overview"
   fleetscope query - < analysis/my_query.sql          the SQL from standard input (a file, a heredoc)
 
-The warehouse is opened read-only with DuckDB's external access off: the query cannot change the
-file, read or write other files (read_csv, COPY, ...), ATTACH databases or INSTALL/LOAD extensions.
+One statement, a SELECT (or EXPLAIN): anything else is refused. The warehouse is opened read-only and
+the query can reach no file at all, its own included: it cannot change the warehouse or its WAL, read or
+write other files (read_csv, read_blob, COPY, ...), ATTACH databases or INSTALL/LOAD extensions.
+--format json writes NaN and infinities as null; --format csv escapes control characters and leads a
+text that a spreadsheet would run as a formula (=, +, -, @) with an apostrophe.
 Tables and views are described in warehouse/README.md, and carry those descriptions as comments:
   fleetscope query "SELECT table_name, column_name, comment FROM duckdb_columns() WHERE table_name = 'runs'"
 """
@@ -340,21 +343,15 @@ def _command_outliers(arguments: argparse.Namespace) -> int:
 
 
 def _command_query(arguments: argparse.Namespace) -> int:
-    from fleetscope.store.query import render
+    from fleetscope.store.query import render, run
     from fleetscope.store.warehouse import open_read_only
 
     statement = sys.stdin.read() if arguments.sql == "-" else arguments.sql
     if not statement.strip():
         raise UserError("no SQL given (standard input was empty)")
     with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
-        try:
-            cursor = connection.execute(statement)
-        except duckdb.Error as error:
-            raise UserError(f"query failed: {error}") from None
-        if cursor.description is None:
-            return 0
-        columns = [description[0] for description in cursor.description]
-        sys.stdout.write(render(columns, cursor.fetchall(), arguments.format))
+        columns, rows = run(connection, statement)
+    sys.stdout.write(render(columns, rows, arguments.format))
     return 0
 
 
@@ -658,6 +655,17 @@ def main(argv: list[str] | None = None) -> int:
         return arguments.handler(arguments)
     except UserError as error:
         print(f"fleetscope {arguments.verb}: error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # a full disk, a read-only folder: what the system said, and where
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"fleetscope {arguments.verb}: error: {where}{error.strerror or error}: free space or make the folder "
+              "writable, then run it again (what was written before it is kept)", file=sys.stderr)
+        return 1
+    except duckdb.Error as error:  # the warehouse failed under a verb (a full disk, a damaged file)
+        from fleetscope.store.warehouse import storage_error
+
+        print(f"fleetscope {arguments.verb}: error: {storage_error(getattr(arguments, 'db', 'the warehouse'), error)}",
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"fleetscope {arguments.verb}: interrupted", file=sys.stderr)
