@@ -94,3 +94,89 @@ def test_a_full_disk_stops_the_ingest_with_its_error_and_keeps_what_was_loaded(b
     assert "No space left on device" in result.stderr and "cannot rollback" not in output, output
     assert "Traceback" not in output
     assert "host\na-small\n" in result.stdout and "refused\n0\n" in result.stdout, output
+
+
+needs_mounts = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
+                                  reason="small and read-only disks are tmpfs in a private mount namespace")
+
+
+@needs_mounts
+def test_a_full_or_read_only_disk_under_any_verb_is_a_message_not_a_traceback(bundles, cli, tmp_path):
+    """Issue 27 item 8: the first ingest onto a full disk, `report --out` and `export` onto a full disk,
+    `import curve` and `reference load` onto a read-only results folder each ended in a traceback."""
+    bundles.write()
+    db = tmp_path / "fleet.duckdb"
+    assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
+    curve = Path(__file__).resolve().parents[2] / "fleetscope" / "references" / "rpi4b_cortex-a72_ramlat.csv"
+    full, read_only = tmp_path / "full", tmp_path / "read-only"
+    full.mkdir()
+    read_only.mkdir()
+    fleetscope = f"{sys.executable} -m fleetscope"
+    cases = {
+        "first ingest": f"{fleetscope} ingest {bundles.results_dir} --db {full}/new.duckdb",
+        "report": f"{fleetscope} report --db {db} --out {full}/reports",
+        "export": f"{fleetscope} export --db {db} --parquet {full}/lake",
+        "import curve": f"{fleetscope} import curve --host ref-a72 --cpu-model Cortex-A72 --db {db} "
+                        f"--results {read_only}/results {curve}",
+        "reference load": f"{fleetscope} reference load --db {db} --results {read_only}/results",
+    }
+    script = "\n".join([f"mount -t tmpfs -o size=64k tmpfs {full}",
+                        f"head -c 60000 /dev/zero > {full}/filler || true",
+                        f"mount -t tmpfs -o ro tmpfs {read_only}"]
+                       + [f"echo '### {name}'; {command}; echo \"### exit $?\"" for name, command in cases.items()])
+    result = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+                            capture_output=True, text=True, timeout=600)
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output, output
+    sections = result.stdout.split("### ")[1:]
+    exits = {section.split("\n", 1)[0]: section for section in sections if not section.startswith("exit")}
+    assert output.count("### exit 1") == len(cases), output
+    for name, verb in (("first ingest", "ingest"), ("report", "report"), ("export", "export")):
+        assert name in exits and f"fleetscope {verb}: error: " in result.stderr
+    assert "No space left on device" in result.stderr and "Read-only file system" in result.stderr, result.stderr
+    for verb in ("ingest", "report", "export", "import", "reference"):
+        assert f"fleetscope {verb}: error: " in result.stderr, (verb, result.stderr)
+
+
+def _damage(db: Path) -> None:
+    """Overwrite a stretch of every block after the file's headers, as a failing disk would."""
+    size = db.stat().st_size
+    with db.open("r+b") as file:
+        for offset in range(3 * 4096 + 100, size, 64 * 1024):
+            file.seek(offset)
+            file.write(b"\xa5" * 64)
+
+
+def test_a_corrupt_warehouse_is_named_corrupt_at_once_with_the_recovery(bundles, cli, tmp_path):
+    """Issue 27 item 7: DuckDB's checksum error ("... in block at location ...") contains "lock", so every
+    verb waited --lock-wait seconds and said the warehouse was in use by another process."""
+    bundles.write()
+    db = tmp_path / "fleet.duckdb"
+    assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
+    _damage(db)
+    for verb in (["query", "SELECT count(*) FROM samples"], ["report", "--out", tmp_path / "reports"],
+                 ["ingest", bundles.results_dir], ["export", "--parquet", tmp_path / "lake"], ["migrate"]):
+        result = cli(*verb, "--db", db, "--lock-wait", "20")
+        assert result.returncode == 1 and "Traceback" not in result.stderr, (verb, result.stderr)
+        assert "is corrupt" in result.stderr and "in use" not in result.stderr, (verb, result.stderr)
+        assert f"mv {db} {db}.corrupt" in result.stderr and "fleetscope ingest results/" in result.stderr
+        assert "waiting" not in result.stderr
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_nul_in_a_path_refuses_that_bundle_on_every_ingest_and_the_others_load(bundles, cli, tmp_path, jobs):
+    """Issue 27 item 1: a NUL in experiments[].file reached Path.resolve(); its ValueError stopped the ingest
+    with a traceback and exit 1, before any later bundle, and again on every later ingest."""
+    nul = bundles.manifest(host="a-nul")
+    nul["experiments"][0]["file"] = "results/latency_sweep.jsonl\u0000"
+    bundles.write(nul)
+    bundles.write(bundles.manifest(host="b-good"))
+    db = tmp_path / "fleet.duckdb"
+    for _ in range(2):
+        result = cli("ingest", bundles.results_dir, "--db", db, "--jobs", jobs)
+        assert result.returncode == 3 and "Traceback" not in result.stderr, result.stdout + result.stderr
+        assert "REFUSED" in result.stdout and "at $.experiments[0].file" in result.stdout
+        assert "1 of 2 bundles accepted" in result.stdout
+    with duckdb.connect(str(db), read_only=True) as connection:
+        assert connection.execute("SELECT host FROM runs").fetchall() == [("b-good",)]
+        assert connection.execute("SELECT host FROM refused_bundles").fetchall() == [("a-nul",)]
