@@ -475,33 +475,80 @@ def _hand_over_staged(connection: duckdb.DuckDBPyConnection, path: Path, future:
     return _guarded(connection, path, load)
 
 
+class _Folders:
+    """Which folder each (run_id, host) comes from. A bundle's folder is results/<run_id>/<host>/, so two
+    folders of one ingest (results/ and old-results/) can hold the same run of the same host: the first
+    is loaded, a later one with other content is a conflict, refused, never a second replacement (the last
+    folder won, and each ingest replaced the run twice). So is a folder whose run the warehouse holds from
+    another folder that is still there, with other content."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection):
+        self.connection = connection
+        self.first: dict[tuple[str, str], Path] = {}
+
+    def conflict(self, path: Path) -> str | None:
+        folder = Path(path).resolve()
+        key = (folder.parent.name, folder.name)
+        first = self.first.setdefault(key, folder)
+        if first != folder:
+            return self._reason(path, key, first, "given earlier to this ingest")
+        held = self.connection.execute(sql("ingest/run_bundle"), list(key)).fetchone()
+        if held is not None and Path(held[0]) != folder and (Path(held[0]) / "manifest.json").is_file():
+            stated = stated_content(folder)
+            if stated is None or stated[2] != held[1]:
+                return self._reason(path, key, Path(held[0]), "the warehouse holds the run from")
+        return None
+
+    @staticmethod
+    def _reason(path: Path, key: tuple[str, str], other: Path, how: str) -> str:
+        return _reason(f"{path}: conflict: run {key[0]}, host {key[1]} is also in {other} ({how}): one run of a "
+                       "host comes from one folder; remove or move the folder that is not the host's bundle, then "
+                       "run `fleetscope ingest` again")
+
+
+def _refused(connection: duckdb.DuckDBPyConnection, path: Path, reason: str) -> Outcome:
+    try:
+        record_refusal(connection, path, reason)
+    except duckdb.Error as error:
+        raise UserError(f"cannot write the warehouse while refusing {path} ({error})") from None
+    return Outcome(path, "REFUSED", reason)
+
+
 def ingest_bundles(connection: duckdb.DuckDBPyConnection, paths: list[Path], jobs: int = 1) -> Iterator[Outcome]:
-    """ingest_bundle of every path, in order. With jobs > 1, that many worker processes validate, load and
-    derive the bundles (each in a stage of its own) while this process, the warehouse's one writer, hands
-    their rows over in order; unchanged bundles are told here, without a worker."""
+    """ingest_bundle of every path, in order (a folder whose run another folder holds is a conflict,
+    _Folders). With jobs > 1, that many worker processes validate, load and derive the bundles (each in a
+    stage of its own) while this process, the warehouse's one writer, hands their rows over in order;
+    unchanged bundles are told here, without a worker."""
+    folders = _Folders(connection)
     if jobs <= 1:
         for path in paths:
-            yield ingest_bundle(connection, path)
+            conflict = folders.conflict(path)
+            yield _refused(connection, path, conflict) if conflict else ingest_bundle(connection, path)
         return
     loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
     with tempfile.TemporaryDirectory(prefix="fleetscope-ingest-") as folder, \
             ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver"),
                                 initializer=_worker_start, initargs=(folder,)) as pool:
-        queue: deque[tuple[Path, Future | None]] = deque()
+        queue: deque[tuple[Path, Future | str | None]] = deque()
         for path in paths:
-            queue.append((path, None if _unchanged(connection, path) else
+            conflict = folders.conflict(path)
+            queue.append((path, conflict if conflict else None if _unchanged(connection, path) else
                           pool.submit(_worker_stage, path, loaded_at)))
             # at most two bundles a worker staged ahead of the writer
-            while queue and (queue[0][1] is None or queue[0][1].done() or
-                             sum(future is not None for _, future in queue) > 2 * jobs):
+            while queue and (not isinstance(queue[0][1], Future) or queue[0][1].done() or
+                             sum(isinstance(pending, Future) for _, pending in queue) > 2 * jobs):
                 yield _next(connection, queue, loaded_at)
         while queue:
             yield _next(connection, queue, loaded_at)
 
 
 def _next(connection: duckdb.DuckDBPyConnection, queue: deque, loaded_at: str) -> Outcome:
-    path, future = queue.popleft()
-    return _unchanged_outcome(path) if future is None else _hand_over_staged(connection, path, future, loaded_at)
+    path, pending = queue.popleft()
+    if pending is None:
+        return _unchanged_outcome(path)
+    if isinstance(pending, str):
+        return _refused(connection, path, pending)
+    return _hand_over_staged(connection, path, pending, loaded_at)
 
 
 def _outcome(path: Path, bundle: Bundle, action: str, loaded: _Loaded | None) -> Outcome:

@@ -180,3 +180,30 @@ def test_a_nul_in_a_path_refuses_that_bundle_on_every_ingest_and_the_others_load
     with duckdb.connect(str(db), read_only=True) as connection:
         assert connection.execute("SELECT host FROM runs").fetchall() == [("b-good",)]
         assert connection.execute("SELECT host FROM refused_bundles").fetchall() == [("a-nul",)]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_one_run_of_a_host_in_two_folders_is_a_conflict_not_two_replacements(bundles, cli, tmp_path, jobs):
+    """Issue 27 item 14: the same (run, host) in two folders given to one ingest was "replaced" twice per
+    ingest, the last folder winning. The first folder loads; the other is refused as a conflict naming
+    both, on this ingest and on the next one given that folder alone, until one of them is gone."""
+    first = bundles.write()
+    other_results = tmp_path / "old-results"
+    second = type(bundles)(other_results).write(results={"results/latency_sweep.jsonl": bundles.latency_points(seed=9)})
+    db = tmp_path / "fleet.duckdb"
+    for _ in range(2):
+        result = cli("ingest", bundles.results_dir, other_results, "--db", db, "--jobs", jobs)
+        assert result.returncode == 3, result.stdout + result.stderr
+        lines = result.stdout.splitlines()
+        assert lines[0].split()[0] in ("loaded", "unchanged") and str(first) in lines[0]
+        assert lines[1].startswith(f"REFUSED    {second}: {second}: conflict: run {bundles.run_id}, host node1 "
+                                   f"is also in {first}"), lines[1]
+        assert "replaced" not in result.stdout
+    alone = cli("ingest", other_results, "--db", db, "--jobs", jobs)
+    assert alone.returncode == 3 and "conflict" in alone.stdout and "the warehouse holds the run from" in alone.stdout
+    shutil.rmtree(first)
+    moved = cli("ingest", other_results, "--db", db, "--jobs", jobs)
+    assert moved.returncode == 0 and moved.stdout.startswith(f"replaced   {second}"), moved.stdout
+    with duckdb.connect(str(db), read_only=True) as connection:
+        assert connection.execute("SELECT bundle_path FROM runs").fetchall() == [(str(second),)]
+        assert connection.execute("SELECT count(*) FROM refused_bundles").fetchone() == (0,)
