@@ -40,6 +40,8 @@ examples:
   fleetscope ingest results/20261122T034500Z-a1b2c3/node1/
   fleetscope ingest --db /data/lab.duckdb results/ old-results/
   fleetscope ingest --jobs 4 results/      # 4 processes validate and derive, this one writes
+  ansible-inventory -i inventory/lab.yml --list > groups.json
+  fleetscope ingest --inventory-groups groups.json results/   # the hosts' groups, from the inventory
 
 Each bundle is validated, then loaded in one transaction. Per bundle it prints one line:
   loaded     first time this (run_id, host) is loaded
@@ -255,10 +257,17 @@ def _command_ingest(arguments: argparse.Namespace) -> int:
         bundle_paths.extend(found)
     if not bundle_paths:
         return 1
+    groups = None
+    if arguments.inventory_groups is not None:
+        from fleetscope.ingest.inventory_groups import read_groups
+
+        source = arguments.inventory_groups
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        groups = read_groups(text, "standard input" if source == "-" else source)
     refused = 0
     with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
         forget_vanished_refusals(connection)
-        for outcome in ingest_bundles(connection, bundle_paths, jobs=arguments.jobs):
+        for outcome in ingest_bundles(connection, bundle_paths, jobs=arguments.jobs, groups=groups):
             refused += outcome.action == "REFUSED"
             print(f"{outcome.action:<10} {printable(str(outcome.path))}: {outcome.detail}", flush=True)
     print(f"{len(bundle_paths) - refused} of {len(bundle_paths)} bundles accepted into {arguments.db}")
@@ -555,6 +564,12 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument(
         "paths", nargs="+", type=Path, metavar="PATH",
         help="a results/ tree, a results/<run_id>/ folder or one bundle results/<run_id>/<host>/",
+    )
+    ingest.add_argument(
+        "--inventory-groups", metavar="FILE",
+        help="each host's inventory groups, from the controller: a JSON object host -> [group, ...] or the "
+             "output of `ansible-inventory --list` ('-': standard input; playbooks/warehouse.yml gives them). "
+             "Without it the runs loaded now record no groups: a host's own manifest is not trusted with them",
     )
     ingest.add_argument(
         "--jobs", type=int, default=1, metavar="N",

@@ -19,7 +19,7 @@ import re
 import shutil
 import tempfile
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -46,6 +46,8 @@ STAGED_TABLES = (*RUN_TABLES, "hosts", *DERIVED_TABLES)
 SAMPLE_BATCH = 65536
 # Raw outputs per INSERT: as many as hold this many bytes of the files (each parsed output goes in whole).
 RAW_BATCH_BYTES = 8 * 2**20
+# host -> its inventory groups, as the controller knows them (fleetscope.ingest.inventory_groups); None: not given
+Groups = Mapping[str, tuple[str, ...]] | None
 # A refusal's reason quotes what the host sent: it is stored and printed at most this long, and with
 # its control characters escaped, so one outcome stays one line (the warehouse play reads them).
 MAX_REASON_CHARS = 2000
@@ -182,7 +184,8 @@ class _Loaded:
     tool_rows: int
 
 
-def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded_at: str) -> _Loaded:
+def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded_at: str,
+                   groups: Groups = None) -> _Loaded:
     manifest = bundle.manifest
     key = {"run_id": bundle.run_id, "host": bundle.host}
     connection.execute(sql("ingest/insert_host"), [bundle.host, loaded_at])
@@ -191,7 +194,8 @@ def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded
         "profile": manifest["profile"],
         "status": manifest.get("status"),
         "error": manifest.get("error"),
-        "inventory_groups": manifest.get("inventory_groups"),
+        # the controller's (ingest --inventory-groups), never the manifest's: a host could claim any group
+        "inventory_groups": list(groups[bundle.host]) if groups is not None and bundle.host in groups else None,
         "origin": manifest.get("origin", "playbook"),
         "reference": manifest.get("reference"),
         "started_at": utc_timestamp(manifest["started_at"]),
@@ -292,7 +296,8 @@ def _hand_over(connection: duckdb.DuckDBPyConnection, bundle: Bundle, staged: Ca
     return "reinferred" if unchanged else "loaded" if existing is None else "replaced"
 
 
-def load_into(connection: duckdb.DuckDBPyConnection, bundle: Bundle) -> tuple[str, _Loaded | None]:
+def load_into(connection: duckdb.DuckDBPyConnection, bundle: Bundle,
+              groups: Groups = None) -> tuple[str, _Loaded | None]:
     """Load a bundle and derive its inference and flags, validating its files as they stream in; return
     (loaded | unchanged | replaced | reinferred, what was loaded). A reinferred bundle was unchanged, but
     its derived rows were recomputed by this method. Raises BundleError when the bundle is refused.
@@ -315,7 +320,7 @@ def load_into(connection: duckdb.DuckDBPyConnection, bundle: Bundle) -> tuple[st
                 _stage_loaded_run(connection, warehouse, key)
                 loaded = None
             else:
-                loaded = _insert_bundle(connection, bundle, loaded_at)
+                loaded = _insert_bundle(connection, bundle, loaded_at, groups)
             _derive(connection, bundle)
         return _hand_over(connection, bundle, lambda table: f"{quoted(STAGE)}.main.{table}", existing,
                           loaded_at), loaded
@@ -400,14 +405,15 @@ def _unchanged_outcome(path: Path) -> Outcome:
     return Outcome(path, "unchanged", f"run {path.parent.name}, host {path.name}: already loaded, unchanged")
 
 
-def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path) -> Outcome:
-    """Validate and load one bundle directory; a problem with the bundle becomes a REFUSED outcome (and
-    a row of refused_bundles), not an exception. A warehouse that cannot be written raises UserError."""
+def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path, groups: Groups = None) -> Outcome:
+    """Validate and load one bundle directory, with its host's inventory groups from `groups` (the
+    controller's; None: not recorded); a problem with the bundle becomes a REFUSED outcome (and a row of
+    refused_bundles), not an exception. A warehouse that cannot be written raises UserError."""
     def load() -> Outcome:
         if _unchanged(connection, path):
             return _unchanged_outcome(path)
         bundle = open_bundle(path)
-        action, loaded = load_into(connection, bundle)
+        action, loaded = load_into(connection, bundle, groups)
         return _outcome(path, bundle, action, loaded)
     return _guarded(connection, path, load)
 
@@ -417,12 +423,12 @@ def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path) -> Outcome:
 _WORKER: dict = {}
 
 
-def _worker_start(folder: str) -> None:
+def _worker_start(folder: str, groups: Groups) -> None:
     """A worker's stage: an in-memory database of its own with the warehouse's schema."""
     connection = duckdb.connect(config={"autoload_known_extensions": False, "autoinstall_known_extensions": False})
     apply_migrations(connection)
     create_views(connection, every=True)
-    _WORKER.update(connection=connection, folder=Path(folder), staged=0)
+    _WORKER.update(connection=connection, folder=Path(folder), staged=0, groups=groups)
 
 
 def _literal(path: Path) -> str:
@@ -436,7 +442,7 @@ def _worker_stage(path: Path, loaded_at: str) -> tuple[Bundle | None, _Loaded | 
     connection = _WORKER["connection"]
     try:
         bundle = open_bundle(path)
-        loaded = _insert_bundle(connection, bundle, loaded_at)
+        loaded = _insert_bundle(connection, bundle, loaded_at, _WORKER["groups"])
         _derive(connection, bundle)
         _WORKER["staged"] += 1
         folder = _WORKER["folder"] / f"{os.getpid()}-{_WORKER['staged']}"
@@ -514,21 +520,22 @@ def _refused(connection: duckdb.DuckDBPyConnection, path: Path, reason: str) -> 
     return Outcome(path, "REFUSED", reason)
 
 
-def ingest_bundles(connection: duckdb.DuckDBPyConnection, paths: list[Path], jobs: int = 1) -> Iterator[Outcome]:
-    """ingest_bundle of every path, in order (a folder whose run another folder holds is a conflict,
-    _Folders). With jobs > 1, that many worker processes validate, load and derive the bundles (each in a
+def ingest_bundles(connection: duckdb.DuckDBPyConnection, paths: list[Path], jobs: int = 1,
+                   groups: Groups = None) -> Iterator[Outcome]:
+    """ingest_bundle of every path, in order, with the hosts' inventory groups from `groups` (a folder whose
+    run another folder holds is a conflict, _Folders). With jobs > 1, that many worker processes validate, load and derive the bundles (each in a
     stage of its own) while this process, the warehouse's one writer, hands their rows over in order;
     unchanged bundles are told here, without a worker."""
     folders = _Folders(connection)
     if jobs <= 1:
         for path in paths:
             conflict = folders.conflict(path)
-            yield _refused(connection, path, conflict) if conflict else ingest_bundle(connection, path)
+            yield _refused(connection, path, conflict) if conflict else ingest_bundle(connection, path, groups)
         return
     loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
     with tempfile.TemporaryDirectory(prefix="fleetscope-ingest-") as folder, \
             ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver"),
-                                initializer=_worker_start, initargs=(folder,)) as pool:
+                                initializer=_worker_start, initargs=(folder, groups)) as pool:
         queue: deque[tuple[Path, Future | str | None]] = deque()
         for path in paths:
             conflict = folders.conflict(path)
