@@ -234,22 +234,64 @@ def _value_problem(value: object, path: str = "$") -> str | None:
     return f"at {path}: {problem}" if problem else None
 
 
-def _samples_problem(samples: list) -> str | None:
+# What a measurement can be. A time, a rate or a cycle count is positive and, from a kernel, far below
+# MAX_MEASURED (1e15 ns is 11.6 days, 1e15 GB/s no machine); a count is a count (64 bits); a ratio is not
+# negative; a published curve read as ns over L1 (params.relative_to_l1) may sit at or below zero.
+MAX_MEASURED = 1e15
+
+
+def _measured_range(document: dict) -> tuple[float, bool, float]:
+    """(lowest, whether the lowest itself is allowed, highest) of a point's samples and summary."""
+    unit = document.get("unit")
+    params = document.get("params")
+    if isinstance(params, dict) and params.get("relative_to_l1") is True:
+        return -MAX_MEASURED, True, MAX_MEASURED
+    if unit == "count":
+        return 0, True, _INTEGER_RANGE[1]
+    if unit == "ratio":
+        return 0, True, MAX_MEASURED
+    return 0, False, MAX_MEASURED
+
+
+def _range_text(value: int | float, path: str, unit: object, lowest: float, inclusive: bool, highest: float) -> str:
+    if value > highest:
+        return (f"at {path}: {value:.4g} is more than MAX_MEASURED ({highest:g}) a measurement in {unit!r} "
+                "may be: no measured value is that large")
+    return (f"at {path}: {value:.4g} is not {'at least' if inclusive else 'above'} {lowest:g}: "
+            f"a measurement in {unit!r} is {'never negative' if inclusive else 'positive'}")
+
+
+def _samples_problem(samples: list, document: dict) -> str | None:
     """The point schema's rule for samples (numbers), checked here in one fast pass instead of by
-    jsonschema (a point may hold millions), plus finiteness and the cap."""
+    jsonschema (a point may hold millions), plus finiteness, the range of a measurement and the cap."""
     if len(samples) > MAX_SAMPLES_PER_POINT:
         return (f"at $.samples: {len(samples)} samples, more than MAX_SAMPLES_PER_POINT "
                 f"({MAX_SAMPLES_PER_POINT}) a point may hold")
     low, high = _INTEGER_RANGE
+    lowest, inclusive, highest = _measured_range(document)
     for index, value in enumerate(samples):
         if type(value) is float:
             if value - value == 0.0:  # NaN and infinities give NaN
-                continue
+                if lowest < value <= highest or (inclusive and value == lowest):
+                    continue
+                return _range_text(value, f"$.samples[{index}]", document.get("unit"), lowest, inclusive, highest)
         elif type(value) is int and low <= value <= high:
-            continue
+            if lowest < value <= highest or (inclusive and value == lowest):
+                continue
+            return _range_text(value, f"$.samples[{index}]", document.get("unit"), lowest, inclusive, highest)
         if isinstance(value, bool) or not isinstance(value, int | float):
             return f"at $.samples[{index}]: {json.dumps(value)[:60]} is not of type 'number'"
         return f"at $.samples[{index}]: {_number_problem(value)}"
+    return None
+
+
+def _summary_problem(document: dict) -> str | None:
+    """The summary's statistics within the range of a measurement (the schema made them numbers)."""
+    lowest, inclusive, highest = _measured_range(document)
+    for key in ("min", "median", "mean", "ci95_low", "ci95_high"):
+        value = document["summary"][key]
+        if not (lowest < value <= highest or (inclusive and value == lowest)):
+            return _range_text(value, f"$.summary.{key}", document.get("unit"), lowest, inclusive, highest)
     return None
 
 
@@ -466,7 +508,7 @@ def _parse_point(text: str, complete: bool, where: str, experiment: str) -> dict
     _check_version(document, "schema_version", SUPPORTED_POINT_SCHEMA, where)
     samples = document.get("samples")
     if isinstance(samples, list):
-        problem = _samples_problem(samples)
+        problem = _samples_problem(samples, document)
         if problem:
             raise BundleError(f"{where}: {problem}")
         # the schema sees one sample (its rule for items is the one _samples_problem applied to all)
@@ -478,7 +520,7 @@ def _parse_point(text: str, complete: bool, where: str, experiment: str) -> dict
             f"experiment {experiment!r} for this file: each experiment writes its own file"
         )
     context = document.get("context")
-    problem = (_value_problem(document) or _schema_problem(_POINT_VALIDATOR, document)
+    problem = (_value_problem(document) or _schema_problem(_POINT_VALIDATOR, document) or _summary_problem(document)
                or (_counters_problem(context["counters"]) if isinstance(context, dict) and "counters" in context
                    else None))
     if problem:
@@ -488,6 +530,10 @@ def _parse_point(text: str, complete: bool, where: str, experiment: str) -> dict
 
 
 def _check_manifest_consistency(manifest: dict, bundle_root: Path, where: str) -> None:
+    started, finished = (datetime.fromisoformat(manifest[key]).astimezone(UTC) for key in ("started_at", "finished_at"))
+    if finished < started:
+        raise BundleError(f"{where}: at $.finished_at: {manifest['finished_at']!r} is before $.started_at "
+                          f"{manifest['started_at']!r}: a run ends after it starts; re-collect the bundle")
     for key, directory_name in (("host", bundle_root.name), ("run_id", bundle_root.parent.name)):
         if manifest[key] != directory_name:
             raise BundleError(
