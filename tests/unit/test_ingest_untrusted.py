@@ -207,3 +207,37 @@ def test_one_run_of_a_host_in_two_folders_is_a_conflict_not_two_replacements(bun
     with duckdb.connect(str(db), read_only=True) as connection:
         assert connection.execute("SELECT bundle_path FROM runs").fetchall() == [(str(second),)]
         assert connection.execute("SELECT count(*) FROM refused_bundles").fetchone() == (0,)
+
+
+def _peak_rss_mb(*arguments) -> tuple[float, str]:
+    """Peak resident memory of `fleetscope ARGUMENTS` (MB) and its output: measured by a small parent whose
+    only child it is (RUSAGE_CHILDREN)."""
+    measure = ("import resource, subprocess, sys\n"
+               "result = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)\nprint(result.stdout)")
+    proc = subprocess.run([sys.executable, "-c", measure, sys.executable, "-m", "fleetscope", *map(str, arguments)],
+                          capture_output=True, text=True, timeout=600, check=True)
+    peak, _, output = proc.stdout.partition("\n")
+    return float(peak), output
+
+
+def test_a_line_of_a_million_keys_and_a_20_mb_text_cost_memory_in_proportion(bundles, tmp_path):
+    """Issue 27 item 13: an 18.8 MB line of 1M keys peaked at 674 MB, a 20 MB `error` string at 480 MB (and
+    made a 21 MB page). Both are refused at their caps now, and the ingest's peak grows over a minimal
+    bundle's by at most 6 times the larger of the two."""
+    import json as json_module
+
+    minimal_results = tmp_path / "minimal"
+    type(bundles)(minimal_results).write()
+    floor, _ = _peak_rss_mb("ingest", minimal_results, "--db", tmp_path / "minimal.duckdb")
+    points = bundles.latency_points()
+    keyed = dict(points[1], params=dict(points[1]["params"], note="@"))
+    line = json_module.dumps(keyed).replace('"@"', "{" + ",".join(f'"k{index:07d}": 0' for index in range(1_000_000))
+                                            + "}")
+    bundles.write(results={"results/latency_sweep.jsonl": json_module.dumps(points[0]) + "\n" + line + "\n"})
+    error = bundles.manifest(host="node2")
+    error["experiments"][0]["error"] = "x" * 20_000_000
+    bundles.write(error)
+    peak, output = _peak_rss_mb("ingest", bundles.results_dir, "--db", tmp_path / "fleet.duckdb")
+    assert "MAX_JSON_KEYS" in output and "MAX_TEXT_CHARS" in output and "0 of 2 bundles" in output, output
+    assert peak - floor <= 6 * 20, f"peak {peak:.0f} MB, {peak - floor:.0f} MB over a minimal bundle's {floor:.0f} MB"
