@@ -732,7 +732,7 @@ def stated_content(path: Path) -> tuple[str, str, str] | None:
     display = str(bundle_root / "manifest.json")
     try:
         manifest_bytes = _read_manifest(bundle_root, display)
-        manifest = json.loads(manifest_bytes)
+        manifest = parse_json(manifest_bytes.decode("utf-8"))  # its limits first: this runs before open_bundle
         if manifest.get("bundle_schema") != SUPPORTED_BUNDLE_SCHEMA or \
                 (manifest.get("run_id"), manifest.get("host")) != (bundle_root.parent.name, bundle_root.name):
             return None

@@ -89,6 +89,14 @@ BLOCK = tarfile.BLOCKSIZE
 # host's leftovers are never another's (host 'web' and host 'web.old-dc' matched one prefix).
 _SIBLING = re.compile(r"\.(?P<host>.+)\.(?:new|old)-[0-9a-f]{16}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# What ingest takes of a manifest (fleetscope.ingest: MAX_LINE_BYTES, MAX_JSON_KEYS); read before parsing,
+# with its object members counted outside strings in one linear pass: a string runs to its closing quote
+# or to the end of its line (the quote is optional, so no attempt fails and backtracks; the module may run
+# on a Python without possessive quantifiers).
+MAX_MANIFEST_BYTES = 32 * 2**20
+MAX_MANIFEST_KEYS = 65536
+_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\[^\n])*"?')
+_STRUCTURE_OUTSIDE_STRINGS = re.compile(r"[^:]+")
 
 
 class Refused(Exception):
@@ -250,17 +258,37 @@ def _sibling(parent: str, name: str, kind: str) -> str:
     return path
 
 
+def read_manifest(manifest_path: str) -> object:
+    """A manifest parsed, or None when it is not JSON; Refused when parsing it would cost more than a manifest
+    ingest takes: more than MAX_MANIFEST_BYTES, more than MAX_MANIFEST_KEYS object members (a dict of a
+    million keys costs hundreds of MB) or nested too deep for Python's parser."""
+    with open(manifest_path, "rb") as stream:
+        data = stream.read(MAX_MANIFEST_BYTES + 1)
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise Refused(f"member 'manifest.json' is larger than {MAX_MANIFEST_BYTES} bytes: not a manifest")
+    try:
+        text = data.decode("utf-8")
+    except ValueError:
+        return None
+    keys = _STRUCTURE_OUTSIDE_STRINGS.sub("", _JSON_STRING.sub("", text)).count(":")
+    if keys > MAX_MANIFEST_KEYS:
+        raise Refused(f"member 'manifest.json' holds {keys} object members, more than {MAX_MANIFEST_KEYS}: not a manifest")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+    except RecursionError:
+        raise Refused("member 'manifest.json' nests arrays and objects too deep to be read: not a manifest") from None
+
+
 def check_origin(manifest_path: str) -> None:
     """A host's bundle is a playbook run: one whose manifest says it was made on the controller (origin
     `import`, or `reference`, which sets a host apart from its peers in outliers) is refused. Anything else
     wrong with the manifest is left to ingest, which names the field."""
     try:
-        with open(manifest_path, encoding="utf-8") as stream:
-            manifest = json.load(stream)
-    except (OSError, ValueError):
+        manifest = read_manifest(manifest_path)
+    except OSError:
         return
-    except RecursionError:
-        raise Refused("member 'manifest.json' nests arrays and objects too deep to be read: not a manifest") from None
     origin = manifest.get("origin", "playbook") if isinstance(manifest, dict) else "playbook"
     if origin != "playbook":
         raise Refused(f"manifest.json says origin {origin!r}: a host sends playbook runs only ('import' and "
@@ -311,9 +339,8 @@ def unpack(archive: str, dest: str, max_bytes: int, max_files: int) -> dict:
 def _measured(dest: str) -> bool:
     """Whether `dest` holds an attempt whose manifest says it measured something (complete or partial)."""
     try:
-        with open(os.path.join(dest, "manifest.json"), encoding="utf-8") as stream:
-            earlier = json.loads(stream.read(64 * 2**20))
-    except (OSError, ValueError, RecursionError):
+        earlier = read_manifest(os.path.join(dest, "manifest.json"))
+    except (OSError, Refused):
         return False
     return isinstance(earlier, dict) and earlier.get("status") in ("complete", "partial")
 

@@ -135,6 +135,10 @@ HOSTILE = {
     "a manifest nested 200 000 deep": (
         [HONEST[0], member("./manifest.json", data=b"[" * 200_000 + b"]" * 200_000)] + HONEST[2:],
         "member 'manifest.json' nests arrays and objects too deep to be read"),
+    "a manifest of 70 000 keys": (
+        [HONEST[0], member("./manifest.json", data=("{" + ",".join(f'"k{index}": 0' for index in range(70_000))
+                                                    + "}").encode())] + HONEST[2:],
+        "member 'manifest.json' holds 70000 object members, more than 65536"),
     "2 100 nested folders": (HONEST + [member("./" + "d/" * 2100 + "f", data=b"x")],
                              f"lies 2101 folders deep, more than {bundle.MAX_DEPTH}"),
 }

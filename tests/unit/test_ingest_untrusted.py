@@ -223,8 +223,9 @@ def _peak_rss_mb(*arguments) -> tuple[float, str]:
 
 def test_a_line_of_a_million_keys_and_a_20_mb_text_cost_memory_in_proportion(bundles, tmp_path):
     """Issue 27 item 13: an 18.8 MB line of 1M keys peaked at 674 MB, a 20 MB `error` string at 480 MB (and
-    made a 21 MB page). Both are refused at their caps now, and the ingest's peak grows over a minimal
-    bundle's by at most 6 times the larger of the two."""
+    made a 21 MB page); a manifest of 1M keys was parsed whole even before it was validated. All three are
+    refused at their caps now, and the ingest's peak grows over a minimal bundle's by at most 6 times the
+    largest of them."""
     import json as json_module
 
     minimal_results = tmp_path / "minimal"
@@ -238,6 +239,10 @@ def test_a_line_of_a_million_keys_and_a_20_mb_text_cost_memory_in_proportion(bun
     error = bundles.manifest(host="node2")
     error["experiments"][0]["error"] = "x" * 20_000_000
     bundles.write(error)
+    keyed_manifest = bundles.manifest(host="node3")  # read before validation too (is it unchanged?)
+    keyed_manifest["facts"]["padding"] = {f"k{index:07d}": 0 for index in range(1_000_000)}
+    bundles.write(keyed_manifest)
     peak, output = _peak_rss_mb("ingest", bundles.results_dir, "--db", tmp_path / "fleet.duckdb")
-    assert "MAX_JSON_KEYS" in output and "MAX_TEXT_CHARS" in output and "0 of 2 bundles" in output, output
+    assert "MAX_JSON_KEYS" in output and "MAX_TEXT_CHARS" in output and "0 of 3 bundles" in output, output
+    assert output.count("MAX_JSON_KEYS") == 2, output
     assert peak - floor <= 6 * 20, f"peak {peak:.0f} MB, {peak - floor:.0f} MB over a minimal bundle's {floor:.0f} MB"
