@@ -122,7 +122,7 @@ def write_hostile_bundles(bundles) -> Hostile:
     hostile.write("fio-inf-percentile", ["raw/fio/randread.json", "Infinity is not a finite number"],
                   experiments=bundles.manifest()["experiments"] + _fio_experiment(),
                   results={RESULTS_FILE: points, "raw/fio/randread.json": fio.replace('"99.000000"', '"inf"', 1)})
-    hostile.write("fio-overflow", ["raw/fio/randread.json", "the fio parser cannot read it"],
+    hostile.write("fio-overflow", ["raw/fio/randread.json", "is not a number fio writes"],
                   experiments=bundles.manifest()["experiments"] + _fio_experiment(),
                   results={RESULTS_FILE: points,
                            "raw/fio/randread.json": fio.replace('"99.000000" : 724992', '"99.000000" : 1e999', 1)})

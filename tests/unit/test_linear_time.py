@@ -13,12 +13,12 @@ long enough (SCALING_FLOOR_SECONDS) for the ratio not to be noise. Time per MiB 
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -228,4 +228,37 @@ def test_a_raw_output_amplified_by_its_parser_is_refused_at_a_size_linear_in_the
     with pytest.raises(BundleError, match=f"more than {MAX_PARSED_FACTOR} times"):
         load_bundle(bundle)
     assert time.perf_counter() - start < 30
-    assert json.dumps(MAX_PARSED_FACTOR)  # the factor is a plain number, stated in SECURITY.md
+
+
+FIO_SAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "fio_samples" / "fio-3.36_io_uring_randread_4k_qd32_pctlist.json"
+DISKSPD_TEXT = Path(__file__).resolve().parents[1] / "fixtures" / "diskspd" / "diskspd_text_L_randrw70_4k_qd1.txt"
+
+# What made a parser fail other than with a ParseError (a traceback under `fleetscope parse`, an
+# "unforeseen" refusal in a bundle), found by benchmarks/pumped_lines.py and the cases above.
+CRASHES = {
+    "perf: a tracepoint event (a colon, no modifiers)": ("perf", lambda: "12,,sched:sched_switch,100,100.00,,\n"),
+    "fio: JSON nested deeper than Python's parser follows": ("fio", lambda: '{"jobs": ' + "[" * 5000 + "]" * 5000 + "}"),
+    "fio: a mean beyond a double": ("fio", lambda: FIO_SAMPLE.read_text().replace('"mean" : ', '"mean" : 1' + "1" * 400 + ".5, "
+                                                                                   '"was_mean" : ', 1)),
+    "fio: a count beyond 64 bits": ("fio", lambda: FIO_SAMPLE.read_text().replace('"total_ios" : ', '"total_ios" : 1'
+                                                                                    + "0" * 30 + ', "was" : ', 1)),
+    "diskspd: a count beyond 64 bits": ("diskspd", lambda: "<Results><TimeSpan><TestTimeSeconds>1</TestTimeSeconds><Thread>"
+                                        "<Id>0</Id><Target><ReadBytes>" + "9" * 400 + "</ReadBytes><ReadCount>1</ReadCount>"
+                                        "<WriteBytes>0</WriteBytes><WriteCount>0</WriteCount><BytesCount>1</BytesCount>"
+                                        "<IOCount>1</IOCount></Target></Thread></TimeSpan></Results>"),
+    "diskspd: an IO table without its bytes column": ("diskspd", lambda: DISKSPD_TEXT.read_text().replace(
+        "|       bytes     |", "|       other     |")),
+    "diskspd: a latency header with an empty cell": ("diskspd", lambda: DISKSPD_TEXT.read_text().replace(
+        "  %-ile |  Read (ms) |", "  %-ile |  |  Read (ms) |", 1)),
+    "curve: a field over the csv module's limit": ("curve", lambda: "bytes,ns\n" + "1" * 200_000 + ",1\n"),
+}
+
+
+@pytest.mark.parametrize("case", CRASHES)
+def test_an_output_a_parser_cannot_read_is_a_parse_error_never_a_crash(case):
+    tool, text = CRASHES[case]
+    module = parser(tool)
+    try:
+        module.rows(module.parse(text(), source="hostile"))
+    except ParseError:
+        pass

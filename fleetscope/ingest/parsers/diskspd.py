@@ -282,7 +282,7 @@ class _TextReader:
     def latency_line(self, line: int, text: str) -> None:
         cells = [cell.strip() for cell in text.split("|")]
         if not self.columns:
-            if cells[0] != "%-ile":
+            if cells[0] != "%-ile" or not all(cell.split() for cell in cells[1:]):
                 raise self.fail(line, f"expected the '%-ile | Read (ms) | ...' header, found {text[:120]!r}")
             self.columns = [cell.split()[0].lower() for cell in cells[1:]]
             return

@@ -38,6 +38,7 @@ rows() gives per job and direction: "iops" (iops), "bandwidth" (B/s), "io_bytes"
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from fleetscope.ingest.json_limits import json_limits_problem
@@ -167,7 +168,12 @@ class _Where:
 
     def number(self, value: object) -> int | float:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(f"expected a number, found {json.dumps(value)}")
+            raise self.error(f"expected a number, found {json.dumps(value)[:120]}")
+        # as parsers.number: a double's range and 64 bits (JSON's 1e999 is an infinity, and a scaled one
+        # has no integer value)
+        if isinstance(value, float) and not math.isfinite(value) or \
+                isinstance(value, int) and not -(2**63) <= value < 2**64:
+            raise self.error(f"{json.dumps(value)[:40]} is not a number fio writes (beyond a double or 64 bits)")
         return value
 
 
