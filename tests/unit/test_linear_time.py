@@ -251,6 +251,14 @@ CRASHES = {
     "diskspd: a latency header with an empty cell": ("diskspd", lambda: DISKSPD_TEXT.read_text().replace(
         "  %-ile |  Read (ms) |", "  %-ile |  |  Read (ms) |", 1)),
     "curve: a field over the csv module's limit": ("curve", lambda: "bytes,ns\n" + "1" * 200_000 + ",1\n"),
+    "mlc: a buffer size beyond a double": ("mlc", lambda: MLC_BANNER + "Using buffer size of " + "2" * 400
+                                           + ".000MB\nEach iteration took 233.8 core clocks (\t80.6\tns)\n"),
+    "mlc: an MB of a thousand digits": ("mlc", lambda: MLC_BANNER + "Bandwidths are in MB/sec (1 MB/sec = 1"
+                                        + "0" * 1000 + " Bytes/sec)\nMeasuring Maximum Memory Bandwidths for the "
+                                        "system\nALL Reads        :      12345.6\n"),
+    "mlc: a delay of five thousand digits": ("mlc", lambda: MLC_BANNER + "Measuring Loaded Latencies for the system\n"
+                                             "Inject  Latency Bandwidth\nDelay   (ns)    MB/sec\n==========================\n"
+                                             + "1" * 5000 + "  100.0  1000.0\n"),
 }
 
 

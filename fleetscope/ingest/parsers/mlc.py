@@ -330,7 +330,8 @@ class _Reader:
             size = f"{match['size']}{match['unit']}"
             self.set_setting("buffer", {
                 "printed": size,
-                "bytes": buffer.get("bytes") or round(float(match["size"]) * _SIZE_UNITS[match["unit"][0]]),
+                "bytes": buffer.get("bytes") or round(number(match["size"], self.source, line, "buffer size")
+                                                      * _SIZE_UNITS[match["unit"][0]]),
                 "per_thread": bool(match["per_thread"]),
                 "from": buffer.get("from", "printed"),
             })
@@ -352,7 +353,7 @@ class _Reader:
             self.set_setting("traffic_description", "100% reads")
             return True
         if match := _MB_DECLARATION.fullmatch(text):
-            self.mb_bytes = int(match["bytes"].replace(",", ""))
+            self.mb_bytes = self.integer(match["bytes"].replace(",", ""), line, "bytes of an MB")
             if self.mb_bytes != 1_000_000:
                 self.add_note(line, f"MLC declares 1 MB/sec = {self.mb_bytes} B/s; bandwidths converted to 1e6 B/s")
             return True
@@ -415,13 +416,14 @@ class _Reader:
         if match := _LADDER_ROW.fullmatch(text):
             bandwidth = self.bandwidth(match["bandwidth"], line)
             self.add_row(line, {
-                "delay_cycles": int(match["delay"]),
+                "delay_cycles": self.integer(match["delay"], line, "injected delay"),
                 "latency_ns": number(match["latency"], self.source, line, "latency (ns)"),
                 "bandwidth_mb_s": bandwidth,
             })
             return True
         if match := _LADDER_PARTIAL.fullmatch(text):
-            _mark_truncated(self.run, f"the row for delay {int(match['delay'])} is incomplete (line {line})")
+            delay = self.integer(match["delay"], line, "injected delay")
+            _mark_truncated(self.run, f"the row for delay {delay} is incomplete (line {line})")
             self.run["end_line"] = line
             return True
         if text[0].isdigit():
@@ -473,7 +475,7 @@ class _Reader:
             match = _MATRIX_COLUMNS.fullmatch(text)
             if match is None:
                 return False
-            self.matrix["columns"] = [int(column) for column in match["ids"].split()]
+            self.matrix["columns"] = [self.integer(column, line, "matrix column") for column in match["ids"].split()]
             if match["kind"] == "Socket":
                 self.run["notes"].append("matrix rows are sockets (MLC's single-node 'Memory node / Socket' header)")
             self.state = "matrix_rows"
@@ -494,11 +496,19 @@ class _Reader:
                 value = self.bandwidth(cell, line)
             self.add_row(line, {
                 **self.matrix["extra"],
-                self.matrix["row_key"]: int(match["id"]),
+                self.matrix["row_key"]: self.integer(match["id"], line, "matrix row"),
                 self.matrix["column_key"]: column,
                 self.matrix["value_key"]: value,
             })
         return True
+
+    def integer(self, text: str, line: int, what: str) -> int:
+        """A whole number the pattern matched as digits, within 64 bits (parsers.number's check): thousands of
+        digits were a float overflow or an int() error, not a parse error."""
+        value = number(text, self.source, line, what)
+        if not isinstance(value, int):
+            raise self.fail(line, f"{what}: expected a whole number, found {text[:40]!r}")
+        return value
 
     def bandwidth(self, text: str, line: int) -> int | float:
         value = number(text, self.source, line, "bandwidth (MB/sec)")
@@ -546,7 +556,7 @@ def _mode_from_options(command_line: str | None) -> str | None:
 
 def _buffer_from_option(options: dict[str, str]) -> dict | None:
     """-b is in KiB unless it carries a k/m/g suffix (-b900k, -b11m)."""
-    match = re.fullmatch(r"(\d+)([kKmMgG]?)", options.get("b", ""))
+    match = re.fullmatch(r"(\d{1,15})([kKmMgG]?)", options.get("b", ""))  # more digits are no buffer size
     if match is None:
         return None
     factor = _SIZE_UNITS[match[2].upper()] if match[2] else 1 << 10
