@@ -127,7 +127,7 @@ def format_quantity(value: float | None, kind: str) -> str:
         return ""
     if not math.isfinite(value):
         return NOT_FINITE
-    quantity, _ = KINDS[kind]
+    quantity, _unused = KINDS[kind]
     base = to_base(value, kind)
     unit = best_unit(quantity, base)
     return f"{unit.text(base)} {unit.symbol}"

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from fleetscope.analyze.inference import (INFERENCE_VERSION, CacheCurve, CurveReading, TlbLevels, infer_cache_levels,
-                                  infer_tlb)
+                                          infer_tlb)
 from fleetscope.ingest.parsers import ParseError, split_lines
 from fleetscope.analyze.plausibility import check_inferred_levels
 
@@ -82,7 +82,7 @@ def parse_curve(text: str, path: str, relative: bool = False) -> Curve:
                             "costs are read above its first plateau already)")
     sizes, ns, std, not_positive = [], [], [], []
     rows = _rows(lines[1:], path)
-    for (number, _), row in zip(lines[1:], rows):
+    for (number, _unused), row in zip(lines[1:], rows):
         where = (path, number)
         if len(row) < len(header):
             raise CurveCsvError(*where, f"{len(row)} fields, the header has {len(header)}")
@@ -107,7 +107,7 @@ def parse_curve(text: str, path: str, relative: bool = False) -> Curve:
     if not_positive and not relative:
         # a relative curve's first plateau reads 0: every non-positive row lies below every positive one
         first_positive = min((size for size, value in zip(sizes, ns) if value > 0), default=math.inf)
-        where, _, value_text = next((row for row in not_positive if row[1] > first_positive), (None, None, None))
+        where, _unused, value_text = next((row for row in not_positive if row[1] > first_positive), (None, None, None))
         if where is not None:
             raise CurveCsvError(*where, f"ns must be a positive number, not {value_text!r} (a relative curve, ns over "
                                 "L1, reads 0 only on its first plateau; say --relative if the curve is relative)")
@@ -120,7 +120,7 @@ def parse_curve(text: str, path: str, relative: bool = False) -> Curve:
 def _rows(lines: list[tuple[int, str]], path: str) -> Iterator[list[str]]:
     """The CSV rows of the lines after the header; a row the csv module refuses (a field over its 128 KiB
     limit, a NUL) is an error naming its line."""
-    reader = csv.reader(io.StringIO("\n".join(line for _, line in lines)))
+    reader = csv.reader(io.StringIO("\n".join(line for _unused, line in lines)))
     while True:
         try:
             yield next(reader)

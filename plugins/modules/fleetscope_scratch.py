@@ -13,17 +13,17 @@ remove it.
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import stat
-import tempfile
-
-from ansible.module_utils.basic import AnsibleModule
-
 DOCUMENTATION = r"""
 module: fleetscope_scratch
 short_description: Create a run's fresh, private scratch directory under a scratch root only root controls
+description:
+  - Creates O(root)/fleetscope-O(run_id)-<random> with mode 0700, owned by the run's user, after checking
+    that every folder from / down to O(root) belongs to root or to the run's user and is writable by
+    nobody else unless it is sticky (like /var/tmp).
+  - A folder of the same run id left by an earlier attempt is removed when it is the run user's own;
+    one of another user is left alone, named in a warning, and never used.
+author:
+  - fleetscope maintainers (@fleetscope)
 options:
   root:
     description: The scratch root (fleet_scratch_root).
@@ -39,6 +39,18 @@ options:
     type: str
 """
 
+EXAMPLES = r"""
+- name: Create this run's scratch directory
+  fleetscope.fleet.fleetscope_scratch:
+    root: /var/tmp
+    run_id: 20261122T034500Z-a1b2c3
+  register: scratch
+
+- name: Build in it
+  ansible.builtin.command:
+    argv: [make, -C, "{{ scratch.path }}/kernels"]
+"""
+
 RETURN = r"""
 path:
   description: The new scratch directory.
@@ -49,6 +61,14 @@ removed:
   type: list
   returned: success
 """
+
+import os
+import re
+import shutil
+import stat
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
 
 
 RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
