@@ -26,7 +26,7 @@ from pathlib import Path
 
 import jsonschema
 
-from fleetscope.ingest.json_limits import MAX_JSON_DEPTH, MAX_JSON_KEYS, parse_json  # noqa: F401 - the limits, with the rest
+from fleetscope.ingest.parsers.json_limits import MAX_JSON_DEPTH, MAX_JSON_KEYS, parse_json  # noqa: F401 - the limits, with the rest
 from fleetscope.ingest.parsers import ParseError, decode, parser
 from fleetscope.resources import SCHEMAS_DIR
 
@@ -38,7 +38,7 @@ SUPPORTED_POINT_SCHEMA = 1
 MAX_BUNDLE_BYTES = 256 * 2**20      # the manifest and every file it names, together
 MAX_LINE_BYTES = 32 * 2**20         # one results line; also the manifest and each raw output (each is parsed whole)
 MAX_SAMPLES_PER_POINT = 4 * 2**20   # samples of one point (one line)
-# MAX_JSON_DEPTH and MAX_JSON_KEYS (fleetscope.ingest.json_limits) bound every JSON document before it is parsed
+# MAX_JSON_DEPTH and MAX_JSON_KEYS (fleetscope.ingest.parsers.json_limits) bound every JSON document before it is parsed
 MAX_TEXT_CHARS = 65536              # characters of one text (a string or an object's key) in a manifest or point
 # What a parser read from a raw output, as JSON, with the role's params in each row: at most this many times
 # the output's bytes, plus the slack (real outputs take 3 to 13 times); a parser whose output grows faster

@@ -41,7 +41,7 @@ import json
 import math
 import re
 
-from fleetscope.ingest.json_limits import json_limits_problem
+from fleetscope.ingest.parsers.json_limits import json_limits_problem
 from fleetscope.ingest.parsers import ParseError, number, sample, scaled, split_lines, text_table
 
 DIRECTIONS = ("read", "write", "trim", "sync", "mixed")
