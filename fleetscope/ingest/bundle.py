@@ -40,6 +40,10 @@ MAX_LINE_BYTES = 32 * 2**20         # one results line; also the manifest and ea
 MAX_SAMPLES_PER_POINT = 4 * 2**20   # samples of one point (one line)
 # MAX_JSON_DEPTH and MAX_JSON_KEYS (fleetscope.ingest.parsers.json_limits) bound every JSON document before it is parsed
 MAX_TEXT_CHARS = 65536              # characters of one text (a string or an object's key) in a manifest or point
+# Items of the arrays of one manifest, all together, counted before its schema is checked: jsonschema takes
+# 3 to 6 us of CPU an item it checks (a manifest of 1 MiB of NUMA distances or notes took 2.7 to 4.1 s, and
+# the line cap allows 32 MiB); a real manifest holds a few hundred (a 256-node SLIT matrix is 65536).
+MAX_MANIFEST_ITEMS = 65536
 # What a parser read from a raw output, as JSON, with the role's params in each row: at most this many times
 # the output's bytes, plus the slack (real outputs take 3 to 13 times); a parser whose output grows faster
 # than its input (a run per line copying what the lines before it set) is stopped at the limit.
@@ -232,6 +236,22 @@ def _value_problem(value: object, path: str = "$") -> str | None:
         return None
     problem = _number_problem(value) or (_text_problem(value) if isinstance(value, str) else None)
     return f"at {path}: {problem}" if problem else None
+
+
+def _items_problem(document: dict) -> str | None:
+    """More array items in the manifest than MAX_MANIFEST_ITEMS, counted in one pass (no recursion)."""
+    count, pending = 0, [document]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            count += len(value)
+            if count > MAX_MANIFEST_ITEMS:
+                return (f"at $: more than MAX_MANIFEST_ITEMS ({MAX_MANIFEST_ITEMS}) array items one manifest may "
+                        f"hold (an array of {len(value)} passed the limit)")
+            pending.extend(value)
+    return None
 
 
 # What a measurement can be. A time, a rate or a cycle count is positive and, from a kernel, far below
@@ -714,7 +734,7 @@ def open_bundle(path: Path) -> Bundle:
         raise BundleError(f"{display}: at $: expected a JSON object, found {type(manifest).__name__}")
     delivered_schema = _check_version(manifest, "bundle_schema", SUPPORTED_BUNDLE_SCHEMA, display)
     manifest = _upgrade_manifest(manifest, display)
-    problem = _value_problem(manifest) or _schema_problem(_MANIFEST_VALIDATOR, manifest)
+    problem = _value_problem(manifest) or _items_problem(manifest) or _schema_problem(_MANIFEST_VALIDATOR, manifest)
     if problem:
         raise BundleError(f"{display}: {problem}: the manifest must match fleetscope/schemas/manifest.schema.json")
     _check_manifest_consistency(manifest, bundle_root, display)

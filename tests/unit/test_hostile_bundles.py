@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from fleetscope.ingest.bundle import (MAX_BUNDLE_BYTES, MAX_JSON_DEPTH, MAX_JSON_KEYS, MAX_LINE_BYTES,
-                                      MAX_PARSED_FACTOR, MAX_SAMPLES_PER_POINT, MAX_TEXT_CHARS)
+                                      MAX_MANIFEST_ITEMS, MAX_PARSED_FACTOR, MAX_SAMPLES_PER_POINT, MAX_TEXT_CHARS)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FIO = FIXTURES / "fio_samples" / "fio-3.36_io_uring_randread_4k_qd32_pctlist.json"
@@ -144,6 +144,11 @@ def write_hostile_bundles(bundles) -> Hostile:
     # finding 2: the caps, each refused before the work it bounds
     hostile.write("line-over-cap", [f"{RESULTS_FILE}: line 2", f"MAX_LINE_BYTES ({MAX_LINE_BYTES} bytes)"],
                   results={RESULTS_FILE: lines(points[:1]) + '{"pad": "' + "x" * MAX_LINE_BYTES + '"}\n'})
+    # a firmware claim of main's (facts.numa.distances, 4096 rows of 4096 the schema allows) cost jsonschema
+    # 4 s of CPU a MiB: the manifest's array items are counted before the schema is checked
+    hostile.write("manifest-items-over-cap", ["manifest.json", f"MAX_MANIFEST_ITEMS ({MAX_MANIFEST_ITEMS})"],
+                  edit_manifest=lambda m: m["facts"].setdefault("numa", {}).update(
+                      distances={f"node{index}": [10] * 4096 for index in range(MAX_MANIFEST_ITEMS // 4096 + 1)}))
     many = copy.deepcopy(points[0])
     many["samples"] = [0] * (MAX_SAMPLES_PER_POINT + 1)
     hostile.write("samples-over-cap", [f"{RESULTS_FILE}: line 1", f"MAX_SAMPLES_PER_POINT ({MAX_SAMPLES_PER_POINT})"],
