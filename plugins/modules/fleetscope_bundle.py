@@ -29,7 +29,7 @@ description:
   - The archive may unpack to at most O(max_bytes) bytes (its tar stream, headers included) and hold
     at most O(max_files) members; the check stops reading as soon as a cap is passed.
   - With O(manifest), writes that manifest alone as O(dest)/manifest.json, unless O(dest) holds an
-    earlier attempt of the run that measured something (its manifest says complete or partial): a failed
+    earlier attempt of the run that measured something (its manifest says complete or partial); a failed
     attempt never replaces one that measured; C(kept) says so.
   - Either way O(dest) is built in a fresh temporary sibling and renamed into place, so whatever was at
     O(dest) before (an earlier attempt of the same run) is replaced whole, or left whole when the archive
