@@ -41,6 +41,8 @@ examples:
   fleetscope ingest results/20261122T034500Z-a1b2c3/node1/
   fleetscope ingest --db /data/lab.duckdb results/ old-results/
   fleetscope ingest --jobs 4 results/      # 4 processes validate and derive, this one writes
+  ansible-inventory -i inventory/lab.yml --list > groups.json
+  fleetscope ingest --inventory-groups groups.json results/   # the hosts' groups, from the inventory
 
 Each bundle is validated, then loaded in one transaction. Per bundle it prints one line:
   loaded     first time this (run_id, host) is loaded
@@ -132,8 +134,11 @@ examples:
   fleetscope query --format json "SELECT host, run_id, status FROM runs_overview"
   fleetscope query - < analysis/my_query.sql          the SQL from standard input (a file, a heredoc)
 
-The warehouse is opened read-only with DuckDB's external access off: the query cannot change the
-file, read or write other files (read_csv, COPY, ...), ATTACH databases or INSTALL/LOAD extensions.
+One statement, a SELECT (or EXPLAIN): anything else is refused. The warehouse is opened read-only and
+the query can reach no file at all, its own included: it cannot change the warehouse or its WAL, read or
+write other files (read_csv, read_blob, COPY, ...), ATTACH databases or INSTALL/LOAD extensions.
+--format json writes NaN and infinities as null; --format csv escapes control characters and leads a
+text that a spreadsheet would run as a formula (=, +, -, @) with an apostrophe.
 Tables and views are described in warehouse/README.md, and carry those descriptions as comments:
   fleetscope query "SELECT table_name, column_name, comment FROM duckdb_columns() WHERE table_name = 'runs'"
 """
@@ -284,10 +289,17 @@ def _command_ingest(arguments: argparse.Namespace) -> int:
         bundle_paths.extend(found)
     if not bundle_paths:
         return 1
+    groups = None
+    if arguments.inventory_groups is not None:
+        from fleetscope.ingest.inventory_groups import read_groups
+
+        source = arguments.inventory_groups
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        groups = read_groups(text, "standard input" if source == "-" else source)
     refused = 0
     with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
         forget_vanished_refusals(connection)
-        for outcome in ingest_bundles(connection, bundle_paths, jobs=arguments.jobs):
+        for outcome in ingest_bundles(connection, bundle_paths, jobs=arguments.jobs, groups=groups):
             refused += outcome.action == "REFUSED"
             print(f"{outcome.action:<10} {printable(str(outcome.path))}: {outcome.detail}", flush=True)
     print(f"{len(bundle_paths) - refused} of {len(bundle_paths)} bundles accepted into {arguments.db}")
@@ -412,21 +424,15 @@ def _command_check(arguments: argparse.Namespace) -> int:
 
 
 def _command_query(arguments: argparse.Namespace) -> int:
-    from fleetscope.store.query import render
+    from fleetscope.store.query import render, run
     from fleetscope.store.warehouse import open_read_only
 
     statement = sys.stdin.read() if arguments.sql == "-" else arguments.sql
     if not statement.strip():
         raise UserError("no SQL given (standard input was empty)")
     with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
-        try:
-            cursor = connection.execute(statement)
-        except duckdb.Error as error:
-            raise UserError(f"query failed: {error}") from None
-        if cursor.description is None:
-            return 0
-        columns = [description[0] for description in cursor.description]
-        sys.stdout.write(render(columns, cursor.fetchall(), arguments.format))
+        columns, rows = run(connection, statement)
+    sys.stdout.write(render(columns, rows, arguments.format))
     return 0
 
 
@@ -653,6 +659,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="a results/ tree, a results/<run_id>/ folder or one bundle results/<run_id>/<host>/",
     )
     ingest.add_argument(
+        "--inventory-groups", metavar="FILE",
+        help="each host's inventory groups, from the controller: a JSON object host -> [group, ...] or the "
+             "output of `ansible-inventory --list` ('-': standard input; playbooks/warehouse.yml gives them). "
+             "Without it the runs loaded now record no groups: a host's own manifest is not trusted with them",
+    )
+    ingest.add_argument(
         "--jobs", type=int, default=1, metavar="N",
         help="processes validating, loading and deriving bundles beside the one that writes the warehouse "
              "(default: 1, all in one process)",
@@ -774,6 +786,17 @@ def main(argv: list[str] | None = None) -> int:
         return arguments.handler(arguments)
     except UserError as error:
         print(f"fleetscope {arguments.verb}: error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # a full disk, a read-only folder: what the system said, and where
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"fleetscope {arguments.verb}: error: {where}{error.strerror or error}: free space or make the folder "
+              "writable, then run it again (what was written before it is kept)", file=sys.stderr)
+        return 1
+    except duckdb.Error as error:  # the warehouse failed under a verb (a full disk, a damaged file)
+        from fleetscope.store.warehouse import storage_error
+
+        print(f"fleetscope {arguments.verb}: error: {storage_error(getattr(arguments, 'db', 'the warehouse'), error)}",
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"fleetscope {arguments.verb}: interrupted", file=sys.stderr)

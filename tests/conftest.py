@@ -179,8 +179,10 @@ def synthetic_fleet(tmp_path_factory) -> tuple[Path, Path]:
 
     root = tmp_path_factory.mktemp("synthetic-fleet")
     builder = BundleBuilder(root / "results")
-    fleet_bundles.write_fleet(builder)
-    proc = run_cli("ingest", builder.results_dir, "--db", root / "fleet.duckdb")
+    hosts = fleet_bundles.write_fleet(builder)
+    groups = root / "inventory-groups.json"  # what playbooks/warehouse.yml hands ingest from the inventory
+    groups.write_text(json.dumps(fleet_bundles.inventory_groups(hosts)))
+    proc = run_cli("ingest", builder.results_dir, "--db", root / "fleet.duckdb", "--inventory-groups", groups)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return builder.results_dir, root / "fleet.duckdb"
 

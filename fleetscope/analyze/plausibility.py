@@ -744,7 +744,7 @@ def noisy_point(run: Run) -> list[Flag]:
     """A point whose samples spread widely: MAD / median above NOISY_MAD_REL (docs/methods.md: flag noise with
     MAD / median; pyperf warns at a standard deviation of 10%, about 0.07 in MAD terms for normal noise)."""
     def measure(point: PointNoise) -> tuple[float, str] | None:
-        if point.count < NOISE_MIN_SAMPLES:
+        if point.count < NOISE_MIN_SAMPLES or not point.median:  # no spread relative to a median of 0
             return None
         return point.mad_rel, (f"median {point.median:.4g} {point.unit}, MAD {point.mad_rel:.1%} of it over "
                                f"{point.count} samples{_tries(point.tries)}")

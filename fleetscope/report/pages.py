@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -32,16 +33,18 @@ from typing import Callable
 import duckdb
 import jinja2
 import vl_convert
+from markupsafe import Markup
 
 from fleetscope import __version__
 
 from fleetscope.report import check, fleet, fleet_pages, summary
 from fleetscope.store.batch import Batch, records
+from fleetscope.store.query import visible
 from fleetscope.report.sections import FAMILIES, SECTIONS, Column, Section, SectionData, shown_columns
 from fleetscope.report.derived_tables import SHOWN_TABLES, derived_rows
 from fleetscope.resources import PACKAGE_DIR, QUERIES_DIR, TEMPLATES_DIR, WAREHOUSE_DIR, sql
 from fleetscope.units import (KINDS, QUANTITIES, Unit, choose_unit, format_bytes, format_count, format_number,
-                              format_percent, format_with_unit, readable_text, to_base)
+                              NOT_FINITE, format_percent, format_with_unit, readable_text, to_base)
 
 PAGE_TEMPLATES_DIR = TEMPLATES_DIR / "report"
 MANIFEST_NAME = ".fleetscope-report.json"
@@ -301,6 +304,33 @@ def host_page_context(fetch: Callable[[str], list[dict]], run: dict, runs: list[
 
 # ---- the output folder ---------------------------------------------------------------------------------
 
+def _shown(value: object) -> object:
+    """What a page shows of a value: text with its control and bidirectional characters escaped (a NUL, an
+    override that reorders what the reader sees), a number that is not finite as NOT_FINITE."""
+    if isinstance(value, str):
+        escaped = visible(value)
+        if escaped == value:
+            return value
+        return Markup(escaped) if isinstance(value, Markup) else escaped  # escaping adds no markup
+    if isinstance(value, float) and not math.isfinite(value):
+        return NOT_FINITE
+    return value
+
+
+def _for_script(value: object) -> object:
+    """A chart's data as JSON can carry it: texts as _shown, numbers that are not finite as null (JSON has no
+    Infinity, and the browser's parser refuses the whole spec for one)."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {_for_script(key): _for_script(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_for_script(item) for item in value]
+    return value
+
+
 def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(PAGE_TEMPLATES_DIR),
@@ -308,9 +338,12 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown,
     )
     environment.filters.update(bytes=format_bytes, count=format_count, with_unit=format_with_unit,
                                readable=readable_text)
+    environment.policies["json.dumps_function"] = lambda value, **options: json.dumps(
+        _for_script(value), allow_nan=False, **options)
     return environment
 
 
