@@ -417,10 +417,13 @@ struct worker {
 	char error[160];
 	uint64_t sink;
 	uint64_t pages_sampled, pages_on_mem_node;
+	uint64_t started_ns, finished_ns; /* this thread's passes of the last round */
 };
 
 struct team {
 	const struct bw_request *request;
+	struct worker *workers;
+	size_t threads;
 	pthread_barrier_t barrier;
 	uint64_t passes;
 	int stop;
@@ -462,8 +465,10 @@ static void *worker_main(void *arg)
 		pthread_barrier_wait(&team->barrier); /* start */
 		if (__atomic_load_n(&team->stop, __ATOMIC_ACQUIRE))
 			break;
+		worker->started_ns = timer_now_ns();
 		for (uint64_t p = 0; ready && p < team->passes; p++)
 			worker->sink += bw_pass(team->request, &worker->buffer);
+		worker->finished_ns = timer_now_ns();
 		pthread_barrier_wait(&team->barrier); /* end */
 	}
 	if (ready)
@@ -471,24 +476,32 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* ns of one round of `passes` passes by every thread together. */
+/* ns of one round of `passes` passes by every thread together: from the
+ * first thread's start to the last one's finish, each read by the thread
+ * itself, so the barriers' wake-ups (tens of microseconds for a halted
+ * vCPU) are not counted as time the memory system worked. */
 static uint64_t team_round(struct team *team, uint64_t passes)
 {
-	uint64_t start;
+	uint64_t first = UINT64_MAX, last = 0;
 
 	team->passes = passes;
-	start = timer_now_ns();
 	pthread_barrier_wait(&team->barrier);
 	pthread_barrier_wait(&team->barrier);
-	return timer_now_ns() - start;
+	for (size_t i = 0; i < team->threads; i++) {
+		if (team->workers[i].started_ns < first)
+			first = team->workers[i].started_ns;
+		if (team->workers[i].finished_ns > last)
+			last = team->workers[i].finished_ns;
+	}
+	return last > first ? last - first : 1;
 }
 
 int bw_team_measure(const struct bw_request *request, size_t threads, const int *cpus, int mem_node,
 		    double min_sample_ns, struct sampler_run *run, struct bw_team_result *result, char *error,
 		    size_t error_size)
 {
-	struct team team = {.request = request, .mem_node = mem_node};
 	struct worker *workers = calloc(threads, sizeof(*workers));
+	struct team team = {.request = request, .workers = workers, .threads = threads, .mem_node = mem_node};
 	size_t started = 0;
 	int failed = 0;
 
