@@ -96,17 +96,21 @@ unsigned bw_isa_vector_bytes(enum bw_isa isa);
 const char *bw_isa_no_nt_stores(enum bw_isa isa);
 
 /* What `auto` means on this CPU, decided once per process: among the vector
- * loops it runs (plain C where there are none), the widest whose
- * L1-resident read is at least gain_required x the next narrower one's; a
- * width the core splits (no faster at L1) is passed over for the narrower.
- * The probe readings (GB/s, best of interleaved rounds) are kept for the
- * record. */
+ * loops it runs (plain C where there are none), from the widest down, the
+ * first whose L1-resident read is at least gain_required x the next
+ * narrower one's (the median ratio of interleaved rounds); a width the core
+ * splits (no faster at L1) is passed over for the narrower. Every
+ * comparison made is kept for the record. */
+struct bw_isa_comparison {
+	enum bw_isa wide, narrow;
+	double wide_gb_s, narrow_gb_s; /* the best round of each */
+	double ratio;                  /* median over the rounds of wide / narrow */
+};
 struct bw_isa_choice {
 	enum bw_isa isa;
 	double gain_required;
-	size_t probed;
-	enum bw_isa probe_isa[BW_ISA_COUNT];
-	double probe_gb_s[BW_ISA_COUNT];
+	size_t compared;
+	struct bw_isa_comparison comparisons[BW_ISA_COUNT];
 };
 const struct bw_isa_choice *bw_isa_auto(void);
 /* AUTO becomes bw_isa_auto's choice; others are returned as they are. */

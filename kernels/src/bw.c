@@ -116,15 +116,19 @@ const char *bw_isa_no_nt_stores(enum bw_isa isa)
 
 /* The auto choice, probed once per process. A vector width is only worth
  * taking where the core moves it whole: an L1-resident read with it must be
- * at least BW_AUTO_GAIN times the next narrower one's, as it is where the
- * datapath is that wide (about 2x); where the core splits the vector
- * (AVX-512 on Zen 4, 205 vs 199 GB/s at 16 KiB) it gains nothing at L1 and
- * lost 10-20% of DRAM bandwidth with regular stores (triad 23-25 vs 28-30
- * GB/s on the dev VM), so the narrower loops stand. */
+ * at least BW_AUTO_GAIN times as fast as with the next narrower one, as it
+ * is where the datapath is that wide (about 2x: AVX2 over SSE2 reads
+ * 1.8-1.9x on the dev VM); where the core splits the vector (AVX-512 on Zen
+ * 4: 0.98-1.00x) it gains nothing at L1 and lost 10-20% of DRAM bandwidth
+ * with regular stores (triad 23-25 vs 28-30 GB/s on the dev VM), so the
+ * narrower loops stand. The two widths take turns, PROBE_ROUNDS times, and
+ * the decision is the median of the rounds' ratios: a round another process
+ * interrupted is one outlier among them (a ratio of best readings once read
+ * 1.4 for AVX-512 over AVX2 at a load average of 8). */
 #define BW_AUTO_GAIN 1.5
 #define PROBE_BYTES 8192      /* in every L1d */
-#define PROBE_MIN_NS 200000.0 /* per timing */
-#define PROBE_ROUNDS 7        /* the best of them, the two widths interleaved */
+#define PROBE_MIN_NS 100000.0 /* per timing */
+#define PROBE_ROUNDS 15
 
 static struct bw_isa_choice auto_choice;
 static int auto_chosen;
@@ -141,12 +145,19 @@ static double probe_time(const struct bw_loops *loops, const struct bw_request *
 	return (double)(timer_now_ns() - started);
 }
 
-/* L1-resident read GB/s of two loops, each the best of interleaved rounds. */
-static void probe_pair(const struct bw_loops *narrow, const struct bw_loops *wide, double *narrow_gb_s,
-		       double *wide_gb_s)
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* L1-resident reads with two loops in turn: each one's best GB/s, and the
+ * median over the rounds of wide / narrow. */
+static void probe_pair(const struct bw_loops *narrow, const struct bw_loops *wide, struct bw_isa_comparison *out)
 {
 	const struct bw_loops *pair[2] = {narrow, wide};
-	double best[2] = {0, 0};
+	double best[2] = {0, 0}, ratios[PROBE_ROUNDS];
 	uint64_t passes[2];
 	struct bw_request request = {.op = BW_OP_READ, .store = BW_STORE_NONE, .pattern = BW_PATTERN_SEQUENTIAL,
 				     .stride_bytes = BW_LINE, .read_lines = 1};
@@ -161,25 +172,19 @@ static void probe_pair(const struct bw_loops *narrow, const struct bw_loops *wid
 		for (passes[k] = 16; probe_time(pair[k], &request, &buffer, passes[k]) < PROBE_MIN_NS;)
 			passes[k] *= 2;
 	for (int round = 0; round < PROBE_ROUNDS; round++) {
-		for (int k = 0; k < 2; k++) {
-			double rate = (double)passes[k] * PROBE_BYTES / probe_time(pair[k], &request, &buffer, passes[k]);
+		double rate[2];
 
-			if (rate > best[k])
-				best[k] = rate;
+		for (int k = 0; k < 2; k++) {
+			rate[k] = (double)passes[k] * PROBE_BYTES / probe_time(pair[k], &request, &buffer, passes[k]);
+			if (rate[k] > best[k])
+				best[k] = rate[k];
 		}
+		ratios[round] = rate[1] / rate[0];
 	}
 	free(lines);
-	*narrow_gb_s = best[0];
-	*wide_gb_s = best[1];
-}
-
-static void probe_record(enum bw_isa isa, double gb_s)
-{
-	for (size_t i = 0; i < auto_choice.probed; i++)
-		if (auto_choice.probe_isa[i] == isa)
-			return;
-	auto_choice.probe_isa[auto_choice.probed] = isa;
-	auto_choice.probe_gb_s[auto_choice.probed++] = gb_s;
+	qsort(ratios, PROBE_ROUNDS, sizeof(*ratios), compare_double);
+	*out = (struct bw_isa_comparison){.wide = wide->isa, .narrow = narrow->isa, .wide_gb_s = best[1],
+					  .narrow_gb_s = best[0], .ratio = ratios[PROBE_ROUNDS / 2]};
 }
 
 const struct bw_isa_choice *bw_isa_auto(void)
@@ -196,12 +201,10 @@ const struct bw_isa_choice *bw_isa_auto(void)
 	if (count == 0)
 		vector[count++] = &bw_loops_scalar;
 	for (chosen = count - 1; chosen > 0; chosen--) {
-		double narrow, wide;
+		struct bw_isa_comparison *comparison = &auto_choice.comparisons[auto_choice.compared++];
 
-		probe_pair(vector[chosen - 1], vector[chosen], &narrow, &wide);
-		probe_record(vector[chosen]->isa, wide);
-		probe_record(vector[chosen - 1]->isa, narrow);
-		if (wide >= BW_AUTO_GAIN * narrow)
+		probe_pair(vector[chosen - 1], vector[chosen], comparison);
+		if (comparison->ratio >= BW_AUTO_GAIN)
 			break;
 	}
 	auto_choice.isa = vector[chosen]->isa;
@@ -229,16 +232,29 @@ void bw_isa_context(struct json *json, enum bw_isa requested)
 	json_key(json, "chosen");
 	json_string(json, bw_isa_name(choice->isa));
 	json_key(json, "rule");
-	json_string(json, "the widest vectors whose L1-resident read is at least gain_required x the next narrower's");
+	json_string(json, "from the widest down, a width is taken when its L1-resident read is at least "
+			  "gain_required x the next narrower's (median of interleaved rounds)");
 	json_key(json, "gain_required");
 	json_double(json, choice->gain_required);
-	json_key(json, "l1_read_gb_s");
-	json_object_begin(json);
-	for (size_t i = 0; i < choice->probed; i++) {
-		json_key(json, bw_isa_name(choice->probe_isa[i]));
-		json_double(json, choice->probe_gb_s[i]);
+	json_key(json, "comparisons");
+	json_array_begin(json);
+	for (size_t i = 0; i < choice->compared; i++) {
+		const struct bw_isa_comparison *c = &choice->comparisons[i];
+
+		json_object_begin(json);
+		json_key(json, "wide");
+		json_string(json, bw_isa_name(c->wide));
+		json_key(json, "narrow");
+		json_string(json, bw_isa_name(c->narrow));
+		json_key(json, "wide_gb_s");
+		json_double(json, c->wide_gb_s);
+		json_key(json, "narrow_gb_s");
+		json_double(json, c->narrow_gb_s);
+		json_key(json, "ratio");
+		json_double(json, c->ratio);
+		json_object_end(json);
 	}
-	json_object_end(json);
+	json_array_end(json);
 	json_object_end(json);
 }
 

@@ -164,24 +164,23 @@ def test_scalar_has_no_streaming_stores_and_says_so(run):
 
 
 def test_auto_takes_a_wider_vector_only_where_it_reads_l1_faster(records):
-    """--isa auto probes an L1-resident read per width (context.isa_auto) and takes the widest that reads at
-    least gain_required x the next narrower one; checked here against the readings the record carries."""
+    """--isa auto compares L1-resident reads of neighbouring widths from the widest down (context.isa_auto)
+    and takes the first that reads at least gain_required x the next narrower; checked here against the
+    comparisons the record carries, and against the widths /proc/cpuinfo lists."""
     (record,) = records("bandwidth", "--ops", "read", "--sizes", str(L1), *QUICK)
     params, choice = record["params"], record["context"]["isa_auto"]
     assert params["isa_requested"] == "auto" and params["isa"] == choice["chosen"]
     runs = [isa for isa in host_isas() if isa != "scalar"] or ["scalar"]
-    assert choice["chosen"] in runs
-    readings, gain = choice["l1_read_gb_s"], choice["gain_required"]
-    assert gain > 1 and all(rate > 0 for rate in readings.values())
+    gain, comparisons = choice["gain_required"], choice["comparisons"]
+    assert gain > 1
     position = runs.index(choice["chosen"])
-    if len(runs) == 1:
-        assert readings == {}
-        return
-    # every width above the choice was probed against the one below it and fell short
-    for wider, narrower in zip(runs[position + 1:], runs[position:]):
-        assert readings[wider] < gain * readings[narrower], readings
-    if position > 0:  # the choice beat the one below it
-        assert readings[choice["chosen"]] >= gain * readings[runs[position - 1]], readings
+    # from the widest down to the choice, each width against the next narrower one, in that order
+    expected = list(zip(runs[::-1], runs[-2::-1]))[:len(runs) - position if position else len(runs) - 1]
+    assert [(c["wide"], c["narrow"]) for c in comparisons] == expected
+    for comparison in comparisons:
+        assert comparison["wide_gb_s"] > 0 and comparison["narrow_gb_s"] > 0
+        taken = comparison["ratio"] >= gain
+        assert taken == (comparison["wide"] == choice["chosen"]), comparisons
 
 
 def test_l1_bandwidth_above_dram(records):
