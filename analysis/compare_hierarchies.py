@@ -1,5 +1,5 @@
 """Compare hosts, microarchitectures or inventory groups, every family (marimo notebook; the logic is
-fleetscope.compare, the same comparison `fleetscope compare` writes as a page).
+fleetscope.report.notebook, the same comparison `fleetscope compare` writes as a page).
 
 Run: .venv/bin/marimo edit analysis/compare_hierarchies.py -- --db warehouse/fleet.duckdb     (interactive)
      .venv/bin/marimo export html analysis/compare_hierarchies.py -o compare.html -- --db warehouse/fleet.duckdb
@@ -17,7 +17,7 @@ app = marimo.App(width="full")
 def _():
     import marimo as mo
 
-    from fleetscope import compare
+    from fleetscope.report import notebook as compare
 
     return compare, mo
 

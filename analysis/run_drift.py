@@ -1,5 +1,5 @@
 """One host across runs: which level moved, by how much, and whether the move is significant (marimo
-notebook; the logic is fleetscope.compare, the same comparison as `fleetscope compare HOST@RUN HOST@RUN`).
+notebook; the logic is fleetscope.report.notebook, the same comparison as `fleetscope compare HOST@RUN HOST@RUN`).
 A level moved when its latency changed by at least the threshold AND a Mann-Whitney U test on the raw samples
 of its plateau says the change is not noise, as asv does.
 
@@ -19,7 +19,7 @@ app = marimo.App(width="full")
 def _():
     import marimo as mo
 
-    from fleetscope import compare
+    from fleetscope.report import notebook as compare
 
     return compare, mo
 

@@ -10,7 +10,7 @@ Each profile is one real `ansible-playbook site.yml` run (with `--tags TAGS` unl
 the embedded default inventory (this machine), writing into a temporary directory. Printed per profile:
 the wall time of the whole playbook and the sum of the experiments' own times, then one row per
 experiment as the warehouse recorded it: status, wall time, points, and how sure its points are
-(fleetscope.precision: the share that met the profile's target, the median and 90th-percentile CI95
+(fleetscope.analyze.precision: the share that met the profile's target, the median and 90th-percentile CI95
 half-width of the median, points that stopped at their time cap, points measured twice), and the run's
 one-sentence summary.
 """
@@ -31,7 +31,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 PLAYBOOK = PROJECT / ".venv" / "bin" / "ansible-playbook"
 sys.path.insert(0, str(PROJECT))
 
-from fleetscope.precision import percent, run_precision  # noqa: E402  (the checkout's package)
+from fleetscope.analyze.precision import percent, run_precision  # noqa: E402  (the checkout's package)
 from fleetscope.resources import sql  # noqa: E402
 
 

@@ -36,7 +36,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 sys.path.insert(0, str(PROJECT / "tests" / "lab"))
 
-from fleetscope.parsers import fio as fio_parser  # noqa: E402
+from fleetscope.ingest.parsers import fio as fio_parser  # noqa: E402
 from lab import LOCALHOST_RUN_LOCK, localhost_run_lock  # noqa: E402  (tests/lab is not a package)
 
 PLAYBOOK = PROJECT / ".venv" / "bin" / "ansible-playbook"

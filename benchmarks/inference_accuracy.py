@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How well the hierarchy inference reads curves it has never seen (fleetscope.inference_check).
+"""How well the hierarchy inference reads curves it has never seen (tests/inference_check.py).
 
 Usage: benchmarks/inference_accuracy.py [--curves 2000] [--leave-one-out]
 
@@ -7,7 +7,7 @@ Usage: benchmarks/inference_accuracy.py [--curves 2000] [--leave-one-out]
 2. Synthetic curves from random known hierarchies (seeds 0 .. N-1): per category (sampling density, noise,
    pattern, levels, closest capacities, relative, truncated) the share of true levels inside an inferred
    level's rise widened by one sample step, the extra levels per curve and the share of curves read one-to-one.
-3. --leave-one-out: the method's tuned constants (fleetscope.inference.Tuning) re-chosen over a grid with each
+3. --leave-one-out: the method's tuned constants (fleetscope.analyze.inference.Tuning) re-chosen over a grid with each
    published cache curve left out (most of the other seven one-to-one, then the best synthetic score on
    separate tuning seeds), and that curve scored with the constants chosen without it.
 Pure computation: no machine lock needed.
@@ -25,10 +25,10 @@ from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
+sys.path.insert(0, str(PROJECT / "tests"))  # tests/inference_check.py: synthetic curves and their score
 
-from fleetscope.inference import TUNING, Tuning, infer_cache_levels  # noqa: E402
-from fleetscope.inference_check import (infer_synthetic, published_curves, random_curve,  # noqa: E402
-                                        score_levels)
+from fleetscope.analyze.inference import TUNING, Tuning, infer_cache_levels  # noqa: E402
+from inference_check import infer_synthetic, published_curves, random_curve, score_levels  # noqa: E402
 
 CURVES = PROJECT / "tests" / "fixtures" / "curves"
 TUNING_SEEDS = range(1_000_000, 1_000_000 + 300)   # disjoint from the evaluation seeds

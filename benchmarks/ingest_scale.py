@@ -94,7 +94,7 @@ def readme_queries() -> list[tuple[str, str]]:
 
 def time_queries(db: Path) -> dict[str, float]:
     sys.path.insert(0, str(ROOT))
-    from fleetscope.warehouse import open_read_only
+    from fleetscope.store.warehouse import open_read_only
     times = {}
     with open_read_only(db) as connection:
         for name, query in readme_queries():

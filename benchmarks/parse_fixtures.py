@@ -18,7 +18,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from fleetscope.parsers import TOOLS, decode, parser  # noqa: E402
+from fleetscope.ingest.parsers import TOOLS, decode, parser  # noqa: E402
 
 SHARED = PROJECT.parent / "shared" / "fixtures"
 FIXTURES = {

@@ -10,7 +10,7 @@ import math
 import duckdb
 import pytest
 
-from fleetscope.plausibility import RULES
+from fleetscope.analyze.plausibility import RULES
 
 pytestmark = pytest.mark.functional
 

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from fleetscope.bundle import _POINT_VALIDATOR, _counters_problem, _schema_problem
+from fleetscope.ingest.bundle import _POINT_VALIDATOR, _counters_problem, _schema_problem
 from kernelrun import OtherLoad, QUICK, parse_lines
 
 EVENTS = ("cycles", "instructions", "task-clock", "page-faults", "context-switches", "cpu-migrations")

@@ -14,7 +14,7 @@ import pytest
 
 from kernelrun import parse_lines
 
-from fleetscope.plausibility import ONE_CPU_UTILIZED
+from fleetscope.analyze.plausibility import ONE_CPU_UTILIZED
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 FAST = ["--samples", "2", "--min-sample-ms", "5"]

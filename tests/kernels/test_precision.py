@@ -261,7 +261,7 @@ def test_drift_needs_both_a_significant_trend_and_a_real_move(probe):
 def test_the_kernels_dispersion_is_the_flags_one_on_synthetic_series(probe, bundles, cli, tmp_path):
     """stats_dispersion (what the sampler re-measures on) and the warehouse's point_noise (what ingest flags)
     read the same series alike: quiet, noisy, skewed, two groups of every balance, one outlier."""
-    from fleetscope.plausibility import point_noise
+    from fleetscope.analyze.plausibility import point_noise
     rng = random.Random(17)
     series = [[100.0] * 5, [10.0, 10.1, 9.9, 10.0, 30.0], [10.0, 10.1, 9.9, 13.0, 13.1]]
     for _ in range(300):

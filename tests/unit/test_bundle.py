@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fleetscope import bundle as bundle_module
-from fleetscope.bundle import BundleError, load_bundle
+from fleetscope.ingest import bundle as bundle_module
+from fleetscope.ingest.bundle import BundleError, load_bundle
 
 RESULTS_FILE = "results/latency_sweep.jsonl"
 

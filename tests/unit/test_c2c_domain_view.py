@@ -13,7 +13,7 @@ import duckdb
 import pytest
 from sysfs_facts import read
 
-from fleetscope.bundle import BundleError, load_bundle
+from fleetscope.ingest.bundle import BundleError, load_bundle
 
 # one-way ns: 30 within 0-9, 40 within 10-19, 120 across; the SMT-sibling figure must not count
 WITHIN = {"0-9": 30.0, "10-19": 40.0}

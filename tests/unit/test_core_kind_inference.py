@@ -16,9 +16,9 @@ import pytest
 from hybrid_bundles import KINDS, P_CORE
 from sysfs_facts import read
 
-from fleetscope.batch import Batch
-from fleetscope.charts import one_policy
-from fleetscope.inference import CurveReading, infer_cache_levels
+from fleetscope.store.batch import Batch
+from fleetscope.report.charts import one_policy
+from fleetscope.analyze.inference import CurveReading, infer_cache_levels
 
 ROOT = Path(__file__).resolve().parents[2]
 TLB = next((ROOT / "tests/fixtures/default_run/results").glob("*/*/results/tlb.jsonl"))

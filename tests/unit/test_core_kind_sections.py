@@ -16,7 +16,7 @@ import pytest
 from core_kind_bundles import (E_SLOWER, PER_KIND, affinity_points, experiments, fixture_points,
                                smt_points, thread_sweep_points, topology, write_hybrid)
 
-from fleetscope import charts
+from fleetscope.report import charts
 
 ROOT = Path(__file__).resolve().parents[2]
 # section id: (its report query, the series field its chart draws)

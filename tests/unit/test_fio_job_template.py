@@ -13,7 +13,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from fleetscope.parsers import fio as fio_parser
+from fleetscope.ingest.parsers import fio as fio_parser
 
 PROJECT = Path(__file__).resolve().parents[2]
 FIO = shutil.which("fio")

@@ -9,10 +9,10 @@ import random
 
 import pytest
 
-from fleetscope import fleet
+from fleetscope.report import fleet
 from fleetscope.errors import UserError
-from fleetscope.experiments import Column
-from fleetscope.fleet_pages import inventory_keys, thin
+from fleetscope.report.sections import Column
+from fleetscope.report.fleet_pages import inventory_keys, thin
 
 DRAM = Column("dram_latency", "DRAM latency", "ns")
 READ = Column("read_1_thread_gb_s", "read 1 thread", "gb_s")

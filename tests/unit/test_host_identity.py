@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from fleetscope.warehouse import open_warehouse
+from fleetscope.store.warehouse import open_warehouse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FACTS_MODULE = Path(__file__).resolve().parents[2] / "plugins" / "modules" / "fleetscope_facts.py"

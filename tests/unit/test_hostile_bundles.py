@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from fleetscope.bundle import MAX_BUNDLE_BYTES, MAX_JSON_DEPTH, MAX_LINE_BYTES, MAX_SAMPLES_PER_POINT
+from fleetscope.ingest.bundle import MAX_BUNDLE_BYTES, MAX_JSON_DEPTH, MAX_LINE_BYTES, MAX_SAMPLES_PER_POINT
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FIO = FIXTURES / "fio_samples" / "fio-3.36_io_uring_randread_4k_qd32_pctlist.json"
@@ -260,8 +260,8 @@ def test_a_refusal_is_forgotten_once_its_folder_loads_or_is_gone(tmp_path, bundl
 
 @pytest.mark.parametrize("reason", ["x" * 10_000, "line\nREFUSED    forged\x1b[2J"])
 def test_a_refusal_reason_is_stored_as_a_bound_capped_printable_parameter(tmp_path, reason):
-    from fleetscope.ingest import MAX_REASON_CHARS, record_refusal
-    from fleetscope.warehouse import open_warehouse
+    from fleetscope.ingest.load import MAX_REASON_CHARS, record_refusal
+    from fleetscope.store.warehouse import open_warehouse
 
     with open_warehouse(tmp_path / "fleet.duckdb") as connection:
         record_refusal(connection, tmp_path / "results" / "run'); DROP TABLE runs; --" / "node1", reason)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fleetscope.inference import INFERENCE_VERSION
+from fleetscope.analyze.inference import INFERENCE_VERSION
 
 CURVES = Path(__file__).resolve().parents[1] / "fixtures" / "curves"
 
@@ -93,7 +93,7 @@ def test_a_missing_file_is_an_error_too(cli, tmp_path):
 
 
 def test_a_kernel_jsonl_becomes_a_csv_the_inference_reads(tmp_path):
-    from fleetscope.curve_csv import kernel_jsonl_to_csv, read_curve
+    from fleetscope.ingest.curve_csv import kernel_jsonl_to_csv, read_curve
 
     sweep = tmp_path / "chase.jsonl"
     sweep.write_text("".join(json.dumps({"kernel": "chase", "params": {"working_set_bytes": size, "page_policy": "thp"},

@@ -1,6 +1,6 @@
 """The inference on curves it was not written against: the nine published curves of real machines measured by
 other tools (tests/fixtures/curves, true sizes in SOURCES.md) and a fixed-seed sample of synthetic curves from
-known hierarchies (fleetscope.inference_check; benchmarks/inference_accuracy.py scores thousands)."""
+known hierarchies (tests/inference_check.py; benchmarks/inference_accuracy.py scores thousands)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from fleetscope.curve_csv import read_curve
-from fleetscope.inference import CurveReading, infer_cache_levels, infer_tlb
-from fleetscope.inference_check import (Score, infer_synthetic, published_curves, random_curve, score, score_levels,
+from fleetscope.ingest.curve_csv import read_curve
+from fleetscope.analyze.inference import CurveReading, infer_cache_levels, infer_tlb
+from inference_check import (Score, infer_synthetic, published_curves, random_curve, score, score_levels,
                                         widened)
 
 CURVES = Path(__file__).resolve().parents[1] / "fixtures" / "curves"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import duckdb
 
-from fleetscope.inference import INFERENCE_VERSION
+from fleetscope.analyze.inference import INFERENCE_VERSION
 
 
 def levels(db) -> list[tuple]:

@@ -1,5 +1,5 @@
 """A run's derived rows depend on that run alone: ingest loads and derives each bundle in a stage that
-holds only its rows (fleetscope.warehouse.attach_stage), so a bundle loaded into an empty warehouse and
+holds only its rows (fleetscope.store.warehouse.attach_stage), so a bundle loaded into an empty warehouse and
 into one already holding other hosts, and other runs of its own host with other values, gives the same
 rows, and its own rows reach the warehouse unchanged. The fleet is tests/fleet_bundles.py's: real
 default-run curves, scaled per CPU group, so a leak of another run's points would move a level."""
@@ -11,9 +11,9 @@ from pathlib import Path
 import duckdb
 from fleet_bundles import GROUPS, write_fleet, write_host
 
-from fleetscope.derive import DERIVED_TABLES
-from fleetscope.ingest import RUN_TABLES, ingest_bundle, ingest_bundles
-from fleetscope.warehouse import open_warehouse
+from fleetscope.analyze.derive import DERIVED_TABLES
+from fleetscope.ingest.load import RUN_TABLES, ingest_bundle, ingest_bundles
+from fleetscope.store.warehouse import open_warehouse
 
 HOST, RUN_ID = "probe-01", "20261202T000000Z-0a0a0a"
 # Columns that record when or from where a row was loaded, not what it says.

@@ -1,4 +1,4 @@
-"""The analysis notebooks and the package logic behind them (fleetscope.compare) on the synthetic fleet of
+"""The analysis notebooks and the package logic behind them (fleetscope.report.notebook) on the synthetic fleet of
 tests/fleet_bundles.py: groups side by side over every family with formatted numbers and charts with legends,
 one host's drift across runs reported only when large AND significant, and both notebooks running headless
 and exporting to HTML."""
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from fleet_bundles import EARLIER_RUN_ID
 
-from fleetscope import compare
+from fleetscope.report import notebook as compare
 
 ANALYSIS = Path(__file__).resolve().parents[2] / "analysis"
 MARIMO = Path(sys.executable).parent / "marimo"

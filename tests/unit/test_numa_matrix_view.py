@@ -9,7 +9,7 @@ import re
 import duckdb
 import pytest
 
-from fleetscope.bundle import BundleError, load_bundle
+from fleetscope.ingest.bundle import BundleError, load_bundle
 
 
 def cell(point: dict, cpu_node: int, mem_node: int, ns: float) -> dict:

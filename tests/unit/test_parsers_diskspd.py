@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fleetscope.parsers import ParseError, decode, diskspd
+from fleetscope.ingest.parsers import ParseError, decode, diskspd
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "diskspd"
 TEXT = "diskspd_text_L_randrw70_4k_qd1.txt"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fleetscope.parsers import ParseError, fio
+from fleetscope.ingest.parsers import ParseError, fio
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "fio_samples"
 LEGACY = Path(__file__).resolve().parents[1] / "fixtures" / "fio"

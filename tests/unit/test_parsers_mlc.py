@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fleetscope.parsers import ParseError, mlc
+from fleetscope.ingest.parsers import ParseError, mlc
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "mlc_samples"
 

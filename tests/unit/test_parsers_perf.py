@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fleetscope.parsers import ParseError, perf
+from fleetscope.ingest.parsers import ParseError, perf
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "perf_samples"
 

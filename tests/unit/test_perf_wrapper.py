@@ -17,7 +17,7 @@ sys.path.insert(0, str(ROOT / "plugins" / "modules"))
 from experiments import failure_summary, kernel_exit, perf_points  # noqa: E402
 import fleetscope_facts  # noqa: E402
 
-from fleetscope.parsers import parse_file  # noqa: E402
+from fleetscope.ingest.parsers import parse_file  # noqa: E402
 
 POINTS = [{"label": "16 KiB", "argv": ["/bin/sleep", "0.01"]}, {"label": "1 MiB", "argv": ["/bin/true"]}]
 EVENTS = ["task-clock", "cycles"]

@@ -1,5 +1,5 @@
 """Raw tool outputs in a bundle (MLC text, fio JSON, perf CSV, diskspd XML): validated, parsed with
-fleetscope.parsers on ingest and loaded into raw_outputs and tool_samples, all or nothing."""
+fleetscope.ingest.parsers on ingest and loaded into raw_outputs and tool_samples, all or nothing."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from fleetscope.bundle import BundleError, load_bundle
-from fleetscope.parsers import parse_file, parser
+from fleetscope.ingest.bundle import BundleError, load_bundle
+from fleetscope.ingest.parsers import parse_file, parser
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FIO = FIXTURES / "fio_samples" / "fio-3.36_io_uring_randread_4k_qd32_pctlist.json"

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from fleetscope.report import MANIFEST_NAME, page_path, page_stem
+from fleetscope.report.pages import MANIFEST_NAME, page_path, page_stem
 
 SCRIPT_IN_FACT = "<script>alert(1)</script>"
 SQL_IN_FACT = "'; DROP TABLE runs; --"
@@ -305,15 +305,15 @@ def test_a_table_and_its_chart_use_the_same_unit(cli, tmp_path):
 
 
 def test_the_page_shows_every_derived_table_that_derive_writes():
-    from fleetscope.derive import DERIVED_TABLES
-    from fleetscope.report_derived import DERIVED_NAMES
+    from fleetscope.analyze.derive import DERIVED_TABLES
+    from fleetscope.report.derived_tables import SHOWN_TABLE_NAMES
 
-    assert set(DERIVED_NAMES) == set(DERIVED_TABLES) - {"inference_runs"}
-    assert len(DERIVED_NAMES) == len(set(DERIVED_NAMES))
+    assert set(SHOWN_TABLE_NAMES) == set(DERIVED_TABLES) - {"inference_runs"}
+    assert len(SHOWN_TABLE_NAMES) == len(set(SHOWN_TABLE_NAMES))
 
 
 def test_flatten_facts_reads_bytes_for_people(bundles):
-    from fleetscope.report import flatten_facts
+    from fleetscope.report.pages import flatten_facts
 
     rows = dict(flatten_facts(bundles.manifest()["facts"]))
     assert rows["memory.mem_total_bytes"] == "25,000,000,000 (23.28 GiB)" and "caches" not in " ".join(rows)

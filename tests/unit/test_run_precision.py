@@ -1,4 +1,4 @@
-"""How sure a run is: the views precision_points and precision_summary and fleetscope.precision over bundles
+"""How sure a run is: the views precision_points and precision_summary and fleetscope.analyze.precision over bundles
 loaded by the real ingest, with points whose precision is constructed so every figure has a known answer;
 and the kernels role's requeue_point filter, which plans a drifting point's second attempt."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from fleetscope.precision import describe, percent, run_precision
+from fleetscope.analyze.precision import describe, percent, run_precision
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "plugins" / "filter"))
 from experiments import requeue_point  # noqa: E402  (the role's filter, imported from its folder)

@@ -1,5 +1,5 @@
 -- 003: verbatim tool outputs a bundle brought home (MLC text, fio JSON, perf stat CSV, diskspd XML),
--- parsed on ingest by fleetscope.parsers, and their numbers in long format. Runs loaded by
+-- parsed on ingest by fleetscope.ingest.parsers, and their numbers in long format. Runs loaded by
 -- `fleetscope import` (a lab's past outputs) land here too, with runs.profile = 'external'.
 
 CREATE TABLE raw_outputs (

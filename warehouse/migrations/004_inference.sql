@@ -1,5 +1,5 @@
--- 004: what fleetscope infers from a run's curves (fleetscope.inference) and the plausibility flags on its
--- numbers (fleetscope.plausibility). Both are recomputed on every ingest of the run, in the bundle's
+-- 004: what fleetscope infers from a run's curves (fleetscope.analyze.inference) and the plausibility flags on its
+-- numbers (fleetscope.analyze.plausibility). Both are recomputed on every ingest of the run, in the bundle's
 -- transaction, and again when a later fleetscope changes the method (inference_runs.inference_version).
 
 CREATE TABLE inference_runs (

@@ -1,0 +1,257 @@
+"""What the warehouse derives from a loaded run: its inferred hierarchy (fleetscope.analyze.inference) and its
+plausibility flags (fleetscope.analyze.plausibility), recomputed whole for one (run_id, host).
+
+Ingest calls `derive_run` inside the bundle's transaction, so a run's derived rows always match its
+points; `is_current` tells ingest when a run loaded by an older method needs recomputing. `DERIVATIONS` is
+the one list of derived tables, each with the function computing its rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from types import SimpleNamespace
+
+import duckdb
+
+from fleetscope.analyze.inference import (INFERENCE_VERSION, CurveReading, InferenceError, amat_fit, bandwidth_per_level,
+                                          infer_cache_levels, infer_loaded_latency, infer_mlp, infer_tlb)
+from fleetscope.analyze.firmware import claim_rows
+from fleetscope.analyze.plausibility import HUGE_PAGE_BYTES, check_run
+from fleetscope.resources import sql
+from fleetscope.store.warehouse import insert_rows
+
+# Miss counters a SAXPY fit can use, best first: each stride process's count per update is its miss rate.
+_SAXPY_MISS_EVENTS = ("cache-misses", "LLC-load-misses", "L1-dcache-load-misses")
+# A paired TLB difference below minus half the L1 latency is noise; it is clipped there so its log exists.
+_TLB_FLOOR_SHARE = 0.5
+
+
+def _rows(connection: duckdb.DuckDBPyConnection, query: str, key: list) -> list[tuple]:
+    """Rows of warehouse/queries/derive/<query>.sql for one run (key: [run_id, host], and more parameters
+    where the query takes them)."""
+    return connection.execute(sql(f"derive/{query}"), key).fetchall()
+
+
+def _by_kind(rows: list[tuple]) -> list[tuple[dict, list[tuple]]]:
+    """Rows whose first three columns are (kind_rank, core_kind, cpu), as the derive queries give them, per
+    core kind measured, fastest kind first: ({core_kind, cpu}, the rows without those three columns). On a
+    host with one kind core_kind and cpu are None and there is one group: one inference, as ever. cpu is
+    the kind's pinned CPU (the smallest, were a kind measured on several)."""
+    kinds: dict[tuple, list[tuple]] = {}
+    for row in rows:
+        kinds.setdefault((row[0], row[1]), []).append(row)
+    return [({"core_kind": kind, "cpu": min((row[2] for row in group if row[2] is not None), default=None)},
+             [row[3:] for row in group])
+            for (_unused, kind), group in sorted(kinds.items(), key=lambda item: (item[0][0], str(item[0][1])))]
+
+
+def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
+    """The hierarchy of each core kind measured, each against its own kind's sysfs caches, per page policy."""
+    stated = _rows(connection, "curve_reading", key)  # a reference host's curve: read as its source measured it
+    stated_reading = CurveReading(*stated[0][:3]) if stated else None
+    stated_clock = stated[0][3] if stated else None   # the core clock its source states, if any
+    relative = stated_reading is not None and stated_reading.relative
+    rows = []
+    for kind, measured in _by_kind(_rows(connection, "latency_minima", key)):
+        sysfs = [size for (size,) in _rows(connection, "sysfs_cache_sizes", [*key, kind["core_kind"]])]
+        points = [(*point[:3], point[3] if point[3] is not None else stated_clock) for point in measured
+                  if relative or point[2] > 0]
+        rows += [{**kind, **row} for row in _kind_levels(points, sysfs, stated_reading)]
+    return rows
+
+
+def _kind_levels(points: list[tuple], sysfs: list[int], stated_reading: CurveReading | None) -> list[dict]:
+    """One core kind's inferred levels per page policy, THP first (points: policy, bytes, min ns, clock)."""
+    rows = []
+    for policy in sorted({point[0] for point in points}, key=lambda name: (name != "thp", str(name))):
+        curve = [point for point in points if point[0] == policy]
+        # the chase walks random lines; a step smaller than a level's is read against the policy's page size
+        reading = stated_reading or CurveReading("random-lines", HUGE_PAGE_BYTES if policy in ("thp", "hugetlb") else 4096)
+        try:
+            inferred = infer_cache_levels([point[1] for point in curve], [point[2] for point in curve],
+                                          core_clock_ghz=[point[3] for point in curve], sysfs_sizes=sysfs,
+                                          reading=reading)
+        except InferenceError as error:
+            rows.append({"page_policy": policy, "level_index": 0, "note": str(error)})
+            continue
+        if not inferred.levels:
+            rows.append({"page_policy": policy, "level_index": 0, "note": "; ".join(inferred.notes)})
+        for level in inferred.levels:
+            notes = [level.note] if level.note else []
+            if level.level_index == 1:
+                notes += inferred.notes
+                if inferred.set_aside_bytes:
+                    notes.append(f"set aside as dips: {', '.join(map(str, inferred.set_aside_bytes))} B")
+            row = {**asdict(level), "page_policy": policy, "note": "; ".join(notes) or None}
+            if reading.relative:  # ns over L1 are no load-to-use latency: kept apart, never as latency_ns
+                row.update(latency_over_l1_ns=row["latency_ns"], latency_ns=None, latency_cycles=None)
+            rows.append(row)
+    return rows
+
+
+def _tlb_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
+    rows = []
+    for kind, reach in _by_kind(_rows(connection, "tlb_reach", key)):
+        for page_size in sorted({row[0] for row in reach}, key=str):
+            curve = [row for row in reach if row[0] == page_size]
+            rows.append({**kind, "page_size": page_size, "page_bytes": curve[0][1], **_tlb_levels(curve)})
+    return rows
+
+
+def _tlb_levels(curve: list[tuple]) -> dict:
+    """The TLB levels of one page size's curve (page_size, page_bytes, pages, tlb, control, paired)."""
+    l1_ns = curve[0][4]  # the control chain at the fewest pages hits L1
+    pages, latency = [], []
+    for _unused, _unused, count, tlb_min, control_min, paired in curve:
+        pages.append(count)
+        if control_min is None:  # a reference host's published curve: ns per access as given
+            latency.append(tlb_min)
+            continue
+        difference = paired if paired is not None else tlb_min - control_min
+        latency.append(l1_ns + max(difference, -_TLB_FLOOR_SHARE * l1_ns))
+    try:
+        inferred = infer_tlb(pages, latency)
+    except InferenceError as error:
+        return {"note": str(error)}
+    fields = asdict(inferred)
+    del fields["pages"], fields["fitted_ns"]
+    return fields
+
+
+def _mlp_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
+    curve = _rows(connection, "mlp_curve", key)
+    rows = []
+    for working_set in sorted({row[0] for row in curve}, key=lambda size: size or 0):
+        chains = [row for row in curve if row[0] == working_set]
+        inferred = infer_mlp([row[1] for row in chains], [row[2] for row in chains])
+        rows.append({"working_set_bytes": working_set, **asdict(inferred)})
+    return rows
+
+
+def _loaded_latency_rows(connection: duckdb.DuckDBPyConnection, key: list,
+                         derived: dict[str, list[dict]]) -> list[dict]:
+    ladder = _rows(connection, "mlc_loaded_latency", key)
+    rows = []
+    for path, run_index, traffic in sorted({row[:3] for row in ladder}, key=str):
+        pairs = [row[3:] for row in ladder if row[:3] == (path, run_index, traffic)]
+        inferred = infer_loaded_latency([bandwidth / 1000 if bandwidth is not None else None for bandwidth, _unused in pairs],
+                                        [latency for _unused, latency in pairs])
+        rows.append({"source": "mlc", "path": path, "run_index": run_index, "traffic": traffic, **asdict(inferred)})
+    curve = _rows(connection, "loaded_latency_curve", key)
+    idle = _rows(connection, "loaded_latency_idle", key)[0][0]  # the chase with no load threads, if measured
+    for traffic in sorted({row[0] for row in curve}):
+        pairs = [row[1:] for row in curve if row[0] == traffic]
+        inferred = infer_loaded_latency([bandwidth for bandwidth, _unused in pairs], [latency for _unused, latency in pairs],
+                                        idle_ns=idle)
+        rows.append({"source": "loaded_latency", "traffic": traffic, **asdict(inferred)})
+    return rows
+
+
+def _level_bandwidth_rows(connection: duckdb.DuckDBPyConnection, key: list,
+                          derived: dict[str, list[dict]]) -> list[dict]:
+    """Bandwidth of each inferred level (THP curve) per op and store of the single-thread bandwidth sweep,
+    each core kind's sweep against the same kind's levels."""
+    rows = []
+    for kind, sweep in _by_kind(_rows(connection, "bandwidth_sweep", key)):
+        inferred = [SimpleNamespace(**level) for level in derived["inferred_levels"]
+                    if level.get("core_kind") == kind["core_kind"] and level.get("page_policy") == "thp"
+                    and level.get("plateau_first_bytes") is not None]
+        if not inferred:
+            rows.append({**kind, "note": "no cache levels inferred from a THP latency sweep in this run"
+                         + (f" on {kind['core_kind']}" if kind["core_kind"] else "")
+                         + ": bandwidth is not assigned to levels (see the bandwidth section for the raw curve)"})
+            continue
+        for op, store in sorted({row[:2] for row in sweep}):
+            points = [row[2:] for row in sweep if row[:2] == (op, store)]
+            for level in bandwidth_per_level(inferred, [size for size, _unused in points], [gb_s for _unused, gb_s in points]):
+                rows.append({**kind, "level": level.level, "op": op, "store": store,
+                             "bandwidth_gb_s": level.bandwidth_gb_s, "sizes": level.sizes,
+                             "note": None if level.sizes else "no sweep point on this level's plateau"})
+    return rows
+
+
+def _saxpy_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
+    """Per core kind: slowdown over the strides, and the AMAT fit where a miss counter was counted for three
+    strides or more on that kind's CPU."""
+    counters = _rows(connection, "saxpy_counters", key)
+    return [{**kind, **_saxpy_fit(strides, [row[1:] for row in counters if row[0] == kind["core_kind"]])}
+            for kind, strides in _by_kind(_rows(connection, "saxpy_strides", key))]
+
+
+def _saxpy_fit(strides: list[tuple], counters: list[tuple]) -> dict:
+    """One kind's SAXPY row (strides: stride, ns, slowdown; counters: stride, event, state, per update)."""
+    worst = max((row for row in strides if row[2] is not None), key=lambda row: row[2], default=None)
+    row = {"strides": len(strides), "max_slowdown": worst[2] if worst else None,
+           "max_slowdown_stride": worst[0] if worst else None}
+    for event in _SAXPY_MISS_EVENTS:
+        rates = {stride: rate for stride, name, state, rate in counters
+                 if name == event and state == "counted" and rate is not None}
+        if len(rates) >= 3:
+            fit = amat_fit([rates.get(stride) for stride, _unused, _unused in strides], [ns for _unused, ns, _unused in strides])
+            return {**row, "miss_event": event, "hit_ns": fit.hit_ns, "miss_penalty_ns": fit.miss_penalty_ns,
+                    "r_squared": fit.r_squared, "note": fit.note}
+    states = sorted({f"{name} {state}" for _unused, name, state, _unused in counters if name in _SAXPY_MISS_EVENTS})
+    why = ("the PMU here reports " + ", ".join(states)) if states else "no perf counters were taken for saxpy"
+    return {**row, "note": f"no AMAT fit: {why}; runtime per stride is still measured"}
+
+
+def _firmware_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
+    """What the firmware claims (SMBIOS, HMAT, SLIT) beside what the run measured."""
+    facts = connection.execute(sql("plausibility/run_facts"), key).fetchone()
+    largest = connection.execute(sql("plausibility/largest_cache"), key).fetchone()[0]
+    return claim_rows(connection, *key, json.loads(facts[0]) if facts and facts[0] else {}, largest)
+
+
+def _flag_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
+    return check_run(connection, *key, levels=derived["inferred_levels"], claims=derived["firmware_claims"])
+
+
+def _inference_run_rows(connection: duckdb.DuckDBPyConnection, key: list,
+                        derived: dict[str, list[dict]]) -> list[dict]:
+    return [{"inference_version": INFERENCE_VERSION,
+             "computed_at": datetime.now(UTC).replace(tzinfo=None).isoformat()}]
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """A derived table and what computes one run's rows of it: rows(connection, [run_id, host], derived),
+    where `derived` holds the rows of the tables computed before it in DERIVATIONS."""
+    table: str
+    rows: Callable[[duckdb.DuckDBPyConnection, list, dict[str, list[dict]]], list[dict]]
+
+
+# Every derived table, in the order they are computed: inferred_level_bandwidth reads inferred_levels' rows, flags
+# reads inferred_levels' and firmware_claims', and inference_runs comes last, recording the method the others were
+# computed with.
+DERIVATIONS: tuple[Derivation, ...] = (
+    Derivation("inferred_levels", _level_rows),
+    Derivation("inferred_level_bandwidth", _level_bandwidth_rows),
+    Derivation("inferred_saxpy", _saxpy_rows),
+    Derivation("inferred_tlb", _tlb_rows),
+    Derivation("inferred_mlp", _mlp_rows),
+    Derivation("inferred_loaded_latency", _loaded_latency_rows),
+    Derivation("firmware_claims", _firmware_rows),
+    Derivation("flags", _flag_rows),
+    Derivation("inference_runs", _inference_run_rows),
+)
+DERIVED_TABLES = tuple(derived.table for derived in DERIVATIONS)
+
+
+def derive_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> None:
+    """Replace the derived rows of one run with freshly computed ones (call inside a transaction)."""
+    key = [run_id, host]
+    computed: dict[str, list[dict]] = {}
+    for derived in DERIVATIONS:
+        connection.execute(sql("derive/delete_run").format(table=derived.table), key)
+        computed[derived.table] = derived.rows(connection, key, computed)
+        insert_rows(connection, derived.table, [{"run_id": run_id, "host": host, **row}
+                                                for row in computed[derived.table]])
+
+
+def is_current(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> bool:
+    """The run's derived rows were computed by this fleetscope's method."""
+    row = connection.execute(sql("derive/inference_version"), [run_id, host]).fetchone()
+    return row is not None and row[0] == INFERENCE_VERSION

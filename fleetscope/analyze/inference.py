@@ -1,0 +1,807 @@
+"""Infer a host's memory hierarchy from its measured curves (docs/methods.md, "Inferring the hierarchy from a curve").
+
+Pure functions over plain sequences, so the warehouse (fleetscope.analyze.derive), `fleetscope infer --csv` and the
+notebooks share one method. What cannot be inferred is None with a note saying why, never a guess.
+
+The method, for a latency-vs-working-set curve:
+1. per size, the robust minimum (the caller's per-point minimum; several rows of one size: their minimum).
+   A relative curve (ns over L1, as tinymembench prints) is read on top of an assumed L1 latency
+   (Tuning.relative_l1_ns) and reported in its own terms;
+2. a non-decreasing fit of ln(latency) over log2(size). Timing noise on an idle machine only ever adds
+   time, so cache curves use the lower monotone envelope (each point lowered to the smallest value at
+   or after it): a spike, or a whole point measured slow, is ignored. Where most points lie well above
+   that envelope the noise goes both ways (single samples of a noisy table) and the median fit is used,
+   which a low point cannot drag down;
+3. flat runs: where the fit grows less than FLAT_SLOPE per octave, at least MIN_PLATEAU_OCTAVES long
+   with at least two measured points on it (within SUPPORT_RATIO of the fit). A flat run held down by one
+   low point is either a dip (the point is set aside, reported, and the curve fitted again) or a slow
+   point the envelope pulled down into a rise (no run): see _supported_fit;
+4. levels: consecutive flat runs less than Tuning.level_step_ratio apart are one level. Cache levels
+   differ by 2x and more; a smaller step is what a TLB miss adds on top of the level it happens on (a
+   chase that touches one line per page meets its L1 DTLB reach at entries x page size, e.g. 64 x 4 KiB),
+   reported as a TLB step of that level with its entries when the pattern touches every page and the
+   step stands out of the points' scatter, never as a level;
+5. hidden levels: a cache hands over to the next within about an octave, so a rise that puts less than
+   Tuning.split_concentration of its log gain into any one octave holds two hand-overs (a level the sweep
+   passes in one point, as a 6 MiB L3 between 2 MiB and 8 MiB points). It is split at the point that
+   leaves each part one concentrated hand-over at least Tuning.hidden_step_ratio high; that level's
+   confidence is 'low';
+6. each level's latency is the fit's median over its first flat run; its capacity is the log-midpoint of
+   the rise after it, [onset, completion] = the last size of the plateau and the first size of the next,
+   each moved into the rise past sizes whose fit is within SUPPORT_RATIO of the level. Confidence 'high'
+   when the rise is one sample step (the capacity is within it), 'interval' when it spans several (the
+   capacity is somewhere inside), 'low' for a level found in step 5.
+
+For a TLB curve (ns per access vs pages touched) every step is a TLB level however small (a miss that hits
+the L2 TLB may add ~1 ns): the difference of two chains is noisy both ways and gets the least-squares
+isotonic fit, and the smallest step is set by the points' scatter (NOISE_STEP_FACTOR), not by a ratio.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+# Version of the method below; stored with every inferred row so a change can be recomputed. 3: TLB steps within
+# levels, hidden levels in wide rises, relative curves, confidence; 4: consistency and noise flags; 5: one
+# hierarchy per core kind; 6: loaded-latency knee only on a rise, as an interval; 7: L1-hit and firmware checks.
+INFERENCE_VERSION = 7
+
+FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
+MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave
+SIZE_ROUNDING_OCTAVES = 0.05   # swept sizes are rounded to whole lines: 2^15.5 B is 46336, not 46341
+SUPPORT_RATIO = 1.10           # a measured point lies on its plateau when within 10% of the fit
+TWO_SIDED_SCATTER = 0.03       # ln: a median point this far above the lower envelope: noise both ways
+NOISE_STEP_FACTOR = 3          # a step within a level is reported when at least 3 x the points' scatter
+MIN_TLB_ENTRIES = 8            # no TLB has fewer entries: a step at fewer pages is not a TLB's reach
+STEEP_FRACTION = 0.5           # a rise that never levels off: its pairs at least half as steep as the steepest
+SATURATION_FRACTION = 0.9      # MLP saturates at the first k reaching 90% of the largest MLP(k)
+LINE_BYTES = 64
+PATTERNS = ("random-lines", "line-per-page", "sequential")
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The cache-level method's constants that were chosen on data: on synthetic hierarchies and on published
+    curves (benchmarks/inference_accuracy.py re-chooses them with each real curve left out)."""
+    level_step_ratio: float = 1.8     # flat runs closer than this are one level (the step: a TLB miss's cost)
+    split_concentration: float = 0.5  # one hand-over puts at least this share of its rise into one octave
+    hidden_step_ratio: float = 2.5    # a level found inside a rise is at least this far from both neighbours
+    relative_l1_ns: float = 1.0       # the L1 latency a relative curve is read on top of
+
+
+TUNING = Tuning()
+
+
+@dataclass(frozen=True)
+class CurveReading:
+    """What a curve is, where the tool cannot know it (a curve measured by another tool).
+
+    pattern: how the chase walks its buffer: 'random-lines' (random lines anywhere, as fleetscope's chase;
+    a TLB miss rate grows gradually past the reach), 'line-per-page' (one line per page, as ramlat, so a
+    TLB reach shows as a step at entries x page_bytes), or 'sequential' (TLB misses amortized over a page).
+    relative: latencies are ns over L1 (tinymembench), so the first plateau reads 0.
+    """
+    pattern: str = "random-lines"
+    page_bytes: int = 4096
+    relative: bool = False
+
+
+class InferenceError(ValueError):
+    """The input cannot be inferred from (too few points, non-positive values ...); the message says why."""
+
+
+# ---- fits ------------------------------------------------------------------------------------------
+
+def lower_envelope(values: Sequence[float]) -> list[float]:
+    """The largest non-decreasing sequence below `values`: each value lowered to the smallest at or after it."""
+    fitted = list(values)
+    for index in range(len(fitted) - 2, -1, -1):
+        fitted[index] = min(fitted[index], fitted[index + 1])
+    return fitted
+
+
+def median_isotonic_fit(values: Sequence[float]) -> list[float]:
+    """The least-absolute-deviations non-decreasing fit: pool adjacent violators on block medians."""
+    blocks: list[list[float]] = []
+    for value in values:
+        blocks.append([value])
+        while len(blocks) > 1 and statistics.median(blocks[-2]) > statistics.median(blocks[-1]):
+            later = blocks.pop()
+            blocks[-1] += later
+    return [statistics.median(block) for block in blocks for _unused in block]
+
+
+def cache_curve_fit(values: Sequence[float]) -> list[float]:
+    """The lower envelope, unless the points scatter both ways (most lie more than TWO_SIDED_SCATTER above
+    it: single samples of a noisy table, not minima of many): then the median fit, which a low point cannot
+    drag down."""
+    envelope = lower_envelope(values)
+    if statistics.median(value - fitted for value, fitted in zip(values, envelope)) > TWO_SIDED_SCATTER:
+        return median_isotonic_fit(values)
+    return envelope
+
+
+def isotonic_fit(values: Sequence[float], weights: Sequence[float] | None = None) -> list[float]:
+    """The least-squares non-decreasing fit (pool adjacent violators)."""
+    weights = [1.0] * len(values) if weights is None else list(weights)
+    blocks: list[list[float]] = []  # [mean, weight, count]
+    for value, weight in zip(values, weights):
+        blocks.append([value, weight, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            mean2, weight2, count2 = blocks.pop()
+            mean1, weight1, count1 = blocks.pop()
+            total = weight1 + weight2
+            blocks.append([(mean1 * weight1 + mean2 * weight2) / total, total, count1 + count2])
+    fitted = []
+    for mean, _unused, count in blocks:
+        fitted.extend([mean] * int(count))
+    return fitted
+
+
+# ---- plateaus and the rises between them ----------------------------------------------------------
+
+Run = tuple[int, int]  # point indices [first, last] of a flat run
+
+
+@dataclass(frozen=True)
+class Plateau:
+    """A level on a fitted curve: point indices [first, last], and the rise after it as point indices
+    [onset, completion] (completion None when the sweep ends on the plateau or inside the rise).
+    base_last ends the level's first flat run (its latency); steps are the [onset, completion] of the
+    smaller steps between its flat runs; a plateau of one point (first == last) is a hidden level."""
+    first: int
+    last: int
+    base_last: int
+    onset: int | None = None
+    completion: int | None = None
+    rise_levels_off: bool = True  # False: the curve rises to the end of the sweep, the step is its steep part
+    steps: tuple[tuple[int, int], ...] = ()
+
+
+def _rises(x: Sequence[float], fit: Sequence[float], index: int, flat_slope: float) -> bool:
+    """The fit rises between points index and index + 1: steeper than `flat_slope` there and over the half
+    octave from `index` (on a sweep with several points per octave, neighbours a quarter octave apart
+    would otherwise turn timing noise into steep slopes)."""
+    if (fit[index + 1] - fit[index]) / (x[index + 1] - x[index]) < flat_slope:
+        return False
+    end = index + 1
+    while end < len(x) - 1 and x[end] - x[index] < MIN_PLATEAU_OCTAVES - SIZE_ROUNDING_OCTAVES:
+        end += 1
+    return (fit[end] - fit[index]) / (x[end] - x[index]) >= flat_slope
+
+
+def _flat_runs(x: Sequence[float], fit: Sequence[float], flat_slope: float = FLAT_SLOPE) -> list[Run]:
+    runs, start = [], 0
+    for index in range(len(x) - 1):
+        if _rises(x, fit, index, flat_slope):
+            runs.append((start, index))
+            start = index + 1
+    runs.append((start, len(x) - 1))
+    return [(first, last) for first, last in runs
+            if last > first and x[last] - x[first] >= MIN_PLATEAU_OCTAVES - SIZE_ROUNDING_OCTAVES]
+
+
+def _steep_part(x: Sequence[float], fit: Sequence[float], start: int) -> int:
+    """End index of the steep part of a rise from `start` that never levels off."""
+    slopes = [(fit[i + 1] - fit[i]) / (x[i + 1] - x[i]) for i in range(start, len(x) - 1)]
+    steepest = max(range(len(slopes)), key=slopes.__getitem__)
+    end = steepest
+    while end + 1 < len(slopes) and slopes[end + 1] >= STEEP_FRACTION * slopes[steepest]:
+        end += 1
+    return start + end + 1
+
+
+def _run_level(fit: Sequence[float], run: Run) -> float:
+    return statistics.median(fit[run[0]:run[1] + 1])
+
+
+def _group_runs(fit: Sequence[float], runs: Sequence[Run], step_ratio: float) -> list[list[Run]]:
+    """Consecutive flat runs less than `step_ratio` apart are one level (TLB steps stack: an L2 TLB's page
+    walks on top of the L1 TLB's misses)."""
+    groups: list[list[Run]] = []
+    for run in runs:
+        if groups and _run_level(fit, run) - _run_level(fit, groups[-1][-1]) < math.log(step_ratio):
+            groups[-1].append(run)
+        else:
+            groups.append([run])
+    return groups
+
+
+def _concentration(x: Sequence[float], fit: Sequence[float], start: int, end: int) -> float:
+    """The largest share of the fit's gain from `start` to `end` that falls within one octave."""
+    gain = fit[end] - fit[start]
+    best = 0.0
+    for index in range(start, end):
+        reach = index + 1
+        while reach < end and x[reach + 1] - x[index] <= 1 + SIZE_ROUNDING_OCTAVES:
+            reach += 1
+        best = max(best, fit[reach] - fit[index])
+    return best / gain if gain > 0 else 1.0
+
+
+def _hidden_levels(x: Sequence[float], fit: Sequence[float], start: int, end: int, tuning: Tuning) -> list[int]:
+    """Points between two levels (indices start, end) that are levels themselves: where a rise too spread to
+    be one hand-over splits into two that each are one, at least hidden_step_ratio high (best split first)."""
+    smallest = math.log(tuning.hidden_step_ratio)
+    if end - start < 3 or _concentration(x, fit, start, end) >= tuning.split_concentration:
+        return []
+    candidates = [(min(_concentration(x, fit, start, middle), _concentration(x, fit, middle, end)), middle)
+                  for middle in range(start + 1, end)
+                  if fit[middle] - fit[start] >= smallest and fit[end] - fit[middle] >= smallest]
+    candidates = [(share, middle) for share, middle in candidates if share >= tuning.split_concentration]
+    if not candidates:
+        return []
+    _unused, middle = max(candidates)
+    return [*_hidden_levels(x, fit, start, middle, tuning), middle, *_hidden_levels(x, fit, middle, end, tuning)]
+
+
+def _split_wide_rises(x: Sequence[float], fit: Sequence[float], groups: list[list[Run]],
+                      tuning: Tuning) -> list[list[Run]]:
+    """Levels with the hidden levels of the rises after them (the last one's rise: to the end of the sweep)."""
+    result: list[list[Run]] = []
+    for group, following in zip(groups, [*groups[1:], None]):
+        result.append(group)
+        end = following[0][0] if following is not None else len(x) - 1
+        result += [[(middle, middle)] for middle in _hidden_levels(x, fit, group[-1][1], end, tuning)]
+    return result
+
+
+def _trimmed(fit: Sequence[float], last: int, completion: int, trim_completion: bool) -> tuple[int, int]:
+    """A rise from the plateau ending at `last` to `completion`, trimmed to where the fit is more than
+    SUPPORT_RATIO away from both levels (a bump in the rise's foot or shoulder is not the step)."""
+    near = math.log(SUPPORT_RATIO)
+    onset = last
+    while onset + 1 < completion and fit[onset + 1] - fit[last] <= near:
+        onset += 1
+    while trim_completion and completion - 1 > onset and fit[completion] - fit[completion - 1] <= near:
+        completion -= 1
+    return onset, completion
+
+
+def _with_rises(x: Sequence[float], fit: Sequence[float], groups: Sequence[list[Run]],
+                step_ratio: float) -> list[Plateau]:
+    """Each level with the rise after it and the steps between its flat runs; the curve's end rises after the
+    last level when it ends at least `step_ratio` above it."""
+    plateaus = []
+    for index, group in enumerate(groups):
+        first, last = group[0][0], group[-1][1]
+        steps = tuple(_trimmed(fit, run[1], following[0], True) for run, following in zip(group, group[1:]))
+        if index + 1 < len(groups):
+            onset, completion = _trimmed(fit, last, groups[index + 1][0][0], True)
+        elif last < len(x) - 1 and fit[-1] - fit[last] >= math.log(step_ratio):
+            onset, completion = _trimmed(fit, last, _steep_part(x, fit, last), False)
+        else:
+            plateaus.append(Plateau(first, last, group[0][1], steps=steps))
+            continue
+        plateaus.append(Plateau(first, last, group[0][1], onset, completion, index + 1 < len(groups), steps))
+    return plateaus
+
+
+def log_midpoint(low: float, high: float) -> float:
+    return math.sqrt(low * high)
+
+
+# ---- cache levels from a latency curve -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CacheLevel:
+    level_index: int                 # 1 = closest to the core
+    level: str                       # L1, L2 ... or DRAM
+    latency_ns: float                # in the curve's terms: ns over L1 for a relative curve
+    latency_cycles: float | None
+    plateau_first_bytes: int
+    plateau_last_bytes: int
+    capacity_bytes: int | None       # log-midpoint of the rise after the plateau
+    onset_bytes: int | None          # last size on the plateau
+    completion_bytes: int | None     # first size of the next plateau (or the end of the rise's steep part)
+    sysfs_size_bytes: int | None
+    note: str | None
+    # of the capacity: 'high' (within the rise's one sample step), 'interval' (somewhere in [onset, completion]),
+    # 'low' (a level resting on one point)
+    confidence: str | None = None
+
+
+@dataclass(frozen=True)
+class TlbStep:
+    """A step inside a cache level that is smaller than a level step: what a TLB miss adds at the TLB's reach."""
+    level: str                       # the cache level it sits on
+    onset_bytes: int
+    completion_bytes: int
+    reach_bytes: int                 # log-midpoint of [onset, completion]
+    entries: int | None              # reach / page size, where the pattern makes the reach show as a step
+    onset_entries: int | None
+    completion_entries: int | None
+    added_ns: float
+
+
+@dataclass(frozen=True)
+class CacheCurve:
+    """The levels of one curve and what the fit did: per size the robust minimum and the fitted value."""
+    sizes: list[int]
+    minimum_ns: list[float]
+    fitted_ns: list[float]
+    levels: list[CacheLevel]
+    set_aside_bytes: list[int] = field(default_factory=list)   # lone low points the fit ignored
+    notes: list[str] = field(default_factory=list)
+    tlb_steps: list[TlbStep] = field(default_factory=list)
+    relative: bool = False           # latencies are ns over L1, as the curve gave them
+
+
+def per_size_minimum(sizes: Sequence[float], values: Sequence[float]) -> tuple[list, list[float]]:
+    """Sorted distinct sizes and, for each, the smallest value measured at it."""
+    minimum: dict = {}
+    for size, value in zip(sizes, values):
+        if value is None or not math.isfinite(value):
+            continue
+        minimum[size] = min(value, minimum.get(size, math.inf))
+    ordered = sorted(minimum)
+    return ordered, [minimum[size] for size in ordered]
+
+
+def _check_curve(sizes: Sequence[float], values: Sequence[float], what: str, relative: bool = False) -> None:
+    if len(sizes) < 2:
+        raise InferenceError(f"a {what} needs at least two sizes to infer from; it has {len(sizes)}")
+    bad = [(size, value) for size, value in zip(sizes, values) if size <= 0 or (value <= 0 and not relative)]
+    if bad:
+        raise InferenceError(f"a {what} needs positive sizes and values; found {bad[0][0]} -> {bad[0][1]}"
+                             + ("" if bad[0][0] <= 0 else " (ns over L1? read it as relative)"))
+
+
+def _mostly_near(values: Sequence[float], level: float) -> bool:
+    """At least half of `values` (natural logs) within SUPPORT_RATIO of `level`."""
+    return 2 * sum(abs(value - level) <= math.log(SUPPORT_RATIO) for value in values) >= len(values)
+
+
+def _supported_fit(x: list[float], y: list[float], tuning: Tuning) -> tuple[list[float], list[Plateau], set[int]]:
+    """The fit and its levels. A flat run needs two measured points on it (within SUPPORT_RATIO of the fit).
+    One held down by a single low point is a dip when that point ends the curve, when most of the run's
+    other points agree with each other, or when most measured the level the curve returns to right after
+    it: the point is set aside and the curve fitted again. Otherwise the run is a slow point the envelope
+    pulled down into a rise, and no level."""
+    ignored: set[int] = set()
+    tolerance = math.log(SUPPORT_RATIO)
+    while True:
+        kept = [index for index in range(len(x)) if index not in ignored]
+        x_kept = [x[index] for index in kept]
+        y_kept = [y[index] for index in kept]
+        fit = cache_curve_fit(y_kept)
+        runs = _flat_runs(x_kept, fit)
+        dip = None
+        while dip is None:
+            for first, last in runs:
+                on_it = [position for position in range(first, last + 1) if y_kept[position] - fit[position] <= tolerance]
+                if len(on_it) >= 2:
+                    continue
+                others = [y_kept[position] for position in range(first, last + 1) if position not in on_it]
+                after = on_it[0] + 1 if on_it else None
+                if on_it and (after == len(kept) or (len(others) >= 2 and _mostly_near(others, statistics.median(others)))
+                              or _mostly_near(others, fit[after])):
+                    dip = kept[on_it[0]]
+                else:
+                    runs = [run for run in runs if run != (first, last)]
+                break
+            else:
+                break
+        if dip is None:
+            groups = _group_runs(fit, runs, tuning.level_step_ratio)
+            full_fit = [0.0] * len(x)
+            for position, index in enumerate(kept):
+                full_fit[index] = fit[position]
+            # A set-aside point takes the fitted value of the next kept point (the envelope's view of it).
+            for index in sorted(ignored, reverse=True):
+                later = [full_fit[k] for k in kept if k > index]
+                full_fit[index] = later[0] if later else y[index]
+            plateaus = _with_rises(x_kept, fit, _split_wide_rises(x_kept, fit, groups, tuning), tuning.level_step_ratio)
+            return full_fit, [_reindex(plateau, kept) for plateau in plateaus], ignored
+        ignored.add(dip)
+
+
+def _reindex(plateau: Plateau, kept: list[int]) -> Plateau:
+    def at(position):
+        return None if position is None else kept[position]
+    return Plateau(at(plateau.first), at(plateau.last), at(plateau.base_last), at(plateau.onset),
+                   at(plateau.completion), plateau.rise_levels_off,
+                   tuple((kept[onset], kept[completion]) for onset, completion in plateau.steps))
+
+
+def infer_cache_levels(sizes: Sequence[int], latency_ns: Sequence[float], *,
+                       core_clock_ghz: Sequence[float | None] | None = None,
+                       sysfs_sizes: Sequence[int] = (), reading: CurveReading = CurveReading(),
+                       tuning: Tuning = TUNING) -> CacheCurve:
+    """Cache levels from a latency-vs-working-set curve.
+
+    `sizes` in bytes and `latency_ns` per measured point (several points of one size: their minimum is
+    used), `core_clock_ghz` per point where the kernel measured it (for cycles), `sysfs_sizes` the
+    data/unified cache sizes the host reports, smallest first (set beside the levels, never used to find them),
+    `reading` what the curve is (pattern, page size, relative).
+    """
+    clock_by_size: dict[int, list[float]] = {}
+    for index, size in enumerate(sizes):
+        clock = core_clock_ghz[index] if core_clock_ghz is not None else None
+        if clock:
+            clock_by_size.setdefault(size, []).append(clock)
+    ordered, minimum = per_size_minimum(sizes, latency_ns)
+    _check_curve(ordered, minimum, "latency curve", reading.relative)
+    notes = []
+    offset = 0.0
+    if reading.relative:
+        offset = tuning.relative_l1_ns - min([0.0, *minimum])
+        notes.append(f"relative curve: latencies are ns over L1 as given; levels were found on them plus an assumed "
+                     f"L1 latency of {offset:.3g} ns")
+    x = [math.log2(size) for size in ordered]
+    y = [math.log(value + offset) for value in minimum]
+    fit, plateaus, ignored = _supported_fit(x, y, tuning)
+    if not plateaus:
+        notes.append("no plateau: the fitted curve never stays within 16% per octave for half an octave "
+                     "over two or more sizes")
+    elif plateaus[0].first > 0 and fit[plateaus[0].first] - fit[0] >= math.log(tuning.level_step_ratio):
+        notes.append(f"the curve rises before its first plateau (from {minimum[0]:.3g} ns at {ordered[0]} B): "
+                     "that plateau may not be L1")
+    scatter = _scatter(y, fit, ignored)
+    smallest_step = max(math.log(SUPPORT_RATIO), NOISE_STEP_FACTOR * scatter)
+    if smallest_step > math.log(SUPPORT_RATIO):
+        notes.append(f"the points scatter by about {math.expm1(scatter):.0%} around the fit: steps smaller than "
+                     f"{math.expm1(smallest_step):.0%} within a level cannot be told from that noise")
+    sysfs = sorted(size for size in sysfs_sizes if size)
+    reaches_memory = bool(sysfs) and ordered[-1] > sysfs[-1]
+    levels, tlb_steps = [], []
+    for number, plateau in enumerate(plateaus, start=1):
+        is_memory = reaches_memory and number == len(plateaus) and number > 1
+        level = _cache_level(number, plateau, ordered, fit, offset, clock_by_size, sysfs, is_memory, len(plateaus))
+        steps = [_step(level.level, onset, completion, ordered, fit, reading)
+                 for onset, completion in plateau.steps if fit[completion] - fit[onset] >= smallest_step]
+        if steps:
+            level = replace(level, note="; ".join(filter(None, (level.note, _steps_note(steps, reading)))))
+        levels.append(level)
+        tlb_steps += [step for step in steps if step.entries is not None]
+    return CacheCurve(list(ordered), minimum, [math.exp(value) - offset for value in fit], levels,
+                      sorted(ordered[index] for index in ignored), notes, tlb_steps, reading.relative)
+
+
+def _scatter(y: Sequence[float], fit: Sequence[float], ignored: set[int]) -> float:
+    """Robust standard deviation of the points around a cache curve's fit (natural log), 1.4826 x median
+    |residual|: the envelope or median fit does not follow the noise, and at one point per octave half of the
+    neighbour differences would be steps (_neighbour_scatter)."""
+    return 1.4826 * statistics.median(abs(y[index] - fit[index]) for index in range(len(y)) if index not in ignored)
+
+
+def _neighbour_scatter(y: Sequence[float]) -> float:
+    """Robust standard deviation of a TLB curve's points from the differences of neighbours, 1.4826 x median
+    |y[i+1] - y[i]| / sqrt(2): its least-squares fit follows the noise (residuals would understate it), and
+    its two or three steps are few among the differences."""
+    return 1.4826 * statistics.median(abs(b - a) for a, b in zip(y, y[1:])) / math.sqrt(2)
+
+
+def _step(level: str, onset: int, completion: int, sizes: list[int], fit: list[float],
+          reading: CurveReading) -> TlbStep:
+    """A step within a level; `entries` is None where it cannot be a TLB's reach (a sequential pattern, or
+    fewer pages than any TLB has entries)."""
+    onset_bytes, completion_bytes = sizes[onset], sizes[completion]
+    reach = round(log_midpoint(onset_bytes, completion_bytes))
+    added = math.exp(fit[completion]) - math.exp(fit[onset])
+    page = reading.page_bytes
+    if reading.pattern == "sequential" or completion_bytes < MIN_TLB_ENTRIES * page:
+        return TlbStep(level, onset_bytes, completion_bytes, reach, None, None, None, added)
+    return TlbStep(level, onset_bytes, completion_bytes, reach, round(reach / page), onset_bytes // page,
+                   completion_bytes // page, added)
+
+
+def _steps_note(steps: list[TlbStep], reading: CurveReading) -> str:
+    from fleetscope.units import format_bytes
+
+    def where(step: TlbStep) -> str:
+        return f"+{step.added_ns:.3g} ns at [{format_bytes(step.onset_bytes)}, {format_bytes(step.completion_bytes)}]"
+
+    parts = []
+    tlb = [step for step in steps if step.entries is not None]
+    if tlb:
+        how = ("one line per page meets a TLB's reach at entries x page size" if reading.pattern == "line-per-page"
+               else "with random lines a TLB's misses start at its reach and grow past it")
+        parts.append("TLB step within this level, not a cache level: " + "; ".join(
+            f"{where(step)} = {step.onset_entries}-{step.completion_entries} entries of "
+            f"{format_bytes(reading.page_bytes)} pages" for step in tlb) + f" ({how})")
+    other = [step for step in steps if step.entries is None]
+    if other:
+        why = ("a sequential walk shares each TLB miss among a page's lines" if reading.pattern == "sequential"
+               else f"fewer than {MIN_TLB_ENTRIES} pages, no TLB's reach")
+        parts.append("a step within this level, smaller than a level step and not a TLB reach "
+                     f"({why}): " + "; ".join(map(where, other)))
+    return "; ".join(parts)
+
+
+def _cache_level(number: int, plateau: Plateau, sizes: list[int], fit: list[float], offset: float,
+                 clock_by_size: dict[int, list[float]], sysfs: list[int], is_memory: bool,
+                 plateau_count: int) -> CacheLevel:
+    notes = []
+    latency_ns = math.exp(statistics.median(fit[plateau.first:plateau.base_last + 1])) - offset
+    clocks = [clock for size in sizes[plateau.first:plateau.base_last + 1] for clock in clock_by_size.get(size, [])]
+    # Interference slows the clock loop as it slows the chase: the fastest clock reading is the robust one.
+    cycles = latency_ns * max(clocks) if clocks and not offset else None
+    if clock_by_size and not clocks:
+        notes.append("no core clock measured on this plateau: no cycles")
+    sysfs_size = None
+    if not is_memory:
+        if number <= len(sysfs):
+            sysfs_size = sysfs[number - 1]
+        elif sysfs:
+            notes.append("more plateaus than cache levels in sysfs")
+    if is_memory and plateau_count - 1 < len(sysfs):
+        unseen = ", ".join(str(size) for size in sysfs[plateau_count - 1:])
+        notes.append(f"sysfs reports more cache levels than the curve shows (sizes without a plateau: {unseen} B)")
+    onset = completion = capacity = confidence = None
+    if plateau.first == plateau.last:
+        notes.append(f"a level the sweep passes in one point ({sizes[plateau.first]} B) between two rises too "
+                     "spread to be one: its latency and capacity are uncertain")
+    if is_memory:
+        notes.append("memory: no rise after it within the sweep" if plateau.onset is None else
+                     f"memory: the curve still rises after it, to {math.exp(fit[-1]) - offset:.3g} ns at {sizes[-1]} B "
+                     "(TLB misses or page walks past memory's plateau, not a capacity)")
+    elif plateau.onset is not None:
+        onset, completion = sizes[plateau.onset], sizes[plateau.completion]
+        capacity = round(log_midpoint(onset, completion))
+        confidence = ("low" if plateau.first == plateau.last else
+                      "high" if plateau.completion == plateau.onset + 1 else "interval")
+        if confidence == "interval":
+            notes.append(f"the rise spans {math.log2(completion / onset):.3g} octaves over "
+                         f"{plateau.completion - plateau.onset} sample steps: the capacity lies somewhere inside it")
+        if not plateau.rise_levels_off:
+            notes.append(f"the curve still rises after this step, to {math.exp(fit[-1]) - offset:.3g} ns "
+                         f"at {sizes[-1]} B")
+    else:
+        notes.append(f"the sweep ends on this plateau (largest size {sizes[-1]} B): its capacity lies beyond"
+                     if plateau.last == len(sizes) - 1 else
+                     "the curve does not rise clearly after this plateau: no capacity")
+        if number == plateau_count and not sysfs:
+            notes.append("the last plateau of the sweep: memory if the sweep went past every cache")
+    return CacheLevel(number, "DRAM" if is_memory else f"L{number}", latency_ns, cycles,
+                      sizes[plateau.first], sizes[plateau.last], capacity, onset, completion, sysfs_size,
+                      "; ".join(notes) or None, confidence)
+
+
+# ---- TLB -----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TlbLevels:
+    """TLB reach from a translation-cost curve (pages touched, one line each)."""
+    pages: list[int]
+    fitted_ns: list[float]               # fitted latency as an L1-resident chain would see it
+    l1_entries: int | None               # log-midpoint of the first step
+    l1_onset_pages: int | None
+    l1_completion_pages: int | None
+    l1_miss_ns: float | None             # the plateau after the first step, above the first plateau: an L2 TLB hit
+    l2_entries: int | None
+    l2_onset_pages: int | None
+    l2_completion_pages: int | None
+    walk_ns: float | None                # after the second step, above the first plateau: a page walk
+    note: str | None
+
+
+def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
+              weights: Sequence[float] | None = None) -> TlbLevels:
+    """TLB L1/L2 entries and the page-walk cost from ns per access vs pages touched.
+
+    `latency_ns` is what a chain whose lines all hit L1 would take per access: the control chain's L1
+    latency plus the paired TLB-minus-control difference (the warehouse), or a plain TLB sweep (a CSV).
+    Costs are reported above the first plateau. `weights` (1/std^2) weight the least-squares fit.
+    """
+    ordered, values = per_size_minimum(pages, latency_ns)
+    _check_curve(ordered, values, "TLB curve")
+    if weights is not None:
+        by_pages = dict(zip(pages, weights))
+        weights = [by_pages[count] for count in ordered]
+    x = [math.log2(count) for count in ordered]
+    y = [math.log(value) for value in values]
+    fit = isotonic_fit(y, weights)
+    # Every step of a TLB curve is a TLB level, however small (a miss that hits the L2 TLB may add only
+    # ~1 ns): the smallest step is set by the points' scatter, not by a ratio between cache levels.
+    step = max(math.log(SUPPORT_RATIO), NOISE_STEP_FACTOR * _neighbour_scatter(y))
+    runs = _flat_runs(x, fit, min(FLAT_SLOPE, step))  # a step as small as that in one octave is a rise
+    plateaus = _with_rises(x, fit, _group_runs(fit, runs, math.exp(step)), math.exp(step))
+    notes = []
+    if step > math.log(SUPPORT_RATIO):
+        notes.append(f"the points scatter around the fit: steps smaller than {math.expm1(step):.0%} cannot be "
+                     "told from that noise")
+    fitted_ns = [math.exp(value) for value in fit]
+    if not plateaus:
+        return TlbLevels(list(ordered), fitted_ns, None, None, None, None, None, None, None, None,
+                         "no plateau in the curve: no TLB level can be read from it")
+    base = math.exp(statistics.median(fit[plateaus[0].first:plateaus[0].last + 1]))
+    if plateaus[0].first > 0:
+        notes.append(f"the curve rises before its first plateau (at {ordered[0]} pages): that may not be the L1 TLB")
+
+    def step(plateau: Plateau | None) -> tuple[int | None, int | None, int | None]:
+        if plateau is None or plateau.onset is None:
+            return None, None, None
+        onset, completion = ordered[plateau.onset], ordered[plateau.completion]
+        return round(log_midpoint(onset, completion)), onset, completion
+
+    first = plateaus[0]
+    second = plateaus[1] if len(plateaus) > 1 else None
+    l1_entries, l1_onset, l1_completion = step(first)
+    l2_entries, l2_onset, l2_completion = step(second)
+    l1_miss_ns = walk_ns = None
+    if second is not None:
+        l1_miss_ns = math.exp(statistics.median(fit[second.first:second.last + 1])) - base
+    elif l1_entries is not None:
+        notes.append("one step only: no plateau after it, so no L2 TLB level")
+    if l1_entries is None:
+        notes.append(f"no step after the first plateau (up to {ordered[-1]} pages): the sweep stays in the L1 TLB")
+    if l2_entries is not None:
+        walk_ns = fitted_ns[second.completion] - base
+        if len(plateaus) > 2:
+            walk_ns = math.exp(statistics.median(fit[plateaus[2].first:plateaus[2].last + 1])) - base
+        elif not second.rise_levels_off:
+            notes.append(f"page-walk cost taken where the second step ends ({ordered[second.completion]} pages); "
+                         f"it keeps growing to {fitted_ns[-1] - base:.3g} ns at {ordered[-1]} pages as page "
+                         "tables spill out of the caches")
+    elif second is not None:
+        notes.append(f"no second step up to {ordered[-1]} pages: the cost after the first step is an L2 TLB hit, "
+                     "or a page walk where this page size has no L2 TLB level")
+    return TlbLevels(list(ordered), fitted_ns, l1_entries, l1_onset, l1_completion, l1_miss_ns,
+                     l2_entries, l2_onset, l2_completion, walk_ns, "; ".join(notes) or None)
+
+
+# ---- memory-level parallelism ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MlpSaturation:
+    saturation_chains: int | None    # first k whose MLP(k) reaches SATURATION_FRACTION of the largest
+    max_mlp: float | None
+    max_mlp_chains: int | None
+    note: str | None
+
+
+def infer_mlp(chains: Sequence[int], mlp: Sequence[float | None]) -> MlpSaturation:
+    """Where MLP(k) = t(1)/t(k) stops growing: the core's outstanding-miss limit as this chase sees it."""
+    pairs = sorted((k, value) for k, value in zip(chains, mlp) if value is not None and math.isfinite(value))
+    if len(pairs) < 2:
+        return MlpSaturation(None, None, None, f"{len(pairs)} chain counts with an MLP value: need two or more")
+    best_k, best = max(pairs, key=lambda pair: pair[1])
+    saturation = next(k for k, value in pairs if value >= SATURATION_FRACTION * best)
+    note = None
+    if best_k == pairs[-1][0] and saturation == pairs[-1][0]:
+        note = f"MLP still grows at the largest k ({best_k}): saturation is at or beyond it"
+    return MlpSaturation(saturation, best, best_k, note)
+
+
+# ---- loaded latency ------------------------------------------------------------------------------
+
+# A knee is where queueing makes latency climb; a curve whose latency at saturation never rises this many times
+# its idle latency has none to find. Every loaded-latency ladder of tests/fixtures/mlc_samples that reaches DRAM's
+# saturation rises 1.45x (Denverton) to 5.1x (Comet Lake) there; the flat curves of busy 2-vCPU guests stay under
+# 1.25x at their saturated end, though single points spike higher.
+KNEE_MIN_RISE = 1.3
+SATURATED_SHARE = 0.9   # the saturated end of a ladder: its points within 10% of the peak bandwidth
+
+
+@dataclass(frozen=True)
+class LoadedLatency:
+    points: int
+    idle_latency_ns: float | None          # the no-load point where the curve has one, else the lightest load
+    peak_bandwidth_gb_s: float | None
+    knee_bandwidth_gb_s: float | None      # Kneedle's point
+    knee_latency_ns: float | None
+    doubling_bandwidth_gb_s: float | None  # where latency first reaches twice idle (interpolated)
+    knee_outstanding_lines: float | None   # Little's law at the knee: bandwidth / 64 B x latency
+    note: str | None
+    knee_low_gb_s: float | None = None     # the knee lies in [low, high]: the next bandwidths below and above it
+    knee_high_gb_s: float | None = None
+    saturated_latency_ns: float | None = None  # median latency at >= 90% of the peak bandwidth: the rise over idle
+    idle_source: str | None = None         # 'no-load point' | 'lightest load'
+
+
+def kneedle_index(x: Sequence[float], y: Sequence[float]) -> int | None:
+    """Kneedle (Satopaa et al. 2011) on a convex increasing curve: the point farthest below the chord
+    of the normalized curve. None when the curve has no spread to normalize."""
+    x_low, x_high, y_low, y_high = min(x), max(x), min(y), max(y)
+    if x_high == x_low or y_high == y_low:
+        return None
+    difference = [(xi - x_low) / (x_high - x_low) - (yi - y_low) / (y_high - y_low) for xi, yi in zip(x, y)]
+    best = max(range(len(x)), key=difference.__getitem__)
+    return best if difference[best] > 0 else None
+
+
+def infer_loaded_latency(bandwidth_gb_s: Sequence[float], latency_ns: Sequence[float],
+                         idle_ns: float | None = None) -> LoadedLatency:
+    """Idle latency, peak bandwidth, knee, doubling point and Little's-law lines in flight from
+    (bandwidth, latency) pairs of a loaded-latency ladder, in any order. `idle_ns` is the latency with no
+    load at all (the loaded_latency kernel's idle point); without it the lightest load stands for idle.
+
+    A knee is named only where the latency at saturation (the median over the points within 10% of the peak
+    bandwidth, so that one spike at light load does not count as a rise) is at least KNEE_MIN_RISE x idle: on a
+    curve that stays flat Kneedle still finds a 'farthest point', which is noise. The knee is given as the bandwidth interval from
+    the ladder's next bandwidth below Kneedle's point to its next one above (the ladder cannot place it
+    closer)."""
+    pairs = sorted((latency, bandwidth) for bandwidth, latency in zip(bandwidth_gb_s, latency_ns)
+                   if bandwidth is not None and latency is not None and bandwidth > 0 and latency > 0)
+    if len(pairs) < 3:
+        return LoadedLatency(len(pairs), idle_ns, None, None, None, None, None,
+                             f"{len(pairs)} usable (bandwidth, latency) pairs: need three or more",
+                             idle_source="no-load point" if idle_ns else None)
+    # Latency grows with load while bandwidth may fall back past saturation: order by latency (load).
+    latency = [pair[0] for pair in pairs]
+    bandwidth = [pair[1] for pair in pairs]
+    if idle_ns is not None and idle_ns > 0:
+        idle, idle_source = idle_ns, "no-load point"
+    else:
+        idle, idle_source = latency[min(range(len(pairs)), key=bandwidth.__getitem__)], "lightest load"
+    highest = max(latency)
+    saturated = statistics.median(ns for ns, gb_s in pairs if gb_s >= SATURATED_SHARE * max(bandwidth))
+    notes = []
+    knee = kneedle_index(bandwidth, latency) if saturated >= KNEE_MIN_RISE * idle else None
+    knee_bw = knee_lat = lines = low = high = None
+    if saturated < KNEE_MIN_RISE * idle:
+        notes.append(f"no knee: latency at saturation (within {1 - SATURATED_SHARE:.0%} of the peak bandwidth) is "
+                     f"{saturated / idle:.2f} x idle ({saturated:.4g} ns vs {idle:.4g} ns, {idle_source}); a knee "
+                     f"needs {KNEE_MIN_RISE:g} x")
+    elif knee is None:
+        notes.append("no knee: the curve does not bend")
+    else:
+        knee_bw, knee_lat = bandwidth[knee], latency[knee]
+        low = max((value for value in bandwidth if value < knee_bw), default=knee_bw)
+        high = min((value for value in bandwidth if value > knee_bw), default=knee_bw)
+        lines = knee_bw * 1e9 / LINE_BYTES * knee_lat * 1e-9
+    doubling = None
+    for index in range(len(pairs)):
+        if latency[index] >= 2 * idle:
+            if index == 0:
+                doubling = bandwidth[0]
+                break
+            previous = index - 1
+            share = (2 * idle - latency[previous]) / (latency[index] - latency[previous])
+            doubling = bandwidth[previous] + share * (bandwidth[index] - bandwidth[previous])
+            break
+    if doubling is None:
+        notes.append(f"latency never doubles (largest {highest:.4g} ns vs idle {idle:.4g} ns)")
+    return LoadedLatency(len(pairs), idle, max(bandwidth), knee_bw, knee_lat, doubling, lines,
+                         "; ".join(notes) or None, low, high, saturated, idle_source)
+
+
+# ---- bandwidth kernels ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LevelBandwidth:
+    level: str
+    bandwidth_gb_s: float | None   # median over the sizes on the level's plateau
+    sizes: int                     # bandwidth points on the plateau
+
+
+def bandwidth_per_level(levels: Sequence[CacheLevel], sizes: Sequence[int],
+                        bandwidth_gb_s: Sequence[float]) -> list[LevelBandwidth]:
+    """Bandwidth of each inferred level: the median of a bandwidth sweep's points whose size lies on the
+    level's latency plateau. Sizes beyond the last plateau's end count for the memory level."""
+    result = []
+    for position, level in enumerate(levels):
+        is_last = position == len(levels) - 1
+        inside = [value for size, value in zip(sizes, bandwidth_gb_s)
+                  if level.plateau_first_bytes <= size and (size <= level.plateau_last_bytes or is_last)]
+        result.append(LevelBandwidth(level.level, statistics.median(inside) if inside else None, len(inside)))
+    return result
+
+
+@dataclass(frozen=True)
+class AmatFit:
+    hit_ns: float | None         # runtime per access at miss rate 0
+    miss_penalty_ns: float | None
+    r_squared: float | None
+    note: str | None
+
+
+def amat_fit(miss_rate: Sequence[float], runtime_ns: Sequence[float]) -> AmatFit:
+    """Average memory access time from a SAXPY-like sweep: runtime = hit + miss_rate x penalty, least
+    squares over (miss rate from counters, ns per access) pairs."""
+    pairs = [(rate, time) for rate, time in zip(miss_rate, runtime_ns) if rate is not None and time is not None]
+    if len(pairs) < 3:
+        return AmatFit(None, None, None, f"{len(pairs)} points with a miss rate: need three or more")
+    rates = [rate for rate, _unused in pairs]
+    if max(rates) == min(rates):
+        return AmatFit(None, None, None, "every point has the same miss rate: no slope to fit")
+    times = [time for _unused, time in pairs]
+    slope, intercept = statistics.linear_regression(rates, times)
+    mean_time = statistics.fmean(times)
+    total = sum((time - mean_time) ** 2 for time in times)
+    residual = sum((time - intercept - slope * rate) ** 2 for rate, time in pairs)
+    return AmatFit(intercept, slope, 1 - residual / total if total else None, None)

@@ -1,0 +1,659 @@
+"""Load and validate one result bundle (results/<run_id>/<host>/) before anything reaches the warehouse.
+
+A bundle comes from a measured host and is untrusted: every byte is checked against the contract in
+fleetscope/schemas/ and the first problem found refuses the whole bundle with a BundleError that names
+the file, the line (for JSON lines) and the JSON path of the field, and says what to fix. The caps
+below bound what one bundle can cost the controller (SECURITY.md); each is checked before the work it
+bounds, so memory stays proportional to the bundle and nothing recurses without a limit.
+
+`open_bundle` reads the manifest and hashes the files it names; `Bundle.points()` and
+`Bundle.raw_outputs()` then stream the files, validating as they go, so a bundle is never held in
+memory whole. `load_bundle` does both and so validates everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import accumulate
+from pathlib import Path
+
+import jsonschema
+
+from fleetscope.ingest.parsers import JSON_TOOLS, ParseError, decode, parser
+from fleetscope.resources import SCHEMAS_DIR
+
+SCHEMA_DIR = SCHEMAS_DIR
+SUPPORTED_BUNDLE_SCHEMA = 1
+SUPPORTED_POINT_SCHEMA = 1
+
+# What one bundle may ask of the controller (SECURITY.md lists them with their refusals).
+MAX_BUNDLE_BYTES = 256 * 2**20      # the manifest and every file it names, together
+MAX_LINE_BYTES = 32 * 2**20         # one results line; also the manifest and each raw output (each is parsed whole)
+MAX_SAMPLES_PER_POINT = 4 * 2**20   # samples of one point (one line)
+MAX_JSON_DEPTH = 64                 # arrays and objects nested in any JSON document
+# Integers must fit 64 bits (signed or unsigned): the warehouse stores them as BIGINT or DOUBLE.
+_INTEGER_RANGE = (-(2**63), 2**64 - 1)
+
+# Each step turns a manifest of bundle_schema N into one of N + 1. There is only version 1 so far;
+# when version 2 ships, add `1: _manifest_1_to_2` here and commit a version-1 fixture bundle.
+MANIFEST_UPGRADES: dict[int, Callable[[dict], dict]] = {}
+_READ_CHUNK = 2**20
+
+
+class BundleError(Exception):
+    """A bundle that breaks the contract; the message says where and what to fix."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One validated JSON line of an experiment's results file."""
+
+    experiment: str
+    point_index: int  # 0-based position of the line in its file
+    document: dict
+
+
+@dataclass(frozen=True)
+class RawOutput:
+    """One verbatim tool output named in an experiment's `raw` list, parsed by its tool's parser."""
+
+    experiment: str
+    path: str  # relative to the bundle
+    tool: str
+    params: dict  # what the role recorded about the run
+    sha256: str
+    size_bytes: int
+    parsed: dict | None  # None when the file could not be read (see note)
+    rows: tuple[dict, ...]  # the parser's long-format rows, params overlaid on the role's
+    truncated: bool
+    note: str | None
+
+
+@dataclass(frozen=True)
+class BundleFile:
+    """A file the manifest names, as it was when the bundle was opened."""
+
+    experiment_index: int
+    relative: str
+    raw_index: int | None  # position in the experiment's `raw` list; None for its results file
+    path: Path  # resolved, inside the bundle
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A bundle whose manifest is valid (upgraded to the current schema) and whose files were hashed.
+    `points()` and `raw_outputs()` validate the files while streaming them."""
+
+    path: Path  # absolute
+    manifest: dict
+    delivered_bundle_schema: int
+    content_sha256: str
+    files: tuple[BundleFile, ...]
+
+    @property
+    def run_id(self) -> str:
+        return self.manifest["run_id"]
+
+    @property
+    def host(self) -> str:
+        return self.manifest["host"]
+
+    def points(self) -> Iterator[Point]:
+        """Every measured point of every results file, in manifest order; raises BundleError."""
+        for file in self.files:
+            if file.raw_index is None:
+                experiment = self.manifest["experiments"][file.experiment_index]["name"]
+                yield from _stream_points(self.path, file, experiment)
+
+    def raw_outputs(self) -> Iterator[RawOutput]:
+        """Every raw tool output, parsed, in manifest order; raises BundleError."""
+        for file in self.files:
+            if file.raw_index is not None:
+                experiment = self.manifest["experiments"][file.experiment_index]
+                data = _read_whole(self.path, file)
+                where = (f"{self.path / 'manifest.json'}: at $.experiments[{file.experiment_index}]"
+                         f".raw[{file.raw_index}].path")
+                yield _parse_raw(data, experiment, experiment["raw"][file.raw_index], str(self.path / file.relative),
+                                 where)
+
+
+def _schema_validator(name: str) -> jsonschema.protocols.Validator:
+    schema = json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
+    validator_class = jsonschema.validators.validator_for(schema)
+    validator_class.check_schema(schema)
+    # A name must match its pattern whole: JSON Schema's `pattern` searches, and Python's `$` also
+    # matches before a final newline, which let "<run_id>\n" through.
+    # An integer is written as one: JSON Schema counts 4096.0 as an integer, but the views read the
+    # text "4096.0", which no integer cast takes.
+    strict_integers = validator_class.TYPE_CHECKER.redefine(
+        "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool))
+    full_match = jsonschema.validators.extend(validator_class, {"pattern": _full_match_pattern},
+                                              type_checker=strict_integers)
+    # jsonschema only checks "date-time" when rfc3339-validator is installed; check it ourselves.
+    format_checker = jsonschema.FormatChecker(formats=())
+    format_checker.checks("date-time", raises=(ValueError, OverflowError))(_is_rfc3339_datetime)
+    return full_match(schema, format_checker=format_checker)
+
+
+def _full_match_pattern(validator, pattern: str, instance: object, schema: dict):
+    if validator.is_type(instance, "string") and re.fullmatch(pattern, instance) is None:
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r} (the whole text must match)")
+
+
+def _is_rfc3339_datetime(value: object) -> bool:
+    if not isinstance(value, str):
+        return True  # the "type" keyword reports non-strings
+    parsed = datetime.fromisoformat(value)
+    if "T" not in value.upper() or parsed.tzinfo is None:
+        return False
+    parsed.astimezone(UTC)  # OverflowError for a time that is not a UTC time (9999-12-31T23:59:59-14:00)
+    return True
+
+
+_MANIFEST_VALIDATOR = _schema_validator("manifest.schema.json")
+_POINT_VALIDATOR = _schema_validator("point.schema.json")
+
+
+def name_pattern(field: str) -> str:
+    """The pattern the manifest schema gives `field` (run_id, host), for checks outside a bundle."""
+    return _MANIFEST_VALIDATOR.schema["properties"][field]["pattern"]
+
+
+# ---- JSON, with its limits checked before Python's parser recurses -----------------------------
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
+_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _too_deep(text: str) -> bool:
+    """Whether arrays and objects nest deeper than MAX_JSON_DEPTH (brackets inside strings aside)."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return False
+    brackets = _NOT_A_BRACKET.sub("", _STRING.sub("", text))
+    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0) > MAX_JSON_DEPTH
+
+
+def _parse_json(text: str) -> object:
+    """One JSON document; ValueError saying what is wrong. Non-finite numbers are found afterwards
+    by _value_problem, which can name their field."""
+    if _too_deep(text):
+        raise ValueError(f"arrays and objects nest deeper than MAX_JSON_DEPTH ({MAX_JSON_DEPTH}) levels")
+    return json.loads(text)
+
+
+def _number_problem(value: object) -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{'NaN' if math.isnan(value) else 'Infinity' if value > 0 else '-Infinity'} is not a finite number"
+    if isinstance(value, int) and not isinstance(value, bool) and not _INTEGER_RANGE[0] <= value <= _INTEGER_RANGE[1]:
+        return f"the integer {value:.3e} does not fit in 64 bits"
+    return None
+
+
+def _text_problem(value: str) -> str | None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"{json.dumps(value)[:60]} holds a lone surrogate, which is not text"
+    return None
+
+
+def _value_problem(value: object, path: str = "$") -> str | None:
+    """The first number that is not finite or does not fit 64 bits, or string that is not text, as
+    'at <JSON path>: <what>'; the recursion is as deep as the document, at most MAX_JSON_DEPTH."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if problem := _text_problem(key):
+                return f"at {path}: the key {problem}"
+            if problem := _value_problem(item, f"{path}.{key}"):
+                return problem
+        return None
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            problem = _value_problem(item, f"{path}[{index}]")
+            if problem:
+                return problem
+        return None
+    problem = _number_problem(value) or (_text_problem(value) if isinstance(value, str) else None)
+    return f"at {path}: {problem}" if problem else None
+
+
+def _samples_problem(samples: list) -> str | None:
+    """The point schema's rule for samples (numbers), checked here in one fast pass instead of by
+    jsonschema (a point may hold millions), plus finiteness and the cap."""
+    if len(samples) > MAX_SAMPLES_PER_POINT:
+        return (f"at $.samples: {len(samples)} samples, more than MAX_SAMPLES_PER_POINT "
+                f"({MAX_SAMPLES_PER_POINT}) a point may hold")
+    low, high = _INTEGER_RANGE
+    for index, value in enumerate(samples):
+        if isinstance(value, float):
+            if value - value == 0.0:  # NaN and infinities give NaN
+                continue
+        elif isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return f"at $.samples[{index}]: {json.dumps(value)[:60]} is not of type 'number'"
+        return f"at $.samples[{index}]: {_number_problem(value)}"
+    return None
+
+
+COUNTER_STATES = frozenset({"counted", "not supported", "not permitted", "not counted", "failed"})
+_COUNTER_EVENT = re.compile(r"[a-z][a-z0-9-]{0,63}")
+MAX_COUNTER_EVENTS = 32
+MAX_IPC = 1000.0
+
+
+def _key_path(path: str, key: str) -> str:
+    return f"{path}.{key}" if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else f"{path}[{key!r}]"
+
+
+def _count_problem(value: object, nullable: bool) -> str | None:
+    low, high = 0, _INTEGER_RANGE[1]
+    if value is None and nullable:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"{json.dumps(value)[:60]} is not of type 'integer'"
+    return None if low <= value <= high else f"{value} is outside {low}..{high}"
+
+
+def _fraction_problem(value: object, high: float) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= high:
+        return f"{json.dumps(value)[:60]} is not a number from 0 to {high:g}"
+    return None
+
+
+def _counters_problem(counters: object) -> str | None:
+    """context.counters (kernels/include/counters.h) as the warehouse reads it: known states, a count
+    only where an event counted (never an invented 0 beside `not supported`), counts non-negative
+    integers. One pass in Python: jsonschema took ten times as long per point for the same rules."""
+    path = "$.context.counters"
+    if not isinstance(counters, dict):
+        return f"at {path}: {json.dumps(counters)[:60]} is not of type 'object'"
+    if counters.get("scope") != "timed region":
+        return f"at {path}.scope: 'timed region' was expected"
+    events = counters.get("events")
+    if not isinstance(events, dict) or len(events) > MAX_COUNTER_EVENTS:
+        return f"at {path}.events: an object of at most {MAX_COUNTER_EVENTS} events was expected"
+    for name, event in events.items():
+        where = _key_path(f"{path}.events", name)
+        if not _COUNTER_EVENT.fullmatch(name):
+            return f"at {path}.events: {name[:60]!r} is not an event name (a-z, 0-9, -)"
+        if not isinstance(event, dict):
+            return f"at {where}: {json.dumps(event)[:60]} is not of type 'object'"
+        state = event.get("state")
+        if not isinstance(state, str) or state not in COUNTER_STATES:
+            return f"at {where}.state: {json.dumps(state)[:60]} is not one of {sorted(COUNTER_STATES)}"
+        if "value" not in event:
+            return f"at {where}: 'value' is a required property"
+        value = event["value"]
+        value_problem = (_count_problem(value, nullable=False) if state == "counted" else None if value is None
+                         else f"{json.dumps(value)[:60]} beside state {state!r}: only a counted event has a value")
+        for key, problem in (("value", value_problem),
+                             ("time_enabled_ns", _count_problem(event.get("time_enabled_ns"), nullable=True)),
+                             ("time_running_ns", _count_problem(event.get("time_running_ns"), nullable=True)),
+                             ("running_fraction", _fraction_problem(event.get("running_fraction"), 1.0))):
+            if problem:
+                return f"at {where}.{key}: {problem}"
+    if problem := _fraction_problem(counters.get("ipc"), MAX_IPC):
+        return f"at {path}.ipc: {problem}"
+    throttle = counters.get("throttle")
+    if throttle is not None:
+        if not isinstance(throttle, dict) or not isinstance(throttle.get("throttled"), bool):
+            return f"at {path}.throttle: {{core_events, package_events, throttled}} or null was expected"
+        for key in ("core_events", "package_events"):
+            if problem := _count_problem(throttle.get(key), nullable=False):
+                return f"at {path}.throttle.{key}: {problem}"
+    return None
+
+
+def _schema_problem(validator: jsonschema.protocols.Validator, document: dict) -> str | None:
+    error = jsonschema.exceptions.best_match(validator.iter_errors(document))
+    if error is None:
+        return None
+    return f"at {error.json_path}: {error.message}"
+
+
+def _check_version(document: dict, key: str, supported: int, where: str) -> int:
+    version = document.get(key)
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise BundleError(
+            f"{where}: at $.{key}: expected an integer format version, found {json.dumps(version)[:60]}: "
+            "the file was not written by fleetscope or is damaged; re-collect the bundle"
+        )
+    if version > supported:
+        kind = "bundle schema" if key == "bundle_schema" else "point schema"
+        raise BundleError(
+            f"{where}: {kind} {version} is newer than this fleetscope supports ({supported}): "
+            "upgrade fleetscope"
+        )
+    return version
+
+
+def _upgrade_manifest(manifest: dict, where: str) -> dict:
+    version = manifest["bundle_schema"]
+    while version < SUPPORTED_BUNDLE_SCHEMA:
+        step = MANIFEST_UPGRADES.get(version)
+        if step is None:
+            raise BundleError(
+                f"{where}: at $.bundle_schema: bundle schema {version} is not a version fleetscope "
+                f"ever wrote and cannot be upgraded to {SUPPORTED_BUNDLE_SCHEMA}; re-collect the bundle"
+            )
+        manifest = step(manifest)
+        version = manifest["bundle_schema"]
+    return manifest
+
+
+# ---- files -----------------------------------------------------------------------------------------
+
+def _resolve(bundle_root: Path, relative: str, where: str) -> Path:
+    """The file a bundle names, refusing anything that resolves outside the bundle."""
+    if Path(relative).is_absolute():
+        raise BundleError(f"{where}: {relative!r} is an absolute path: files must be named relative to the bundle")
+    resolved = (bundle_root / relative).resolve()
+    if not resolved.is_relative_to(bundle_root):
+        raise BundleError(
+            f"{where}: {relative!r} resolves to {resolved}, outside the bundle {bundle_root}: "
+            "a bundle may only name its own files (no '..', no symlinks out)"
+        )
+    return resolved
+
+
+def _open_regular(path: Path, relative: str, where: str):
+    """Open a regular file for reading; no symlink is followed and a FIFO or device never blocks."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise BundleError(f"{where}: {relative!r} does not exist in the bundle: re-collect the bundle") from None
+    except OSError as error:
+        raise BundleError(f"{where}: {relative!r} cannot be opened ({error.strerror})") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise BundleError(f"{where}: {relative!r} is not a regular file")
+    return os.fdopen(descriptor, "rb")
+
+
+def _read_capped(handle) -> bytes:
+    """A file whole, or MAX_LINE_BYTES + 1 bytes of it; read(n) would allocate all n bytes up front."""
+    return handle.read(min(os.fstat(handle.fileno()).st_size, MAX_LINE_BYTES) + 1)
+
+
+def _read_manifest(bundle_root: Path, display: str) -> bytes:
+    with _open_regular(_resolve(bundle_root, "manifest.json", display), "manifest.json", display) as file:
+        data = _read_capped(file)
+    if len(data) > MAX_LINE_BYTES:
+        raise BundleError(f"{display}: the manifest is larger than MAX_LINE_BYTES ({MAX_LINE_BYTES} bytes)")
+    return data
+
+
+def _changed(display: str) -> BundleError:
+    return BundleError(f"{display}: the file changed while it was being loaded; nothing of the bundle was "
+                       "loaded: run `fleetscope ingest` again once the bundle is complete")
+
+
+def _read_whole(bundle_root: Path, file: BundleFile) -> bytes:
+    """A raw output, all of it (its parser reads it whole), checked against its hash."""
+    display = str(bundle_root / file.relative)
+    with _open_regular(file.path, file.relative, display) as handle:
+        data = _read_capped(handle)
+    if len(data) > MAX_LINE_BYTES:
+        raise BundleError(f"{display}: larger than MAX_LINE_BYTES ({MAX_LINE_BYTES} bytes) that one raw output "
+                          "may hold")
+    if hashlib.sha256(data).hexdigest() != file.sha256:
+        raise _changed(display)
+    return data
+
+
+def _stream_points(bundle_root: Path, file: BundleFile, experiment: str) -> Iterator[Point]:
+    display = str(bundle_root / file.relative)
+    digest = hashlib.sha256()
+    with _open_regular(file.path, file.relative, display) as handle:
+        number = 0
+        while line := handle.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            digest.update(line)
+            where = f"{display}: line {number}"
+            if len(line) > MAX_LINE_BYTES:
+                raise BundleError(f"{where}: longer than MAX_LINE_BYTES ({MAX_LINE_BYTES} bytes) that one point may "
+                                  "take")
+            complete = line.endswith(b"\n")
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise _unreadable(where, complete, error) from None
+            del line  # a point of millions of samples: its bytes go before its numbers come
+            document = _parse_point(text, complete, where, experiment)
+            del text  # while the point is loaded, the generator holds nothing else of it
+            yield Point(experiment=experiment, point_index=number - 1, document=document)
+    if digest.hexdigest() != file.sha256:
+        raise _changed(display)
+
+
+def _unreadable(where: str, complete: bool, error: ValueError) -> BundleError:
+    if not complete:
+        return BundleError(f"{where}: the last line is truncated (no newline and not complete JSON: {error}): "
+                           "the experiment was interrupted while writing; re-run it or re-collect the bundle")
+    return BundleError(f"{where}: not valid JSON ({error}): each line must be one JSON object")
+
+
+def _parse_point(text: str, complete: bool, where: str, experiment: str) -> dict:
+    try:
+        document = _parse_json(text)
+    except ValueError as error:
+        raise _unreadable(where, complete, error) from None
+    if not isinstance(document, dict):
+        raise BundleError(f"{where}: at $: expected a JSON object, found {type(document).__name__}")
+    _check_version(document, "schema_version", SUPPORTED_POINT_SCHEMA, where)
+    samples = document.get("samples")
+    if isinstance(samples, list):
+        problem = _samples_problem(samples)
+        if problem:
+            raise BundleError(f"{where}: {problem}")
+        # the schema sees one sample (its rule for items is the one _samples_problem applied to all)
+        document = {**document, "samples": samples[:1]}
+    if isinstance(document.get("experiment"), str) and document["experiment"] != experiment:
+        # before the schema, whose rules for params depend on the experiment
+        raise BundleError(
+            f"{where}: at $.experiment: {document['experiment']!r} does not match the manifest's "
+            f"experiment {experiment!r} for this file: each experiment writes its own file"
+        )
+    context = document.get("context")
+    problem = (_value_problem(document) or _schema_problem(_POINT_VALIDATOR, document)
+               or (_counters_problem(context["counters"]) if isinstance(context, dict) and "counters" in context
+                   else None))
+    if problem:
+        raise BundleError(f"{where}: {problem}: the line must match fleetscope/schemas/point.schema.json")
+    document["samples"] = samples
+    return document
+
+
+def _check_manifest_consistency(manifest: dict, bundle_root: Path, where: str) -> None:
+    for key, directory_name in (("host", bundle_root.name), ("run_id", bundle_root.parent.name)):
+        if manifest[key] != directory_name:
+            raise BundleError(
+                f"{where}: at $.{key}: {manifest[key]!r} does not match the bundle directory name "
+                f"{directory_name!r}: bundles must live at results/<run_id>/<host>/"
+            )
+    for key, field in (("experiments", "name"), ("knobs", "name")):
+        seen: set[str] = set()
+        for index, entry in enumerate(manifest[key]):
+            if entry[field] in seen:
+                raise BundleError(f"{where}: at $.{key}[{index}].{field}: {entry[field]!r} appears twice")
+            seen.add(entry[field])
+    files_seen: set[str] = set()
+    for index, experiment in enumerate(manifest["experiments"]):
+        file = experiment.get("file")
+        if file is None and experiment["status"] == "ok" and not experiment.get("raw"):
+            raise BundleError(
+                f"{where}: at $.experiments[{index}].file: experiment {experiment['name']!r} is 'ok' "
+                "but names no results file and no raw output"
+            )
+        for raw_index, raw in enumerate(experiment.get("raw") or []):
+            normalized = str(Path(raw["path"]))
+            if normalized in files_seen:
+                raise BundleError(
+                    f"{where}: at $.experiments[{index}].raw[{raw_index}].path: {raw['path']!r} is named twice"
+                )
+            files_seen.add(normalized)
+        if file is not None:
+            normalized = str(Path(file))
+            if normalized in files_seen:
+                raise BundleError(f"{where}: at $.experiments[{index}].file: {file!r} is named by two experiments")
+            files_seen.add(normalized)
+
+
+def _named_files(manifest: dict, bundle_root: Path, display: str) -> list[tuple[int, str, int | None, str]]:
+    """(experiment index, relative path, raw index, where) of every file to load, in manifest order."""
+    named = []
+    for index, experiment in enumerate(manifest["experiments"]):
+        file = experiment.get("file")
+        if file is not None:
+            # a failed or skipped experiment may have written nothing
+            if experiment["status"] == "ok" or os.path.lexists(bundle_root / file):
+                named.append((index, file, None, f"{display}: at $.experiments[{index}].file"))
+        for raw_index, raw in enumerate(experiment.get("raw") or []):
+            named.append((index, raw["path"], raw_index, f"{display}: at $.experiments[{index}].raw[{raw_index}].path"))
+    return named
+
+
+def _hash_files(manifest: dict, manifest_bytes: bytes, bundle_root: Path, display: str) -> tuple[str, list[BundleFile]]:
+    """The content hash (manifest and named files, as ingest has always computed it) and each file's own
+    hash; refuses a bundle larger than MAX_BUNDLE_BYTES before reading any of it."""
+    named = [(index, relative, raw_index, _resolve(bundle_root, relative, where), where)
+             for index, relative, raw_index, where in _named_files(manifest, bundle_root, display)]
+    sizes = {relative: path.stat().st_size if path.is_file() else 0 for _unused, relative, _unused, path, _unused in named}
+    total = len(manifest_bytes) + sum(sizes.values())
+    if total > MAX_BUNDLE_BYTES:
+        largest = max(sizes, key=sizes.get)
+        raise BundleError(f"{bundle_root}: the bundle's files take {total} bytes, more than MAX_BUNDLE_BYTES "
+                          f"({MAX_BUNDLE_BYTES}) (largest: {largest}, {sizes[largest]} bytes); "
+                          "nothing of it was loaded")
+    content = hashlib.sha256(b"manifest.json\0" + manifest_bytes + b"\0")
+    files = []
+    read = len(manifest_bytes)
+    for index, relative, raw_index, path, where in named:
+        own = hashlib.sha256()
+        content.update(relative.encode("utf-8") + b"\0")
+        with _open_regular(path, relative, where) as handle:
+            while chunk := handle.read(_READ_CHUNK):
+                read += len(chunk)
+                if read > MAX_BUNDLE_BYTES:  # it grew after it was measured
+                    raise _changed(str(path))
+                own.update(chunk)
+                content.update(chunk)
+        content.update(b"\0")
+        files.append(BundleFile(index, relative, raw_index, path, own.hexdigest()))
+    return content.hexdigest(), files
+
+
+def _output_problems(parsed: dict) -> tuple[bool, str | None]:
+    """Whether a parsed output was cut short, and what the tool itself complained about."""
+    runs = parsed.get("runs") or []
+    truncated = any(run.get("truncated") for run in runs)
+    problems = [run["truncation"] for run in runs if run.get("truncated") and run.get("truncation")]
+    problems += [f"line {error['line']}: {error['message']}" for error in parsed.get("tool_errors") or []]
+    return truncated, "; ".join(problems) or None
+
+
+def _parse_raw(data: bytes, experiment: dict, raw: dict, display: str, where: str) -> RawOutput:
+    """Parse one raw output. An unreadable output of an 'ok' experiment refuses the bundle; one of
+    a failed experiment (a tool killed half way) is kept unparsed with the reason, so the rest of
+    what the host measured still loads. A value the warehouse cannot hold refuses the bundle either way."""
+    tool = raw["tool"]
+    module = parser(tool)
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        text = decode(data)
+        if tool in JSON_TOOLS and _too_deep(text):
+            raise ParseError(display, None,
+                             f"arrays and objects nest deeper than MAX_JSON_DEPTH ({MAX_JSON_DEPTH}) levels")
+        parsed = module.parse(text, source=display)
+        rows = tuple({**row, "params": {**(raw.get("params") or {}), **row["params"]}} for row in module.rows(parsed))
+    except ParseError as error:
+        if experiment["status"] == "ok":
+            raise BundleError(
+                f"{where}: {error}: the {tool} output of an experiment marked 'ok' cannot be read; "
+                "re-collect the bundle, or re-run the experiment"
+            ) from None
+        return RawOutput(experiment["name"], raw["path"], tool, raw.get("params") or {}, digest, len(data), None, (),
+                         False, f"not loaded: {error}")
+    except Exception as error:  # noqa: BLE001 - a parser broken by hostile input refuses the bundle, not the ingest
+        raise BundleError(f"{where}: {display}: the {tool} parser cannot read it ({type(error).__name__}: "
+                          f"{str(error)[:200]}); re-collect the bundle") from None
+    problem = _value_problem(parsed, "$parsed") or next(
+        (f"row {index}: {problem}" for index, row in enumerate(rows) if (problem := _value_problem(row, "$"))), None)
+    if problem:
+        raise BundleError(f"{where}: {display}: what the {tool} parser read is not storable: {problem}")
+    truncated, note = _output_problems(parsed)
+    return RawOutput(experiment["name"], raw["path"], tool, raw.get("params") or {}, digest, len(data), parsed, rows,
+                     truncated, note)
+
+
+def open_bundle(path: Path) -> Bundle:
+    """Validate the manifest of the bundle at `path` and hash the files it names; raise BundleError on
+    the first problem found. The files themselves are validated as `points()` and `raw_outputs()` read them."""
+    bundle_root = Path(path).resolve()
+    if not bundle_root.is_dir():
+        raise BundleError(f"{path}: not a directory: a bundle is a directory results/<run_id>/<host>/")
+    display = str(bundle_root / "manifest.json")
+    manifest_bytes = _read_manifest(bundle_root, display)
+    try:
+        manifest = _parse_json(manifest_bytes.decode("utf-8"))
+    except ValueError as error:  # UnicodeDecodeError is one
+        raise BundleError(f"{display}: not valid JSON ({error}): re-collect the bundle") from None
+    if not isinstance(manifest, dict):
+        raise BundleError(f"{display}: at $: expected a JSON object, found {type(manifest).__name__}")
+    delivered_schema = _check_version(manifest, "bundle_schema", SUPPORTED_BUNDLE_SCHEMA, display)
+    manifest = _upgrade_manifest(manifest, display)
+    problem = _value_problem(manifest) or _schema_problem(_MANIFEST_VALIDATOR, manifest)
+    if problem:
+        raise BundleError(f"{display}: {problem}: the manifest must match fleetscope/schemas/manifest.schema.json")
+    _check_manifest_consistency(manifest, bundle_root, display)
+    content_sha256, files = _hash_files(manifest, manifest_bytes, bundle_root, display)
+    return Bundle(path=bundle_root, manifest=manifest, delivered_bundle_schema=delivered_schema,
+                  content_sha256=content_sha256, files=tuple(files))
+
+
+def stated_content(path: Path) -> tuple[str, str, str] | None:
+    """(run_id, host, content hash) of the bundle at `path`, hashed as open_bundle hashes it but with its
+    manifest only parsed, not validated: ingest skips a bundle whose hash is the one of the run it already
+    holds (the very bytes it validated when it loaded them) for a read and a hash of its files. None where
+    the manifest is not one this fleetscope writes as is, or names something odd: open_bundle says what."""
+    bundle_root = Path(path).resolve()
+    display = str(bundle_root / "manifest.json")
+    try:
+        manifest_bytes = _read_manifest(bundle_root, display)
+        manifest = json.loads(manifest_bytes)
+        if manifest.get("bundle_schema") != SUPPORTED_BUNDLE_SCHEMA or \
+                (manifest.get("run_id"), manifest.get("host")) != (bundle_root.parent.name, bundle_root.name):
+            return None
+        content_sha256, _unused = _hash_files(manifest, manifest_bytes, bundle_root, display)
+    except Exception:  # noqa: BLE001 - anything amiss is for open_bundle to find and name
+        return None
+    return manifest["run_id"], manifest["host"], content_sha256
+
+
+def load_bundle(path: Path) -> Bundle:
+    """Validate the whole bundle at `path`, every file of it, and return it; raise BundleError on the
+    first problem found."""
+    bundle = open_bundle(path)
+    for _unused in bundle.points():
+        pass
+    for _unused in bundle.raw_outputs():
+        pass
+    return bundle
+
+
+def utc_timestamp(value: str) -> str:
+    """An RFC 3339 timestamp from a manifest as a naive UTC ISO string (the warehouse stores UTC)."""
+    return datetime.fromisoformat(value).astimezone(UTC).replace(tzinfo=None).isoformat()
