@@ -46,6 +46,7 @@ import random
 import re
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -201,6 +202,8 @@ def main() -> int:
     likwid = {key: likwid_variant(base) for key, base in LIKWID_TESTS.items()}
     rows: dict[tuple, list[dict]] = {}   # (label, isa, threads) -> one entry per repeat
     contention: list[dict] = []          # per repeat: the busiest measurement's foreign and steal shares
+    # A SIGTERM (timeout, flock's end) unwinds like Ctrl-C, so the temporary directory is removed
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     load_start = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="fleetscope-stream-") as tmp:
         stream, command, loops = build_stream(args.stream_src, Path(tmp), args.array_elements, args.samples)
