@@ -11,7 +11,7 @@ import shutil
 import pytest
 import sysfs_facts
 
-from fleetscope.bundle import _schema_problem, _schema_validator
+from fleetscope.ingest.bundle import _schema_problem, _schema_validator
 
 GB10 = sysfs_facts.SYSFS / "arm-gb10-biglittle"
 DEFAULT_RUN_MANIFEST = next((sysfs_facts.SYSFS.parent / "default_run" / "results").glob("*/*/manifest.json"))
