@@ -11,7 +11,8 @@ NEON and SVE on AArch64, SVE at vector lengths of 16 to 256 bytes) pass --verify
 equals the native build's exactly.
 
 Cost on the 2-vCPU dev VM: ~40 s for the three architectures at a load average of 3 from other work
-(a 3-5 s build each, then ~60 emulated runs of 0.1-0.6 s). A machine without the cross compilers or
+(a 3-5 s build each, then ~60 emulated runs of 0.1-0.6 s); 150 s at a load average of 6-9, when each
+build took 15-24 s. A machine without the cross compilers or
 qemu-user skips with what to install (`make test` installs them: the Makefile's CROSS_DEBS)."""
 
 from __future__ import annotations
