@@ -16,7 +16,8 @@ from fleetscope.analyze.plausibility import BIMODAL_MAX_SAMPLES, point_noise
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "mlc_samples"
 RULES = {"dram_chase_too_fast", "bandwidth_above_dram_peak", "huge_pages_not_granted", "loaded_idle_far_above_idle",
          "stride_bytes_counted", "nt_write_far_above_read", "experiments_disagree", "storage_littles_law",
-         "threads_shared_one_cpu", "noisy_point", "bimodal_point", "canary_drift", "measured_while_throttling"}
+         "threads_shared_one_cpu", "noisy_point", "bimodal_point", "canary_drift", "measured_while_throttling",
+         "plan_overshoot"}
 
 
 def point(experiment: str, kernel: str, params: dict, ns: float, context: dict | None = None) -> dict:
