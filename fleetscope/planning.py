@@ -87,7 +87,7 @@ def settings(profile: str, facts: dict, overrides: dict | None = None, selected:
     tuning = _yaml(ROLES_DIR / "tuning" / "vars" / "main.yml").get("__tuning_profiles", {}).get(profile, {})
     hugetlb = overrides.get("tuning_nr_hugepages", tuning.get("nr_hugepages"))
     return {"profile": profile, "table": table, "variables": kernels, "selected": names,
-            "paths": {"bin": "fleetscope-kernels", "bundle": ".", "aio_directory": "aio"},
+            "paths": {"bin": "fleetscope-kernels", "bundle": "<bundle>", "aio_directory": "<scratch>/aio"},
             "hugetlb_pages": None if hugetlb is None else int(hugetlb), "storage": storage}
 
 

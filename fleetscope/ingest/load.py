@@ -127,8 +127,10 @@ def _plan_rows(bundle: Bundle) -> Iterator[dict]:
             "allowance_s": entry.get("allowance_s"),
             "target_rel": entry.get("target_rel"),
             "cap_s": entry.get("cap_s"),
+            "kinds": entry.get("kinds"),
             "skip": entry.get("skip"),
             "notes": "; ".join(entry.get("notes") or []) or None,
+            "cuts": "; ".join(entry.get("cuts") or []) or None,
         }
 
 

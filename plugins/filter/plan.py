@@ -148,7 +148,7 @@ class Exp:
         return {"name": self.name, "points": self.records, "processes": len(self.processes),
                 "bound_s": round(self.bound_s + (EXPERIMENT_S if self.processes or self.skip else 0.0), 3),
                 "allowance_s": self.allowance_s, "target_rel": self.target_rel, "cap_s": self.cap_s,
-                "kinds": self.kinds, "skip": self.skip, "notes": self.notes + self.cuts}
+                "kinds": self.kinds, "skip": self.skip, "notes": self.notes, "cuts": self.cuts}
 
 
 class Context:
@@ -283,10 +283,13 @@ def _seconds(value: float) -> str:
     return f"{value:.0f} s" if value >= 10 else f"{value:.2g} s"
 
 
-def _note_dram(ctx: Context, exp: Exp, size: int, rule: int, what: str) -> None:
+def _note_dram(ctx: Context, exp: Exp, size: int, rule: int, what: str, threads: int = 1) -> None:
+    """Say a working set the budget cut, and where it may no longer be DRAM-sized: under twice the last-level
+    cache (a team's buffers together, against every LLC domain's)."""
     if size < rule:
         words = f"{what} cut from {_human(rule)} to {_human(size)} (budget)"
-        if size < 2 * ctx.host.llc:
+        domains = len(ctx.host.topology.get("llc_domains") or []) or 1
+        if size * threads < 2 * ctx.host.llc * (domains if threads > 1 else 1):
             words += (f": under twice the {_human(ctx.host.llc)} last-level cache sysfs reports, so part of it "
                       "may still be served by that cache")
         exp.cuts.append(words)
@@ -706,7 +709,7 @@ def _thread_sweep(ctx: Context) -> Exp:
                         f"x{ctx.knobs['thread_ratio']:.3g}, with {min(leaders, total)} (one thread per core) and {total}")
     rule = min(_bandwidth_dram_rule(ctx), (ctx.max_bytes or 1 << 40) // total // LINE * LINE)
     per_thread = _dram_bytes(ctx, rule, threads=total) // LINE * LINE
-    _note_dram(ctx, exp, per_thread, rule, "each thread's buffer")
+    _note_dram(ctx, exp, per_thread, rule, "each thread's buffer", threads=total)
     ops = list(var.get("kernels_thread_sweep_ops") or [])
     cost = sum(ctx.stream_point_s(per_thread, threads) for threads in steps) * len(ops)
     argv = [ctx.bin, "bandwidth", "--isa", var.get("kernels_bandwidth_isa", "auto"), "--ops", ",".join(ops),
@@ -722,20 +725,25 @@ def _thread_sweep(ctx: Context) -> Exp:
 def _loaded_latency(ctx: Context) -> Exp:
     exp = Exp("loaded_latency")
     var, host = ctx.var, ctx.host
+    loaders = max(1, host.cpus - 1)
     rule = min(_bandwidth_dram_rule(ctx), (ctx.max_bytes or 1 << 40) // max(host.cpus, 2) // LINE * LINE)
     size = _dram_bytes(ctx, rule) // LINE * LINE
-    _note_dram(ctx, exp, size, rule, "chase and load working sets")
+    load_size = _dram_bytes(ctx, rule, threads=loaders) // LINE * LINE
+    _note_dram(ctx, exp, size, rule, "the chase's working set")
+    if load_size < size:
+        exp.cuts.append(f"each load thread's buffer {_human(load_size)} instead of {_human(rule)} (budget; "
+                        f"{loaders} load threads, {_human(load_size * loaders)} together)")
     traffic = list(var.get("kernels_loaded_latency_traffic") or [])
     delays = list(ctx.knobs.get("delays") or var.get("kernels_loaded_latency_delays") or [])
     if len(delays) < len(var.get("kernels_loaded_latency_delays") or []):
         exp.cuts.append(f"{len(delays)} of {len(var['kernels_loaded_latency_delays'])} delays ({', '.join(map(str, delays))}) (budget)")
-    loaders = max(1, host.cpus - 1)
-    setup = ctx.chain_setup_s(size, size // LINE) + loaders * size * FAULT_S_PER_BYTE \
-        + loaders * size / (STREAM_BYTES_PER_S * host.stream_threads(loaders))
+    setup = ctx.chain_setup_s(size, size // LINE) + loaders * load_size * FAULT_S_PER_BYTE / host.stream_threads(loaders) \
+        + loaders * load_size / (STREAM_BYTES_PER_S * host.stream_threads(loaders))
     cost = setup + (1 + len(traffic) * len(delays)) * ctx.measure_s(ctx.sample_s())
     argv = [ctx.bin, "loaded_latency", "--chase-cpu", ctx.cpu, "--isa", var.get("kernels_bandwidth_isa", "auto"),
             "--traffic", ",".join(map(str, traffic)), "--delays", ",".join(map(str, delays)),
-            "--stores", var.get("kernels_loaded_latency_stores", "regular"), "--size", size, "--load-size", size, *ctx.common()]
+            "--stores", var.get("kernels_loaded_latency_stores", "regular"), "--size", size, "--load-size", load_size,
+            *ctx.common()]
     exp.add("all points", argv, 1 + len(traffic) * len(delays), cost)
     exp.notes.append(f"chase on CPU {ctx.cpu}, load threads on every other CPU; delays in spin "
                      "iterations after each group of lines")
@@ -798,7 +806,8 @@ def _thread_buffer(ctx: Context, threads: int) -> tuple[int, int]:
 
 def _window_point_s(ctx: Context, window_ms: float, threads: int, buffer: int) -> float:
     """A thread-team run (affinity, smt): threads started and their buffers touched, then windows."""
-    setup = threads * buffer * FAULT_S_PER_BYTE + threads * buffer / (STREAM_BYTES_PER_S * ctx.host.stream_threads(threads))
+    parallel = ctx.host.stream_threads(threads)
+    setup = threads * buffer * FAULT_S_PER_BYTE / parallel + threads * buffer / (STREAM_BYTES_PER_S * parallel)
     return setup + ctx.measure_s(ctx.sample_s(min_sample_ms=window_ms))
 
 
@@ -807,7 +816,7 @@ def _affinity(ctx: Context) -> Exp:
     var, host = ctx.var, ctx.host
     threads = _int(var.get("kernels_affinity_threads")) or host.cores
     buffer, rule = _thread_buffer(ctx, threads)
-    _note_dram(ctx, exp, buffer, rule, "each memory thread's buffer")
+    _note_dram(ctx, exp, buffer, rule, "each memory thread's buffer", threads=threads)
     repeats = _int(ctx.knobs.get("repeats") or var.get("kernels_affinity_repeats"), 1)
     if repeats < _int(var.get("kernels_affinity_repeats"), 1):
         exp.cuts.append(f"{repeats} runs of every placement and workload instead of {var.get('kernels_affinity_repeats')} (budget)")
@@ -840,7 +849,7 @@ def _smt(ctx: Context) -> Exp:
         exp.skip = "no SMT siblings in the facts' topology: nothing shares a core"
         return exp
     buffer, rule = _thread_buffer(ctx, 2)
-    _note_dram(ctx, exp, buffer, rule, "each memory thread's buffer")
+    _note_dram(ctx, exp, buffer, rule, "each memory thread's buffer", threads=2)
     repeats = _int(ctx.knobs.get("repeats") or var.get("kernels_smt_repeats"), 1)
     if repeats < _int(var.get("kernels_smt_repeats"), 1):
         exp.cuts.append(f"{repeats} runs of every placement and workload instead of {var.get('kernels_smt_repeats')} (budget)")
@@ -967,7 +976,7 @@ def _fit(name: str, host: Host, settings: dict, allowance: float | None) -> Exp:
             knobs = {**knobs, **step}
             exp = _PLANNERS[name](Context(host, settings, name, knobs))
         if exp.record()["bound_s"] > allowance:
-            exp.notes.append(f"over its allowance of {_seconds(allowance)} even with every cut the budget may make")
+            exp.cuts.append(f"over its allowance of {_seconds(allowance)} even with every cut the budget may make")
     ctx = Context(host, settings, name, knobs)
     exp.target_rel, exp.cap_s, exp.kinds = ctx.target, ctx.cap, ctx.kind_count
     exp.allowance_s = None if allowance is None else round(allowance, 1)
@@ -1066,6 +1075,12 @@ def plan_entry(plan: dict, experiment: str) -> dict:
     return {}
 
 
+def plan_notes(plan: dict, experiment: str) -> list[str]:
+    """An experiment's notes for the manifest: what the plan says of it, then what the budget cut."""
+    entry = plan_entry(plan, experiment)
+    return list(entry.get("notes") or []) + list(entry.get("cuts") or [])
+
+
 def plan_record(plan: dict) -> dict:
     """What the manifest keeps: the plan without the processes' argv."""
     return {**{key: value for key, value in plan.items() if key != "experiments"},
@@ -1085,12 +1100,7 @@ def plan_summary(plan: dict, host: str) -> str:
 
 def plan_cuts(plan: dict) -> list[str]:
     """One line per experiment the budget cut: 'c2c: 96 of 16,256 ordered CPU pairs (budget): ...'."""
-    lines = []
-    for entry in plan.get("experiments") or []:
-        for note in entry.get("notes") or []:
-            if "(budget)" in note or "allowance" in note:
-                lines.append(f"{entry['name']}: {note}")
-    return lines
+    return [f"{entry['name']}: {cut}" for entry in plan.get("experiments") or [] for cut in entry.get("cuts") or []]
 
 
 def fio_price(jobs, runtime_s, ramp_s, size_bytes, enabled=True) -> dict:
@@ -1103,11 +1113,12 @@ def fio_price(jobs, runtime_s, ramp_s, size_bytes, enabled=True) -> dict:
         + int(size_bytes) / FIO_LAYOUT_BYTES_PER_S
     return {"name": "fio", "points": len(jobs), "processes": len(jobs), "bound_s": round(bound, 3),
             "allowance_s": None, "target_rel": None, "cap_s": None, "skip": None,
-            "notes": [f"{len(jobs)} jobs x ({ramp_s} s ramp + {runtime_s} s measured)"]}
+            "notes": [f"{len(jobs)} jobs x ({ramp_s} s ramp + {runtime_s} s measured)"], "cuts": []}
 
 
 class FilterModule:
     def filters(self):
         return {"host_plan": host_plan, "plan_points": plan_points, "plan_points_as": plan_points_as, "plan_entry": plan_entry,
+                "plan_notes": plan_notes,
                 "plan_record": plan_record, "plan_summary": plan_summary, "plan_cuts": plan_cuts,
                 "fio_price": fio_price}

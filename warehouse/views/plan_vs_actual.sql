@@ -1,7 +1,7 @@
 -- plan_vs_actual: each experiment of a planned run beside what it did. The plan (plan_experiments, made
 -- before measuring by roles/kernels/tasks/plan.yml) gave the points the experiment would write, the
--- processes it would start and an upper bound on its time, fitted into the profile's allowance with its
--- cuts in plan_notes; the run recorded its status, the points loaded and its wall time (experiments).
+-- processes it would start and an upper bound on its time, fitted into the profile's allowance (what the
+-- budget cut in plan_cuts, what else the plan says in plan_notes); the run recorded its status, the points loaded and its wall time (experiments).
 -- actual_share is wall time / planned bound; overshoot is true when the run took more than 25% past its
 -- price (the plan's model of this host did not hold: a slower or busier host than its rates; flag
 -- plan_overshoot). An experiment the run recorded but the plan did not price (mlc, workloads, the opt-in
@@ -24,8 +24,10 @@ SELECT
     p.allowance_s,
     p.target_rel,
     p.cap_s,
+    p.kinds,
     p.skip                                AS planned_skip,
     p.notes                               AS plan_notes,
+    p.cuts                                AS plan_cuts,
     coalesce(e.wall_s > 1.25 * p.bound_s, false) AS overshoot
 FROM plan_experiments AS p
 FULL OUTER JOIN experiments AS e
