@@ -847,6 +847,7 @@ def _smt(ctx: Context) -> Exp:
     var, host = ctx.var, ctx.host
     if not host.smt:
         exp.skip = "no SMT siblings in the facts' topology: nothing shares a core"
+        exp.bound_s += PROCESS_S  # the role still asks the kernel where it would place its threads (smt --plan)
         return exp
     buffer, rule = _thread_buffer(ctx, 2)
     _note_dram(ctx, exp, buffer, rule, "each memory thread's buffer", threads=2)
@@ -889,6 +890,7 @@ def _aio(ctx: Context) -> Exp:
     for point in _sweep.grid_points(argv, [{"option": "--engines", "values": var.get("kernels_aio_engines") or []}]):
         cost = size / AIO_WRITE_BYTES_PER_S + len(depths) * (window_s + ctx.sampling_s(window_s))
         exp.add(point["label"], point["argv"], len(depths), cost)
+    exp.bound_s += 3 * PROCESS_S  # its scratch directory, the engine probe (aio --plan) and df
     exp.notes.append("priced with every requested engine and the whole scratch file: the host may run fewer or a "
                      "smaller file (its notes say why)")
     return exp
