@@ -211,7 +211,7 @@ def test_the_plan_lists_only_the_selected_experiments_and_prices_fio_apart(facts
     plan = planning.plan(facts, "quick", selected=["latency_sweep", "fio"])
     assert [entry["name"] for entry in plan["experiments"]] == ["latency_sweep", "fio"]
     fio = plan["experiments"][1]
-    assert fio["points"] == fio["processes"] == 8 and fio["run"] == []
+    assert fio["points"] == fio["processes"] == 5 and fio["run"] == []  # quick: 3 random patterns at qd 1, 2 sequential
 
 
 def test_the_allowances_of_every_profile_fit_its_budget():
