@@ -915,7 +915,7 @@ def _steps(name: str, settings: dict, host: Host) -> list[dict]:  # noqa: C901 -
     # worth its start-up wherever perf counts anything.
     counted = (host.facts.get("perf") or {}).get("capability") in ("hardware", "software") \
         and var.get("kernels_perf_stat", True)
-    caps = [{"cap_scale": scale} for scale in (0.5, 0.25)]
+    caps = [{"cap_scale": scale} for scale in (0.75, 0.5, 0.35, 0.25)]
     sizes = [{"size_scale": scale} for scale in _HALVINGS]
     drams = [{"dram_scale": scale} for scale in _HALVINGS]
     group = [{"group": True}]
