@@ -29,4 +29,7 @@ def build(fetch: Callable[[str], list[dict]]) -> dict:
     if over:
         sentence += (f" {len(over)} ran more than 25% past their price ({', '.join(over)}): the plan's model of this "
                      "host did not hold (a busier or slower host than its rates; flag plan_overshoot).")
-    return {"present": True, "sentence": sentence, "rows": rows}
+    short = (f"at most {format_with_unit(totals['plan_bound_s'], 's')}"
+             + (f" (budget {format_with_unit(budget, 's')})" if budget is not None else "")
+             + f", took {format_with_unit(actual, 's')}" + (f"; {len(over)} over" if over else ""))
+    return {"present": True, "sentence": sentence, "short": short, "rows": rows}
