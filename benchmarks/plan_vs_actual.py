@@ -68,8 +68,9 @@ def fake_root(folder: Path, llc_mib: int) -> Path:
             if level == last:
                 (index / "size").write_text(f"{llc_mib * 1024}K\n")
     (target / "online").write_text(Path("/sys/devices/system/cpu/online").read_text())
+    keep = re.compile(r"node\d+|cpulist|distance")
     shutil.copytree("/sys/devices/system/node", root / "sys/devices/system/node", symlinks=False,
-                    ignore=lambda directory, names: [name for name in names if not re.fullmatch(r"node\d+|cpulist|distance", name)],
+                    ignore=lambda directory, names: [name for name in names if not keep.fullmatch(name)],
                     ignore_dangling_symlinks=True, dirs_exist_ok=True)
     for name in PROC_FILES:
         out = root / "proc" / name
@@ -133,9 +134,10 @@ def show(result: dict) -> None:
         ratio = f"{share:.2f}{' OVER' if over else ''}" if share is not None else ""
         target_text = f"±{100 * target:g}%" if target else "fixed"
         met_text = f"{met}/{counted} ({100 * share_met:.0f}%)" if share_met is not None else ""
-        print(f"| {name} | {status or 'not recorded'} | {planned if planned is not None else 'not priced'} | "
-              f"{actual if actual is not None else ''} | {ratio} | {planned_points if planned_points is not None else ''} | "
-              f"{points if points is not None else ''} | {target_text} | {met_text} | {cuts or ''} |")
+        cells = [name, status or "not recorded", "not priced" if planned is None else planned,
+                 "" if actual is None else actual, ratio, "" if planned_points is None else planned_points,
+                 "" if points is None else points, target_text, met_text, cuts or ""]
+        print("| " + " | ".join(map(str, cells)) + " |")
     print()
 
 

@@ -278,7 +278,8 @@ def _command_plan(arguments: argparse.Namespace) -> int:
         print(f"{'experiment':<18} {'points':>7} {'processes':>9} {'at most':>9} {'allowance':>9}  notes")
         for entry in plan["experiments"]:
             allowance = "" if entry.get("allowance_s") is None else f"{entry['allowance_s']:g} s"
-            notes = "; ".join(([f"skipped: {entry['skip']}"] if entry.get("skip") else []) + list(entry.get("notes") or []))
+            notes = "; ".join(([f"skipped: {entry['skip']}"] if entry.get("skip") else [])
+                              + list(entry.get("notes") or []) + list(entry.get("cuts") or []))
             print(f"{entry['name']:<18} {entry['points']:>7,} {entry['processes']:>9} {entry['bound_s']:>8.1f}s "
                   f"{allowance:>9}  {notes}")
     return 0 if plan["within_budget"] is not False else EXIT_OVER_BUDGET

@@ -81,9 +81,10 @@ def write(root: Path, machine: Machine) -> Path:
         for index, (level, kind_name, size, shared) in enumerate([
                 (1, "Data", kind.l1d_kib, own), (1, "Instruction", 32, own), (2, "Unified", kind.l2_kib, own),
                 (3, "Unified", machine.l3_kib, _cpulist(domains[(socket, ccd)]))]):
-            files.update({f"cache/index{index}/level": level, f"cache/index{index}/type": kind_name,
-                          f"cache/index{index}/size": f"{size}K", f"cache/index{index}/shared_cpu_list": shared,
-                          f"cache/index{index}/coherency_line_size": 64, f"cache/index{index}/ways_of_associativity": 8})
+            entry = f"cache/index{index}"
+            files.update({f"{entry}/level": level, f"{entry}/type": kind_name, f"{entry}/size": f"{size}K",
+                          f"{entry}/shared_cpu_list": shared, f"{entry}/coherency_line_size": 64,
+                          f"{entry}/ways_of_associativity": 8})
         for name, value in files.items():
             path = cpu_dir / f"cpu{cpu}" / name
             path.parent.mkdir(parents=True, exist_ok=True)

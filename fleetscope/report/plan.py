@@ -25,7 +25,8 @@ def build(fetch: Callable[[str], list[dict]]) -> dict:
                 f"{format_count(totals['plan_points'])} points, at most {format_with_unit(totals['plan_bound_s'], 's')}"
                 + (f" (budget {format_with_unit(budget, 's')})" if budget is not None else " (full profile: no budget)")
                 + f". They took {format_with_unit(actual, 's')}, "
-                f"{format_percent(actual / totals['plan_bound_s']) if totals['plan_bound_s'] else '—'} of that price.")
+                + (f"{format_percent(actual / totals['plan_bound_s'])}" if totals["plan_bound_s"] else "—")
+                + " of that price.")
     if over:
         sentence += (f" {len(over)} ran more than 25% past their price ({', '.join(over)}): the plan's model of this "
                      "host did not hold (a busier or slower host than its rates; flag plan_overshoot).")

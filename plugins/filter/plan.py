@@ -29,7 +29,8 @@ from pathlib import Path
 def _sibling(name: str):
     """A filter module of this folder, loaded by path: Ansible, the tests and `fleetscope plan` load this
     file by path too, so no package import can be assumed."""
-    spec = importlib.util.spec_from_file_location(f"fleetscope_plan_{name}", Path(__file__).resolve().parent / f"{name}.py")
+    path = Path(__file__).resolve().parent / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"fleetscope_plan_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -72,7 +73,7 @@ SAXPY_MISS_S = 40e-9
 SAXPY_HIT_S = 2e-9
 # One c2c pair: thread start, the 5 ms warm-up, canaries; the first pair on a CPU also measures its clock.
 C2C_PAIR_S = 0.02
-COREclock_S = 0.06
+CORECLOCK_S = 0.06
 # aio: writing its scratch file once per process (bytes per second).
 AIO_WRITE_BYTES_PER_S = 200e6
 # fio: the engine and O_DIRECT probes, laying out the scratch file, the record.
@@ -164,7 +165,8 @@ class Context:
         paths = settings.get("paths") or {}
         self.bin = paths.get("bin", "fleetscope-kernels")
         self.bundle = paths.get("bundle", ".")
-        self.samples = _int(knobs.get("samples")) or _int(self.var.get("kernels_samples"), _int(self.table.get("samples"), 11))
+        self.samples = _int(knobs.get("samples")) or _int(self.var.get("kernels_samples"),
+                                                          _int(self.table.get("samples"), 11))
         self.min_sample_ms = float(self.var.get("kernels_min_sample_ms") or self.table.get("min_sample_ms") or 10)
         self.tries = _int(knobs.get("tries")) or _int(self.table.get("tries"), 0)
         mem = host.mem_available
@@ -301,7 +303,8 @@ def _latency_sweep(ctx: Context) -> Exp:
     exp = Exp("latency_sweep")
     var, host = ctx.var, ctx.host
     per_octave = _int(ctx.knobs.get("per_octave") or var.get("kernels_latency_sweep_points_per_octave"), 1)
-    rule = _int(var.get("kernels_latency_sweep_max_bytes")) or _sweep.sweep_max_bytes(host.caches or [], host.mem_available or 1 << 40)
+    rule = _int(var.get("kernels_latency_sweep_max_bytes")) \
+        or _sweep.sweep_max_bytes(host.caches or [], host.mem_available or 1 << 40)
     top = _dram_bytes(ctx, rule, "size_scale") // LINE * LINE
     _note_dram(ctx, exp, top, rule, "largest working set")
     sizes = _sweep.sweep_sizes(_int(var.get("kernels_latency_sweep_min_bytes"), 4096), top, per_octave)
@@ -332,7 +335,8 @@ def _latency_sweep(ctx: Context) -> Exp:
         exp.bound_s += refine * (PROCESS_S + worst) * ctx.kind_count
         exp.notes.append(f"priced with up to {refine} refinement points inside the rises")
     if per_octave < _int(var.get("kernels_latency_sweep_points_per_octave"), 1):
-        exp.cuts.append(f"{per_octave} point per octave instead of {var.get('kernels_latency_sweep_points_per_octave')} (budget)")
+        exp.cuts.append(f"{per_octave} point per octave instead of "
+                        f"{var.get('kernels_latency_sweep_points_per_octave')} (budget)")
     return exp
 
 
@@ -392,7 +396,8 @@ def _mlp(ctx: Context) -> Exp:
     argv = [ctx.bin, "mlp", "--cpu", ctx.cpu, "--repeats", repeats, "--size", dram, *ctx.common()]
     exp.add("all points", argv, 16 * repeats, cost)
     if repeats < _int(ctx.var.get("kernels_mlp_repeats"), 1):
-        exp.cuts.append(f"each chain count measured {repeats} times instead of {ctx.var.get('kernels_mlp_repeats')} (budget)")
+        exp.cuts.append(f"each chain count measured {repeats} times instead of {ctx.var.get('kernels_mlp_repeats')} "
+                        "(budget)")
     return exp
 
 
@@ -461,7 +466,8 @@ def _tlb(ctx: Context) -> Exp:
     refine = _int(table.get("tlb_refine_max_points"))
     if refine and exp.processes:
         exp.records += 2 * refine * ctx.kind_count
-        exp.bound_s += refine * (ctx.measure_s(ctx.sample_s(), series=2) + 2 * MIB * 512 * FAULT_S_PER_BYTE) * ctx.kind_count
+        each = ctx.measure_s(ctx.sample_s(), series=2) + 2 * MIB * 512 * FAULT_S_PER_BYTE
+        exp.bound_s += refine * each * ctx.kind_count
         exp.notes.append(f"priced with up to {refine} refinement page counts")
     return exp
 
@@ -519,7 +525,8 @@ def _c2c(ctx: Context) -> Exp:
     var, host = ctx.var, ctx.host
     min_ms = float(var.get("kernels_c2c_min_sample_ms") or ctx.table.get("c2c_min_sample_ms") or 2)
     planned = _numa.c2c_cpus_plan(host.topology, str(var["kernels_c2c_cpus"]) if var.get("kernels_c2c_cpus") else None)
-    cpus = _numa._cpus(planned["cpus"]) if planned["cpus"] else sorted(r["cpu"] for r in host.topology.get("cpus") or []) \
+    cpus = _numa._cpus(planned["cpus"]) if planned["cpus"] \
+        else sorted(r["cpu"] for r in host.topology.get("cpus") or []) \
         or list(range(host.cpus))
     every = len(cpus) * (len(cpus) - 1)
     pair_s = C2C_PAIR_S + ctx.measure_s(ctx.sample_s(min_sample_ms=min_ms))
@@ -527,17 +534,17 @@ def _c2c(ctx: Context) -> Exp:
     all_pairs = var.get("kernels_c2c_all_pairs")
     if all_pairs is None:
         all_pairs = bool(ctx.table.get("c2c_all_pairs")) or bool(var.get("kernels_c2c_cpus"))
-    fits = ctx.knobs.get("allowance") is None or every * pair_s + len(cpus) * COREclock_S + PROCESS_S + EXPERIMENT_S \
+    fits = ctx.knobs.get("allowance") is None or every * pair_s + len(cpus) * CORECLOCK_S + PROCESS_S + EXPERIMENT_S \
         <= ctx.knobs["allowance"]
     if all_pairs or fits:
         exp.notes += planned["notes"]
         exp.add("all points", argv + (["--cpus", planned["cpus"]] if planned["cpus"] else []), every,
-                every * pair_s + len(cpus) * COREclock_S)
+                every * pair_s + len(cpus) * CORECLOCK_S)
         return exp
     pairs = _c2c_pairs(host)
     initiators = len({a for a, _ in pairs})
     exp.add("sampled pairs", argv + ["--pairs", ",".join(f"{a}:{b}" for a, b in pairs)], len(pairs),
-            len(pairs) * pair_s + initiators * COREclock_S)
+            len(pairs) * pair_s + initiators * CORECLOCK_S)
     domains = len(host.topology.get("llc_domains") or []) or 1
     exp.cuts.append(f"{len(pairs)} of {every:,} ordered CPU pairs (budget): every pair of the {domains} LLC "
                     f"domain{'s' if domains != 1 else ''} and every domain with itself"
@@ -648,7 +655,8 @@ def _bandwidth(ctx: Context) -> Exp:
     _note_dram(ctx, exp, dram, rule, "DRAM working set")
     per_octave = _int(ctx.knobs.get("per_octave") or var.get("kernels_bandwidth_points_per_octave"), 1)
     if per_octave < _int(var.get("kernels_bandwidth_points_per_octave"), 1):
-        exp.cuts.append(f"{per_octave} working set per octave instead of {var.get('kernels_bandwidth_points_per_octave')} (budget)")
+        exp.cuts.append(f"{per_octave} working set per octave instead of "
+                        f"{var.get('kernels_bandwidth_points_per_octave')} (budget)")
     sizes = _sweep.sweep_sizes(_int(var.get("kernels_bandwidth_min_bytes"), 4096), dram, per_octave)
     ops, stores = list(var.get("kernels_bandwidth_ops") or []), list(var.get("kernels_bandwidth_stores") or [])
     variants = sum(1 if op == "read" else len(stores) for op in ops)
@@ -656,7 +664,8 @@ def _bandwidth(ctx: Context) -> Exp:
     argv = [ctx.bin, "bandwidth", "--cpu", ctx.cpu, "--isa", var.get("kernels_bandwidth_isa", "auto"),
             "--ops", ",".join(ops), "--stores", ",".join(stores), *ctx.common(), "--sizes", ",".join(map(str, sizes))]
     exp.add("all points", argv, len(sizes) * variants, cost, ctx.kind_count)
-    exp.notes.append(f"working sets {_human(sizes[0])} .. {_human(dram)}, {len(sizes)} sizes x {variants} op/store variants, "
+    exp.notes.append(f"working sets {_human(sizes[0])} .. {_human(dram)}, {len(sizes)} sizes x {variants} op/store "
+                     "variants, "
                      f"one thread on CPU {ctx.cpu}")
     return exp
 
@@ -680,11 +689,13 @@ def _dram_team_experiment(ctx: Context, name: str, extra: list, variants: int, r
 
 def _stride_bandwidth(ctx: Context) -> Exp:
     var = ctx.var
-    patterns, strides = list(var.get("kernels_stride_bandwidth_patterns") or []), list(var.get("kernels_stride_bandwidth_strides") or [])
+    patterns = list(var.get("kernels_stride_bandwidth_patterns") or [])
+    strides = list(var.get("kernels_stride_bandwidth_strides") or [])
     exp = _dram_team_experiment(ctx, "stride_bandwidth", ["--ops", "read", "--patterns", ",".join(patterns),
                                                           "--strides", ",".join(map(str, strides))],
                                 len(patterns) * len(strides), strides if "random" in patterns else ())
-    exp.notes.append(f"read bandwidth over a {exp.processes[0]['argv'][exp.processes[0]['argv'].index('--sizes') + 1]} B span; "
+    argv = exp.processes[0]["argv"]
+    exp.notes.append(f"read bandwidth over a {argv[argv.index('--sizes') + 1]} B span; "
                      "each stride block moves one 64 B line")
     return exp
 
@@ -706,7 +717,8 @@ def _thread_sweep(ctx: Context) -> Exp:
     steps = _thread_steps(total, leaders, ctx.knobs.get("thread_ratio"))
     if len(steps) < total:
         exp.cuts.append(f"{len(steps)} of {total} thread counts (budget): every count to 4, then steps of "
-                        f"x{ctx.knobs['thread_ratio']:.3g}, with {min(leaders, total)} (one thread per core) and {total}")
+                        f"x{ctx.knobs['thread_ratio']:.3g}, with {min(leaders, total)} (one thread per core) "
+                        f"and {total}")
     rule = min(_bandwidth_dram_rule(ctx), (ctx.max_bytes or 1 << 40) // total // LINE * LINE)
     per_thread = _dram_bytes(ctx, rule, threads=total) // LINE * LINE
     _note_dram(ctx, exp, per_thread, rule, "each thread's buffer", threads=total)
@@ -736,8 +748,10 @@ def _loaded_latency(ctx: Context) -> Exp:
     traffic = list(var.get("kernels_loaded_latency_traffic") or [])
     delays = list(ctx.knobs.get("delays") or var.get("kernels_loaded_latency_delays") or [])
     if len(delays) < len(var.get("kernels_loaded_latency_delays") or []):
-        exp.cuts.append(f"{len(delays)} of {len(var['kernels_loaded_latency_delays'])} delays ({', '.join(map(str, delays))}) (budget)")
-    setup = ctx.chain_setup_s(size, size // LINE) + loaders * load_size * FAULT_S_PER_BYTE / host.stream_threads(loaders) \
+        exp.cuts.append(f"{len(delays)} of {len(var['kernels_loaded_latency_delays'])} delays "
+                        f"({', '.join(map(str, delays))}) (budget)")
+    setup = ctx.chain_setup_s(size, size // LINE) \
+        + loaders * load_size * FAULT_S_PER_BYTE / host.stream_threads(loaders) \
         + loaders * load_size / (STREAM_BYTES_PER_S * host.stream_threads(loaders))
     cost = setup + (1 + len(traffic) * len(delays)) * ctx.measure_s(ctx.sample_s())
     argv = [ctx.bin, "loaded_latency", "--chase-cpu", ctx.cpu, "--isa", var.get("kernels_bandwidth_isa", "auto"),
@@ -748,7 +762,8 @@ def _loaded_latency(ctx: Context) -> Exp:
     exp.notes.append(f"chase on CPU {ctx.cpu}, load threads on every other CPU; delays in spin "
                      "iterations after each group of lines")
     if host.cpus < 2:
-        exp.notes.append("this host has one CPU: no load thread can run beside the chase, so only the idle point is measured")
+        exp.notes.append("this host has one CPU: no load thread can run beside the chase, so only the idle point is "
+                         "measured")
     return exp
 
 
@@ -784,13 +799,16 @@ def _prefetch(ctx: Context) -> Exp:
     dram = _dram_bytes(ctx, rule) // LINE * LINE
     _note_dram(ctx, exp, dram, rule, "working set")
     argv = [ctx.bin, "bandwidth", "--cpu", ctx.cpu, "--isa", var.get("kernels_bandwidth_isa", "auto"),
-            "--ops", "read", "--prefetch", "none,software", "--prefetch-distance", var.get("kernels_prefetch_distance_blocks", 16),
+            "--ops", "read", "--prefetch", "none,software",
+            "--prefetch-distance", var.get("kernels_prefetch_distance_blocks", 16),
             "--sizes", dram, *ctx.common(), "--hw-prefetchers", "default"]
     runs = 2 if var.get("kernels_prefetch_msr_toggle") else 1
-    for point in _sweep.grid_points(argv, [{"option": "--strides", "values": var.get("kernels_prefetch_strides") or []}]):
+    strides = [{"option": "--strides", "values": var.get("kernels_prefetch_strides") or []}]
+    for point in _sweep.grid_points(argv, strides):
         stride = int(point["argv"][-1])
         # a strided read moves one line per stride block: the pass is the lines, not the span
-        exp.add(point["label"], point["argv"], 2 * runs, runs * 2 * ctx.stream_point_s(dram, passes=LINE / max(LINE, stride) + 0.1))
+        point_s = ctx.stream_point_s(dram, passes=LINE / max(LINE, stride) + 0.1)
+        exp.add(point["label"], point["argv"], 2 * runs, runs * 2 * point_s)
     if runs == 2:
         exp.notes.append("priced with the opt-in run with the hardware prefetchers off (prefetch_hw_off)")
     return exp
@@ -819,7 +837,8 @@ def _affinity(ctx: Context) -> Exp:
     _note_dram(ctx, exp, buffer, rule, "each memory thread's buffer", threads=threads)
     repeats = _int(ctx.knobs.get("repeats") or var.get("kernels_affinity_repeats"), 1)
     if repeats < _int(var.get("kernels_affinity_repeats"), 1):
-        exp.cuts.append(f"{repeats} runs of every placement and workload instead of {var.get('kernels_affinity_repeats')} (budget)")
+        exp.cuts.append(f"{repeats} runs of every placement and workload instead of "
+                        f"{var.get('kernels_affinity_repeats')} (budget)")
     window = float(var.get("kernels_thread_window_ms") or ctx.table.get("thread_window_ms") or 100)
     order = _kinds.core_kind_cpu_order(host.topology) if var.get("kernels_per_core_kind", True) else {}
     argv = [ctx.bin, "affinity", "--repeats", repeats, "--buffer-bytes", buffer, *ctx.common(min_sample_ms=window),
@@ -853,7 +872,8 @@ def _smt(ctx: Context) -> Exp:
     _note_dram(ctx, exp, buffer, rule, "each memory thread's buffer", threads=2)
     repeats = _int(ctx.knobs.get("repeats") or var.get("kernels_smt_repeats"), 1)
     if repeats < _int(var.get("kernels_smt_repeats"), 1):
-        exp.cuts.append(f"{repeats} runs of every placement and workload instead of {var.get('kernels_smt_repeats')} (budget)")
+        exp.cuts.append(f"{repeats} runs of every placement and workload instead of "
+                        f"{var.get('kernels_smt_repeats')} (budget)")
     window = float(var.get("kernels_thread_window_ms") or ctx.table.get("thread_window_ms") or 100)
     workloads = list(var.get("kernels_smt_workloads") or [])
     order = _kinds.core_kind_cpu_order(host.topology) if var.get("kernels_per_core_kind", True) else {}
@@ -879,7 +899,8 @@ def _aio(ctx: Context) -> Exp:
             exp.cuts.append(f"scratch file {_human(cut)} instead of {_human(size)} (budget)")
             size = cut
     if ctx.knobs.get("depths") and len(depths) > ctx.knobs["depths"]:
-        kept = sorted({depths[round(i * (len(depths) - 1) / (ctx.knobs["depths"] - 1))] for i in range(ctx.knobs["depths"])})
+        count = ctx.knobs["depths"]
+        kept = sorted({depths[round(i * (len(depths) - 1) / (count - 1))] for i in range(count)})
         exp.cuts.append(f"queue depths {', '.join(map(str, kept))} of {', '.join(map(str, depths))} (budget)")
         depths = kept
     argv = [ctx.bin, "aio", "--directory", paths.get("aio_directory", "aio"), "--size", size,
@@ -1087,7 +1108,8 @@ def plan_notes(plan: dict, experiment: str) -> list[str]:
 def plan_record(plan: dict) -> dict:
     """What the manifest keeps: the plan without the processes' argv."""
     return {**{key: value for key, value in plan.items() if key != "experiments"},
-            "experiments": [{key: value for key, value in e.items() if key != "run"} for e in plan.get("experiments") or []]}
+            "experiments": [{key: value for key, value in entry.items() if key != "run"}
+                            for entry in plan.get("experiments") or []]}
 
 
 def plan_summary(plan: dict, host: str) -> str:
@@ -1121,7 +1143,8 @@ def fio_price(jobs, runtime_s, ramp_s, size_bytes, enabled=True) -> dict:
 
 class FilterModule:
     def filters(self):
-        return {"host_plan": host_plan, "plan_points": plan_points, "plan_points_as": plan_points_as, "plan_entry": plan_entry,
+        return {"host_plan": host_plan, "plan_points": plan_points, "plan_points_as": plan_points_as,
+                "plan_entry": plan_entry,
                 "plan_notes": plan_notes,
                 "plan_record": plan_record, "plan_summary": plan_summary, "plan_cuts": plan_cuts,
                 "fio_price": fio_price}

@@ -148,9 +148,9 @@ def test_c2c_measures_the_whole_matrix_where_it_fits_or_when_asked(facts_of):
     assert "--pairs" not in whole["run"][0]["argv"] and whole["points"] == 64 * 63
     assert any("over its allowance" in cut for cut in whole["cuts"])
     # the dev VM's two CPUs: both ordered pairs, no sampling to say
-    two = planning.plan({**facts_of("intel-xeon-e5-2node"), "topology": {"cpus": [{"cpu": 0, "llc": "0-1", "smt_siblings": "0"},
-                                                                                   {"cpu": 1, "llc": "0-1", "smt_siblings": "1"}],
-                                                                          "llc_domains": ["0-1"], "core_kinds": []},
+    topology = {"cpus": [{"cpu": 0, "llc": "0-1", "smt_siblings": "0"}, {"cpu": 1, "llc": "0-1", "smt_siblings": "1"}],
+                "llc_domains": ["0-1"], "core_kinds": []}
+    two = planning.plan({**facts_of("intel-xeon-e5-2node"), "topology": topology,
                          "cpu": {"logical_cpus": 2, "physical_cores": 2}}, "quick")
     pair = next(entry for entry in two["experiments"] if entry["name"] == "c2c")
     assert pair["points"] == 2 and "--pairs" not in pair["run"][0]["argv"] and not pair["cuts"]
@@ -202,8 +202,11 @@ def test_a_huge_reported_llc_cuts_dram_working_sets_and_says_they_may_hit_it(tmp
         argv = zero_queue["run"][0]["argv"]
         dram = int(argv[argv.index("--dram-size") + 1])
         assert dram < 8 * 480 * (1 << 20)
-        assert any("DRAM working set cut from 3.75 GiB" in cut and "under twice the 480 MiB last-level cache" in cut
-                   for cut in zero_queue["cuts"]), zero_queue["cuts"]
+        (cut,) = [cut for cut in zero_queue["cuts"] if cut.startswith("DRAM working set cut from 3.75 GiB")]
+        # the warning exactly where the cut working set is under twice the LLC
+        assert ("under twice the 480 MiB last-level cache" in cut) == (dram < 2 * 480 * (1 << 20)), cut
+        if profile == "quick":
+            assert dram < 2 * 480 * (1 << 20)
 
 
 def test_the_plan_lists_only_the_selected_experiments_and_prices_fio_apart(facts_of):

@@ -33,8 +33,9 @@ def test_plan_beside_actual_and_an_overshoot_flagged(bundles, cli, tmp_path):
     db = tmp_path / "fleet.duckdb"
     assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
     with duckdb.connect(str(db), read_only=True) as connection:
-        rows = connection.execute("SELECT experiment, status, planned_points, points, planned_s, actual_s, actual_share, "
-                                  "overshoot, plan_cuts FROM plan_vs_actual ORDER BY experiment").fetchall()
+        rows = connection.execute("SELECT experiment, status, planned_points, points, planned_s, actual_s, "
+                                  "actual_share, overshoot, plan_cuts FROM plan_vs_actual ORDER BY experiment"
+                                  ).fetchall()
         totals = connection.execute("SELECT plan_budget_s, plan_bound_s, plan_points FROM runs").fetchone()
         flag = connection.execute("SELECT status, item, value FROM flags WHERE rule = 'plan_overshoot'").fetchone()
     # fio was priced but the bundle recorded no fio: planned, not recorded
