@@ -932,8 +932,8 @@ _HALVINGS = [0.5, 0.25, 0.125, 0.0625, 0.03125]
 
 def _steps(name: str, settings: dict, host: Host) -> list[dict]:  # noqa: C901 - one branch per experiment
     var = settings.get("variables") or {}
-    # One process per saxpy stride exists so that perf counts each stride alone (view saxpy_counters):
-    # worth its start-up wherever perf counts anything.
+    # One process per saxpy stride, or per affinity placement and workload, exists so that perf counts each
+    # alone (views saxpy_counters, affinity_summary): worth its start-up wherever perf counts anything.
     counted = (host.facts.get("perf") or {}).get("capability") in ("hardware", "software") \
         and var.get("kernels_perf_stat", True)
     caps = [{"cap_scale": scale} for scale in (0.75, 0.5, 0.35, 0.25)]
@@ -963,8 +963,8 @@ def _steps(name: str, settings: dict, host: Host) -> list[dict]:  # noqa: C901 -
         delays = list(var.get("kernels_loaded_latency_delays") or [])
         fewer = [{"delays": delays[::2] + ([delays[-1]] if len(delays) % 2 == 0 else [])}] if len(delays) > 4 else []
         return caps + drams + fewer
-    if name == "affinity":
-        return group + caps + [{"repeats": 1}] + drams
+    if name == "affinity":  # one process per placement and workload: perf counts each (view affinity_summary)
+        return ([] if counted else group) + caps + [{"repeats": 1}] + drams
     if name == "smt":
         return caps + [{"repeats": 1}] + drams
     if name == "c2c":

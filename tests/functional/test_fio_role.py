@@ -79,7 +79,7 @@ def test_the_bundle_keeps_a_json_per_job_and_the_job_file(fio_run):
     assert [entry["path"] for entry in record["raw"]] == [f"raw/fio/{job}.json" for job in QUICK_JOBS]
     for entry in record["raw"]:
         assert entry["tool"] == "fio" and entry["params"]["job"] in QUICK_JOBS
-        assert entry["params"]["direct"] is True and entry["params"]["runtime_s"] == 2
+        assert entry["params"]["direct"] is True and entry["params"]["runtime_s"] == 1  # quick: 1 s a job
         document = json.loads((bundle / entry["path"]).read_text())
         assert [job["jobname"] for job in document["jobs"]] == [entry["params"]["job"]]
         assert document["jobs"][0]["error"] == 0
