@@ -571,11 +571,14 @@ def _numa_matrix(ctx: Context) -> Exp:
     bandwidth = _numa.numa_bandwidth_plan(host.numa, [ctx.bin, "bandwidth", "--ops", "read", "--isa",
                                                       var.get("kernels_bandwidth_isa", "auto"), "--page-policy", "thp",
                                                       *ctx.common()], per_thread, ctx.max_bytes, threads)
+    if ctx.knobs.get("latency_only"):
+        bandwidth["points"] = []
+        exp.cuts.append("the bandwidth matrix left out, the latency matrix only (budget)")
     if ctx.knobs.get("numa_threads") and not var.get("kernels_numa_bandwidth_threads"):
         exp.cuts.append(f"bandwidth matrix read by the first {ctx.knobs['numa_threads']} CPUs of each node (budget)")
     exp.notes += latency["notes"] + bandwidth["notes"]
     cells = _numa_cells(host, ctx.knobs.get("numa_cells"))
-    if cells is not None:
+    if cells is not None and len(cells) < len(latency["points"]):
         total = len(latency["points"])
         latency["points"] = [p for p in latency["points"] if _cell(p["argv"], host) in cells]
         bandwidth["points"] = [p for p in bandwidth["points"] if _cell(p["argv"], host) in cells]
@@ -659,6 +662,10 @@ def _bandwidth(ctx: Context) -> Exp:
                         f"{var.get('kernels_bandwidth_points_per_octave')} (budget)")
     sizes = _sweep.sweep_sizes(_int(var.get("kernels_bandwidth_min_bytes"), 4096), dram, per_octave)
     ops, stores = list(var.get("kernels_bandwidth_ops") or []), list(var.get("kernels_bandwidth_stores") or [])
+    if ctx.knobs.get("regular_only") and len(stores) > 1 and "regular" in stores:
+        exp.cuts.append(f"{', '.join(store for store in stores if store != 'regular')} stores left out: regular "
+                        "stores only (budget)")
+        stores = ["regular"]
     variants = sum(1 if op == "read" else len(stores) for op in ops)
     cost = sum(ctx.stream_point_s(size) for size in sizes) * variants
     argv = [ctx.bin, "bandwidth", "--cpu", ctx.cpu, "--isa", var.get("kernels_bandwidth_isa", "auto"),
@@ -717,8 +724,9 @@ def _thread_sweep(ctx: Context) -> Exp:
     steps = _thread_steps(total, leaders, ctx.knobs.get("thread_ratio"))
     if len(steps) < total:
         exp.cuts.append(f"{len(steps)} of {total} thread counts (budget): every count to 4, then steps of "
-                        f"x{ctx.knobs['thread_ratio']:.3g}, with {min(leaders, total)} (one thread per core) "
-                        f"and {total}")
+                        f"x{ctx.knobs['thread_ratio']:.3g}, "
+                        + (f"with {min(leaders, total)} (one thread per core) and {total}" if leaders < total
+                           else f"with {total} (one thread per core)"))
     rule = min(_bandwidth_dram_rule(ctx), (ctx.max_bytes or 1 << 40) // total // LINE * LINE)
     per_thread = _dram_bytes(ctx, rule, threads=total) // LINE * LINE
     _note_dram(ctx, exp, per_thread, rule, "each thread's buffer", threads=total)
@@ -908,9 +916,14 @@ def _aio(ctx: Context) -> Exp:
             "--direct", var.get("kernels_aio_direct", "auto"), *ctx.common(min_sample_ms=window)]
     # a window is a fixed length of time, not calibrated
     window_s = window / 1000.0
-    for point in _sweep.grid_points(argv, [{"option": "--engines", "values": var.get("kernels_aio_engines") or []}]):
-        cost = size / AIO_WRITE_BYTES_PER_S + len(depths) * (window_s + ctx.sampling_s(window_s))
-        exp.add(point["label"], point["argv"], len(depths), cost)
+    cost = size / AIO_WRITE_BYTES_PER_S + len(depths) * (window_s + ctx.sampling_s(window_s))
+    engines = list(var.get("kernels_aio_engines") or [])
+    if ctx.knobs.get("group"):
+        exp.add("all points", [*argv, "--engines", ",".join(engines)], len(depths) * len(engines), cost * len(engines))
+        exp.cuts.append("every engine in one process instead of one each (budget)")
+    else:
+        for point in _sweep.grid_points(argv, [{"option": "--engines", "values": engines}]):
+            exp.add(point["label"], point["argv"], len(depths), cost)
     exp.bound_s += 3 * PROCESS_S  # its scratch directory, the engine probe (aio --plan) and df
     exp.notes.append("priced with every requested engine and the whole scratch file: the host may run fewer or a "
                      "smaller file (its notes say why)")
@@ -945,7 +958,7 @@ def _steps(name: str, settings: dict, host: Host) -> list[dict]:  # noqa: C901 -
     if name == "tlb":
         return caps + [{"per_octave": 1}] + sizes
     if name == "bandwidth":
-        return caps + [{"per_octave": 1}] + drams
+        return caps + [{"per_octave": 1}] + drams + [{"regular_only": True}]
     if name == "saxpy":
         return ([] if counted else group) + caps + drams
     if name in ("zero_queue", "write_cost", "stride_bandwidth", "rw_mix", "prefetch"):
@@ -956,7 +969,7 @@ def _steps(name: str, settings: dict, host: Host) -> list[dict]:  # noqa: C901 -
         return group + caps + sizes
     if name == "numa_matrix":
         return caps + [{"numa_cells": "cross"}, {"numa_threads": 4}, {"numa_threads": 2}, {"numa_threads": 1}] \
-            + drams[:2] + [{"numa_cells": "row"}, {"numa_cells": "distances"}] + drams[2:]
+            + drams[:2] + [{"numa_cells": "row"}, {"numa_cells": "distances"}] + drams[2:] + [{"latency_only": True}]
     if name == "thread_sweep":
         return caps + [{"thread_ratio": 2 ** 0.5}, {"thread_ratio": 2.0}] + drams + [{"thread_ratio": 4.0}]
     if name == "loaded_latency":
@@ -970,7 +983,7 @@ def _steps(name: str, settings: dict, host: Host) -> list[dict]:  # noqa: C901 -
     if name == "c2c":
         return caps + [{"cap_scale": 0.125}]
     if name == "aio":
-        return caps + [{"size_scale": 0.5}, {"size_scale": 0.25}, {"depths": 3}, {"depths": 2}]
+        return caps + [{"size_scale": 0.5}, {"size_scale": 0.25}, {"group": True}, {"depths": 3}, {"depths": 2}]
     return caps
 
 
