@@ -298,7 +298,8 @@ def _command_plan(arguments: argparse.Namespace) -> int:
             overrides[name] = json.loads(value)
         except ValueError:
             overrides[name] = value
-    selected = [tag.strip() for tag in arguments.tags.split(",") if tag.strip()] if arguments.tags else None
+    selected = planning.select([tag.strip() for tag in arguments.tags.split(",") if tag.strip()]) \
+        if arguments.tags else None
     plan = planning.plan(facts, arguments.profile, overrides, selected,
                          _size(arguments.mem_available) if arguments.mem_available else None)
     module = planning.plan_module()
@@ -710,7 +711,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the profile to plan (default: quick)")
     plan.add_argument("--mem-available", metavar="SIZE",
                       help="the host's available memory (e.g. 64g) where the facts do not say it")
-    plan.add_argument("--tags", metavar="LIST", help="only these experiments (names, comma-separated)")
+    plan.add_argument("--tags", metavar="LIST",
+                      help="only the experiments these tags select, as the playbook's --tags: a family "
+                      "(latency, bandwidth, cpu_os_io, storage) or an experiment (comma-separated)")
     plan.add_argument("-e", "--extra-vars", action="append", default=[], metavar="NAME=VALUE",
                       help="a role variable as -e would set it (repeatable)")
     plan.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")

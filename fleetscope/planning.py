@@ -9,6 +9,7 @@ that profile, the fio role's jobs and times) and loads the filter by path, so pl
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import json
 import os
@@ -18,6 +19,7 @@ from pathlib import Path
 import yaml
 from jinja2.nativetypes import NativeEnvironment
 
+from fleetscope import catalog
 from fleetscope.errors import UserError
 from fleetscope.resources import COLLECTION_DIR
 
@@ -73,8 +75,8 @@ def settings(profile: str, facts: dict, overrides: dict | None = None, selected:
     overrides = overrides or {}
     kernels, context = role_variables("kernels", "kernels_", profile, overrides)
     table = context["__kernels_profile"]
-    registry = _yaml(ROLES_DIR / "kernels" / "vars" / "main.yml")["__kernels_experiments"]
-    names = [name for name in registry if kernels.get(f"kernels_{name}_enabled", True)]
+    names = [entry.name for entry in catalog.EXPERIMENTS
+             if entry.role == "kernels" and kernels.get(f"kernels_{entry.name}_enabled", True)]
     if selected is not None:
         names = [name for name in names if name in selected]
     fio, _ = role_variables("fio", "fio_", profile, overrides)
@@ -89,6 +91,21 @@ def settings(profile: str, facts: dict, overrides: dict | None = None, selected:
     return {"profile": profile, "table": table, "variables": kernels, "selected": names,
             "paths": {"bin": "fleetscope-kernels", "bundle": "<bundle>", "aio_directory": "<scratch>/aio"},
             "hugetlb_pages": None if hugetlb is None else int(hugetlb), "storage": storage}
+
+
+def select(tags: list[str]) -> list[str]:
+    """The catalogue's experiments that `--tags` selects, as `ansible-playbook --tags` would: a family's tag
+    selects every experiment of it, an experiment's own tag (or its name) that experiment alone. An unknown
+    tag is refused with the catalogue's tags beside it."""
+    known = {tag for entry in catalog.EXPERIMENTS for tag in (*entry.tags, entry.name)}
+    unknown = [tag for tag in tags if tag not in known]
+    if unknown:
+        hints = [f"{tag!r} (did you mean {close[0]!r}?)" if (close := difflib.get_close_matches(tag, known, 1))
+                 else repr(tag) for tag in unknown]
+        raise UserError(f"--tags: no experiment or family is tagged {', '.join(hints)}; the tags are "
+                        f"{', '.join(sorted(known))} (fleetscope/catalog.py)")
+    wanted = set(tags)
+    return [entry.name for entry in catalog.EXPERIMENTS if wanted & {*entry.tags, entry.name}]
 
 
 def facts_from_file(path: Path) -> dict:

@@ -13,6 +13,7 @@ import pytest
 from sysfs_synthetic import BIG, Kind, Machine, write
 
 from fleetscope import planning
+from fleetscope.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSFS = ROOT / "tests" / "fixtures" / "sysfs"
@@ -215,6 +216,23 @@ def test_the_plan_lists_only_the_selected_experiments_and_prices_fio_apart(facts
     assert [entry["name"] for entry in plan["experiments"]] == ["latency_sweep", "fio"]
     fio = plan["experiments"][1]
     assert fio["points"] == fio["processes"] == 5 and fio["run"] == []  # quick: 3 random patterns at qd 1, 2 sequential
+
+
+def test_tags_select_from_the_catalogue_as_the_playbook_does(facts_of):
+    """--tags reads fleetscope/catalog.py: a family's tag selects all of it, an experiment's own tag that one,
+    and a typo is refused with a suggestion rather than planning nothing."""
+    from fleetscope import catalog
+    latency = [entry.name for entry in catalog.EXPERIMENTS if entry.family == "latency"]
+    assert planning.select(["latency"]) == latency
+    assert planning.select(["bandwidth_sweep"]) == ["bandwidth"]
+    assert planning.select(["storage", "tlb"]) == ["tlb", "fio"]
+    with pytest.raises(UserError, match="did you mean 'latency_sweep'"):
+        planning.select(["latency_sweap"])
+    plan = planning.plan(facts_of("intel-xeon-e5-2node"), "quick", selected=planning.select(["cpu_os_io"]))
+    assert [entry["name"] for entry in plan["experiments"]] == ["affinity", "smt", "aio"]
+    # every experiment of the kernels role in the catalogue has a planner, and the planner no other
+    kernels = {entry.name for entry in catalog.EXPERIMENTS if entry.role == "kernels"}
+    assert kernels == set(planning.plan_module()._PLANNERS)
 
 
 def test_the_allowances_of_every_profile_fit_its_budget():
