@@ -54,6 +54,7 @@ BIMODAL_SEPARATION = 3.0      # ... and this many times the larger group's own M
 BIMODAL_MIN_SHARE = 0.2       # each group holds at least this share of the samples (and at least 2)
 BIMODAL_MAX_SAMPLES = 100_000  # the kernels' sampler takes at most this many; a larger point is not split-tested
 CANARY_DRIFT = 1.3            # the L1 canary moved across a point, or read slower than the run's usual, by this
+PLAN_OVERSHOOT = 1.25         # an experiment's wall time / the upper bound its plan priced it at (view plan_vs_actual)
 
 
 @dataclass(frozen=True)
@@ -811,11 +812,25 @@ def measured_while_throttling(run: Run) -> list[Flag]:
                      lambda value: value > 0, max)]
 
 
+def plan_overshoot(run: Run) -> list[Flag]:
+    """An experiment that ran more than 25% past the price its plan gave it: the plan's time model did not
+    hold on this host (slower or busier than its rates), so the budget it was fitted into did not either."""
+    rule, subject = "plan_overshoot", "plan_vs_actual"
+    rows = run.rows("plan_overshoot")
+    if not rows:
+        return [Flag(rule, "not_run", subject, reason="this run carries no plan (made before fleetscope priced "
+                     "its runs), or no planned experiment recorded its time")]
+    return [_against(rule, subject, [(f"{experiment}: {actual:.1f} s of a planned {planned:.1f} s", actual / planned)
+                                     for experiment, planned, actual in rows],
+                     PLAN_OVERSHOOT, "ratio", f"wall time / planned upper bound > {PLAN_OVERSHOOT:g}",
+                     lambda ratio: ratio > PLAN_OVERSHOOT, max)]
+
+
 RULES: tuple[Callable[[Run], list[Flag]], ...] = (
     dram_chase_too_fast, first_plateau_above_l1_hit, bandwidth_above_dram_peak, firmware_claims_disagree,
     huge_pages_not_granted,
     loaded_idle_far_above_idle, loaded_below_idle, stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law,
-    threads_shared_one_cpu, noisy_point, bimodal_point, canary_drift, measured_while_throttling,
+    threads_shared_one_cpu, noisy_point, bimodal_point, canary_drift, measured_while_throttling, plan_overshoot,
 )
 
 

@@ -633,12 +633,13 @@ def _check_manifest_consistency(manifest: dict, bundle_root: Path, where: str) -
                 f"{where}: at $.{key}: {manifest[key]!r} does not match the bundle directory name "
                 f"{directory_name!r}: bundles must live at results/<run_id>/<host>/"
             )
-    for key, field in (("experiments", "name"), ("knobs", "name")):
+    for key, entries in (("experiments", manifest["experiments"]), ("knobs", manifest["knobs"]),
+                         ("plan.experiments", (manifest.get("plan") or {}).get("experiments") or [])):
         seen: set[str] = set()
-        for index, entry in enumerate(manifest[key]):
-            if entry[field] in seen:
-                raise BundleError(f"{where}: at $.{key}[{index}].{field}: {entry[field]!r} appears twice")
-            seen.add(entry[field])
+        for index, entry in enumerate(entries):
+            if entry["name"] in seen:
+                raise BundleError(f"{where}: at $.{key}[{index}].name: {entry['name']!r} appears twice")
+            seen.add(entry["name"])
     files_seen: set[str] = set()
     for index, experiment in enumerate(manifest["experiments"]):
         file = experiment.get("file")

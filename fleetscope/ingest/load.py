@@ -38,8 +38,8 @@ from fleetscope.store.warehouse import (INSERT_BATCH_ROWS, STAGE, apply_migratio
                                         quoted, using)
 
 # Every table holding rows of one (run_id, host); `hosts` is shared by all runs of a host.
-RUN_TABLES = ("tool_samples", "raw_outputs", "point_samples", "points", "experiments", "knob_values", "cache_levels",
-              "facts", "runs")
+RUN_TABLES = ("tool_samples", "raw_outputs", "point_samples", "points", "plan_experiments", "experiments", "knob_values",
+              "cache_levels", "facts", "runs")
 # What the stage holds of one run: its own rows, the host's row and its derived rows.
 STAGED_TABLES = (*RUN_TABLES, "hosts", *DERIVED_TABLES)
 # Samples per INSERT, and per row of point_samples: a point of millions is cut into rows of this many.
@@ -115,6 +115,24 @@ def _experiment_rows(bundle: Bundle, point_counts: Counter) -> Iterator[dict]:
             "wall_s": experiment.get("wall_s"),
             "notes": "; ".join(experiment.get("notes") or []) or None,
             "point_count": point_counts[experiment["name"]],
+        }
+
+
+def _plan_rows(bundle: Bundle) -> Iterator[dict]:
+    """The plan's experiments (manifest `plan`, validated by the schema): what each was to cost."""
+    for entry in (bundle.manifest.get("plan") or {}).get("experiments") or []:
+        yield {
+            "experiment": entry["name"],
+            "points": entry["points"],
+            "processes": entry["processes"],
+            "bound_s": entry["bound_s"],
+            "allowance_s": entry.get("allowance_s"),
+            "target_rel": entry.get("target_rel"),
+            "cap_s": entry.get("cap_s"),
+            "kinds": entry.get("kinds"),
+            "skip": entry.get("skip"),
+            "notes": "; ".join(entry.get("notes") or []) or None,
+            "cuts": "; ".join(entry.get("cuts") or []) or None,
         }
 
 
@@ -206,8 +224,12 @@ def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded
         "bundle_path": str(bundle.path),
         "content_sha256": bundle.content_sha256,
         "loaded_at": loaded_at,
+        "plan_budget_s": (manifest.get("plan") or {}).get("budget_s"),
+        "plan_bound_s": (manifest.get("plan") or {}).get("bound_s"),
+        "plan_points": (manifest.get("plan") or {}).get("points"),
     }])
     insert_rows(connection, "facts", [{**key, "facts": manifest["facts"]}])
+    insert_rows(connection, "plan_experiments", ({**key, **row} for row in _plan_rows(bundle)))
     insert_rows(connection, "cache_levels", ({**key, **row} for row in _cache_rows(bundle)))
     insert_rows(connection, "knob_values", ({**key, **row} for row in _knob_rows(bundle)))
 

@@ -37,7 +37,7 @@ from markupsafe import Markup
 
 from fleetscope import __version__
 
-from fleetscope.report import check, fleet, fleet_pages, summary
+from fleetscope.report import check, fleet, fleet_pages, plan, summary
 from fleetscope.store.batch import Batch, records
 from fleetscope.store.query import visible
 from fleetscope.report.sections import FAMILIES, SECTIONS, Column, Section, SectionData, shown_columns
@@ -264,10 +264,18 @@ def _toc(sections: list[dict], derived_tables: list[dict]) -> list[dict]:
                                                       "error": False, "flagged": 0} for item in derived_tables]})
     toc.append({"title": "Checks and environment", "entries": [
         {"id": part_id, "title": title, "error": False, "flagged": 0}
-        for part_id, title in (("flags", "Plausibility flags"), ("experiments", "Experiments"),
+        for part_id, title in (("flags", "Plausibility flags"), ("plan", "Plan and price"), ("experiments", "Experiments"),
                                ("knobs", "Knobs"), ("environment", "Environment"), ("runs", "Runs of this host"),
                                ("raw-data", "Raw data"))]})
     return toc
+
+
+def _plan(fetch: Callable[[str], list[dict]], fail: Callable[[str, str, str], None]) -> dict | None:
+    try:
+        return plan.build(fetch)
+    except Exception as error:  # noqa: BLE001 - the rest of the page is still drawn
+        fail("plan", "the plan beside what the run did", _error_text(error))
+        return None
 
 
 def host_page_context(fetch: Callable[[str], list[dict]], run: dict, runs: list[dict],
@@ -292,6 +300,7 @@ def host_page_context(fetch: Callable[[str], list[dict]], run: dict, runs: list[
         "caches": caches,
         "knobs": fetch("knob_values"),
         "experiments": experiments,
+        "plan": _plan(fetch, fail),
         "sections": sections,
         "derived_tables": derived_tables,
         "flags": derived["flags"],
@@ -340,7 +349,7 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         finalize=_shown,
     )
-    environment.filters.update(bytes=format_bytes, count=format_count, with_unit=format_with_unit,
+    environment.filters.update(bytes=format_bytes, count=format_count, with_unit=format_with_unit, percent=format_percent,
                                readable=readable_text)
     environment.policies["json.dumps_function"] = lambda value, **options: json.dumps(
         _for_script(value), allow_nan=False, **options)
