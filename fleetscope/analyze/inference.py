@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 # Version of the method below; stored with every inferred row so a change can be recomputed.
-INFERENCE_VERSION = 5  # 3: TLB steps within levels, hidden levels in wide rises, relative curves, confidence; 4: consistency and noise flags; 5: one hierarchy per core kind
+INFERENCE_VERSION = 6  # 3: TLB steps within levels, hidden levels in wide rises, relative curves, confidence; 4: consistency and noise flags; 5: one hierarchy per core kind; 6: workload cases and function tables (fleetscope.analyze.profiling)
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave

@@ -1,6 +1,7 @@
 """Parsers of the raw outputs a host brings home in its bundle's raw/ folder.
 
-One module per tool of TOOLS (mlc, fio, perf, diskspd, and curve: a latency or TLB curve as CSV), each with
+One module per tool of TOOLS (mlc, fio, perf, diskspd, curve: a latency or TLB curve as CSV, and perf_report:
+where a perf record's samples fell, per function), each with
 the same functions:
 
     parse(text, source="<input>") -> dict     what the tool printed, as JSON-serialisable data
@@ -27,7 +28,7 @@ from types import ModuleType
 
 from fleetscope.errors import UserError
 
-TOOLS = ("mlc", "fio", "perf", "diskspd", "curve")
+TOOLS = ("mlc", "fio", "perf", "diskspd", "curve", "perf_report")
 # Tools whose raw output is JSON: a bundle's copy has its nesting checked before a parser recurses into it.
 JSON_TOOLS = frozenset({"fio"})
 
