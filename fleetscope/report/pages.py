@@ -158,7 +158,16 @@ def table(html_id: str, columns: tuple[Column, ...], rows: list[dict], units: di
     """A table ready for the page: headers, which columns are numeric, and every cell as text."""
     numeric = [column.kind not in ("text", "bool") for column in columns]
     return {"id": html_id, "headers": [header_text(column, units) for column in columns], "numeric": numeric,
-            "rows": [[cell_text(row.get(column.key), column.kind, units) for column in columns] for row in rows]}
+            "rows": [[_cell(row, column, units) for column in columns] for row in rows]}
+
+
+def _cell(row: dict, column: Column, units: dict[str, Unit]) -> str | None:
+    """A cell's text: its value, or "mean ± std" for a column with a spread (the mean alone where no std)."""
+    text = cell_text(row.get(column.key), column.kind, units)
+    if column.spread is None or text is None:
+        return text
+    spread = cell_text(row.get(column.spread), column.kind, units)
+    return f"{text} ± {spread}" if spread is not None else text
 
 
 # ---- one host run --------------------------------------------------------------------------------------

@@ -14,6 +14,9 @@ WITH timed AS (
         summary_count                                                             AS runs,
         summary_median                                                            AS wall_median_s,
         summary_min                                                               AS wall_min_s,
+        summary_mean                                                              AS wall_mean_s,
+        (SELECT ps.std FROM point_spread AS ps WHERE ps.run_id = points.run_id AND ps.host = points.host
+            AND ps.experiment = points.experiment AND ps.point_index = points.point_index) AS wall_std_s,
         list_median(from_json(context -> '$.user_s', '["DOUBLE"]'))               AS user_median_s,
         list_median(from_json(context -> '$.sys_s', '["DOUBLE"]'))                AS sys_median_s,
         list_max(from_json(context -> '$.max_rss_bytes', '["UBIGINT"]'))          AS max_rss_bytes
@@ -64,6 +67,8 @@ SELECT
     t.runs,
     t.wall_median_s,
     t.wall_min_s,
+    t.wall_mean_s,
+    t.wall_std_s,
     t.user_median_s,
     t.sys_median_s,
     t.max_rss_bytes,
