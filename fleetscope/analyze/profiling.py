@@ -214,8 +214,13 @@ def _functions(profile: dict) -> list[dict]:
     return [row for row in profile.get("functions") or [] if not row.get("group") and row.get("symbol")]
 
 
+READ_SHARE = 0.01  # in a profile that lists every sample, the functions people read: 1% of the samples and up
+
+
 def check_profile(profile: dict) -> ProfileCheck:
-    """The sample-count rule on one profile: how many of its listed functions it can rank."""
+    """The sample-count rule on one profile: how many of its functions it can rank. A list cut to a top N (a
+    write-up's, or perf's --percent-limit) must rank all it lists; a complete profile (every sample listed, the
+    tail of one-sample functions included) must rank every function with at least READ_SHARE of the samples."""
     total = profile.get("samples")
     functions = _functions(profile)
     listed = len(functions)
@@ -225,20 +230,25 @@ def check_profile(profile: dict) -> ProfileCheck:
                             f"{event or 'profile'}: no sample count given, so its functions cannot be ranked "
                             "(run perf report with -n or keep its '# Samples:' header)")
     approx = "about " if profile.get("samples_approximate") else ""
-    samples = sorted((_samples_of(row, total) or 0.0 for row in functions), reverse=True)
-    ranked = sum(count >= MIN_FUNCTION_SAMPLES for count in samples)
-    if ranked >= listed and listed:
-        verdict, text = "enough", (f"{approx}{total} samples: each of the {listed} functions listed has at least "
-                                   f"{MIN_FUNCTION_SAMPLES} samples and is ranked")
-    else:
-        smallest = min((row["share"] for row in functions if row["share"] > 0), default=None)
-        need = (f"; about {math.ceil(round(MIN_FUNCTION_SAMPLES / smallest, 6)):,} samples would give the last listed "
-                f"({percent(smallest)}) {MIN_FUNCTION_SAMPLES}") if smallest else ""
-        verdict = "too thin" if ranked < 2 else "thin"
-        head = "too thin to rank functions" if ranked < 2 else f"thin: ranks the top {ranked} of the {listed} listed"
-        text = (f"{approx}{total} samples, {head} (a function needs {MIN_FUNCTION_SAMPLES} samples for its share to "
-                f"be known within a factor of two){need}")
-    return ProfileCheck(event, total, listed, ranked, verdict, text)
+    counted = sorted(((_samples_of(row, total) or 0.0, row["share"]) for row in functions), reverse=True)
+    ranked = sum(count >= MIN_FUNCTION_SAMPLES for count, _ in counted)
+    complete = bool(profile.get("complete"))
+    read = [share for _, share in counted if share >= READ_SHARE] if complete else [share for _, share in counted]
+    read = read or [share for _, share in counted[:1]]
+    unranked_read = [share for count, share in counted if share in read and count < MIN_FUNCTION_SAMPLES]
+    scope = (f"every function with at least {percent(READ_SHARE)} of the samples" if complete
+             else f"each of the {listed} functions listed")
+    rule = f"a function needs {MIN_FUNCTION_SAMPLES} samples for its share to be known within a factor of two"
+    if not unranked_read and read:
+        rest = f"; the other {listed - ranked} listed have fewer samples" if ranked < listed else ""
+        return ProfileCheck(event, total, listed, ranked, "enough",
+                            f"{approx}{total} samples: ranks the top {ranked} functions, {scope} ({rule}){rest}")
+    smallest = min(unranked_read)
+    need = (f"; about {math.ceil(round(MIN_FUNCTION_SAMPLES / smallest, 6)):,} samples would give the last of them "
+            f"({percent(smallest)}) {MIN_FUNCTION_SAMPLES}") if smallest > 0 else ""
+    verdict = "too thin" if ranked < 2 else "thin"
+    head = "too thin to rank functions" if ranked < 2 else f"thin: ranks the top {ranked}, not {scope}"
+    return ProfileCheck(event, total, listed, ranked, verdict, f"{approx}{total} samples, {head} ({rule}){need}")
 
 
 def _ranks(profile: dict) -> dict[tuple, str]:
@@ -377,8 +387,7 @@ def classify(events: list[dict] | None, time_profile: dict | None = None, miss_p
                               evidence=(failed,), next_step="Make the command run to completion first; its counts "
                               "are kept but not read.", undecided="the workload failed", **common)
     if "instructions" not in counted:
-        what = (", ".join(f"{name} {state}" for name, state in sorted(missing.items()))
-                or ("instructions not requested" if counted else "no perf stat output"))
+        what = _missing_words(missing) or ("instructions not requested" if counted else "no perf stat output")
         undecided = (f"could not decide between A, B and C: no instruction count, so no rate per instruction "
                      f"(counter tier {counter_tier}{why_not}; {what})")
         time_note = _time_note(functions, time_check)
@@ -433,6 +442,19 @@ def classify(events: list[dict] | None, time_profile: dict | None = None, miss_p
     return Classification(case=None, classification="undecided: counters unavailable", evidence=tuple(evidence),
                           next_step="Count the missing events (perf stat -e with the study's counter set) on a host "
                                     "whose PMU has them.", undecided=undecided, **common)
+
+
+def _missing_words(missing: dict[str, str], shown: int = 4) -> str:
+    """The events perf could not count, the deciding ones first: 'cycles not supported, instructions not
+    supported, cache-misses not supported and 15 more not supported'."""
+    first = ("cycles", "instructions", "cache-misses", "LLC-load-misses")
+    names = sorted(missing, key=lambda name: (name not in first, first.index(name) if name in first else 0, name))
+    words = [f"{name} {missing[name]}" for name in names[:shown]]
+    rest = names[shown:]
+    if rest:
+        states = sorted({missing[name] for name in rest})
+        words.append(f"{len(rest)} more {' or '.join(states)} ({', '.join(rest)})")
+    return ", ".join(words)
 
 
 def _partly(unmeasured: list[str]) -> str | None:

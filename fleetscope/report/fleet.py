@@ -48,7 +48,7 @@ _MAD_TO_SIGMA = 1.4826
 FLAGGED = Column("flagged", "flags", "count")
 THP_GRANTED = Column("thp_granted", "THP granted", "percent")
 # The unit of each column kind as --format json names it.
-_UNITS = {"ns": "ns", "gb_s": "GB/s", "bytes": "bytes", "count": "count", "number": "ratio", "percent": "fraction"}
+_UNITS = {"ns": "ns", "s": "s", "gb_s": "GB/s", "bytes": "bytes", "count": "count", "number": "ratio", "percent": "fraction"}
 
 
 def unit_of(column: Column) -> str:

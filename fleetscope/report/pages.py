@@ -196,7 +196,8 @@ def _flags_of(section: Section, flags: list[dict]) -> list[dict]:
 def _section(fetch: Callable[[str], list[dict]], section: Section, caches: list[dict], derived: dict[str, list[dict]],
              fail: Callable[[str, str, str], None]) -> dict:
     """One section of a page: its rows, units, chart and tables; or the error that stopped it."""
-    item = {"section": section, "rows": [], "extra_rows": [], "chart_spec": None, "tables": [], "error": None}
+    item = {"section": section, "rows": [], "extra_rows": [], "chart_spec": None, "tables": [], "error": None,
+            "findings": []}
     stage = f"reading its rows from the view {section.view}"
     try:
         item["rows"] = fetch(section.query)
@@ -215,6 +216,9 @@ def _section(fetch: Callable[[str], list[dict]], section: Section, caches: list[
             item["tables"].append(table(f"{section.id}-extra-table", extra_columns, item["extra_rows"], units))
         stage = "drawing its chart"
         item["chart_spec"] = section.chart(SectionData(item["rows"], caches, derived, units))
+        if section.findings:
+            stage = "stating its findings"
+            item["findings"] = section.findings(SectionData(item["rows"], caches, derived, units))
     except Exception as error:  # noqa: BLE001 - one section must not stop the page or the fleet
         item["error"] = {"stage": stage, "text": _error_text(error)}
         fail(f"section {section.id}", stage, item["error"]["text"])

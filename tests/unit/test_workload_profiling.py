@@ -154,7 +154,8 @@ def test_the_study_profiles_are_thin_for_a_top_twenty(study):
     time_check, miss_check = check_profile(cycles), check_profile(misses)
     assert (time_check.samples, time_check.listed, time_check.ranked, time_check.verdict) == (423, 19, 7, "thin")
     assert (miss_check.samples, miss_check.listed, miss_check.ranked, miss_check.verdict) == (403, 12, 3, "thin")
-    assert "about 4,762 samples would give the last listed (0.21%) 10" in time_check.text
+    assert "thin: ranks the top 7, not each of the 19 functions listed" in time_check.text
+    assert "about 4,762 samples would give the last of them (0.21%) 10" in time_check.text
 
 
 def test_the_function_table_marks_misses_far_above_time_and_the_reverse(study):
@@ -295,9 +296,22 @@ def test_a_failed_workload_is_not_classified():
 def test_the_sample_rule_ranks_only_what_the_samples_resolve():
     shares = {f"f{index}": share for index, share in enumerate((0.40, 0.30, 0.20, 0.05, 0.03, 0.02))}
     thin = check_profile(profile("cycles", shares, 100))      # 5, 3, 2 samples for the last three
-    assert (thin.ranked, thin.verdict) == (3, "thin") and "ranks the top 3 of the 6 listed" in thin.text
+    assert (thin.ranked, thin.verdict) == (3, "thin") and "ranks the top 3, not every function with at least 1%" \
+        in thin.text
     assert check_profile(profile("cycles", shares, 20)).verdict == "too thin"  # 8, 6, 4 ...: none reach 10
     assert check_profile(profile("cycles", shares, 600)).verdict == "enough"   # the last has 12
+
+
+def test_a_complete_profile_is_judged_on_the_functions_people_read_not_its_one_sample_tail():
+    """perf report lists every sampled function, dozens with one sample: the rule asks that every function with
+    1% of the samples or more be ranked, as the dev VM's 2,531-sample profile of the reference workload is."""
+    shares = {"walk": 0.445, "churn": 0.277, "free": 0.075, "alloc": 0.025, **{f"k{index}": 0.0004 for index in range(40)}}
+    check = check_profile(profile("cpu-clock", shares, 2531))
+    assert check.verdict == "enough" and check.ranked == 4 and check.listed == 44
+    assert "ranks the top 4 functions, every function with at least 1% of the samples" in check.text
+    assert "the other 40 listed have fewer samples" in check.text
+    cut = dict(profile("cpu-clock", shares, 2531), complete=False)  # the same rows as a top-N list: all must rank
+    assert check_profile(cut).verdict == "thin"
 
 
 def test_ranks_tie_within_poisson_noise_and_separate_beyond_it():

@@ -68,6 +68,9 @@ class Section:
     drawn: tuple[Column, ...] = field(default_factory=tuple)
     # For a view several sections share (bandwidth_points): the flag items of this section start with it.
     flag_prefix: str = ""
+    # What the section concludes, in words, shown above its chart (not collapsed like the raw tables):
+    # [{"id", "title", "lines": [(label, text)]}] for one run.
+    findings: Callable[[SectionData], list[dict]] | None = None
 
 
 @dataclass(frozen=True)
