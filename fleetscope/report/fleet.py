@@ -237,6 +237,8 @@ CAUSES: tuple[tuple[str, bool, str], ...] = (
     (r"thp_granted", False, "the THP setting (transparent_hugepage, defrag) or memory too fragmented for huge pages"),
     (r"tlb_l\d_entries", False, "a different page size, or a hypervisor's nested paging"),
     (r"mlp", False, "fewer misses in flight: an SMT sibling, prefetcher or power settings"),
+    (r"reference_workload_s", True, "the reference workload ran slower: a different libc allocator, memory or power "
+                                    "settings, or a busy host (its Workloads section says where the time went)"),
 )
 # Levels are scored by their latency and size; what is not a property of the CPU (storage) has no peers here.
 PEER_HEADLINES = tuple(headline for headline in HEADLINES if catalog.experiment(headline.experiment).peer_scored)
