@@ -19,11 +19,12 @@ PYTEST_ARGS ?=
 # openssh-server runs the lab hosts of tests/lab).
 TEST_DEBS := chromium fio openssh-server
 
-.PHONY: run test lint venv notebooks dev test-deps clean help
+.PHONY: run test lint sanity venv notebooks dev test-deps clean help
 
 help:
 	@echo "make run [INVENTORY=inventory/lab.yml] [PROFILE=quick|standard|full] [ANSIBLE_ARGS=...]"
-	@echo "make test [PYTEST_ARGS=...]     make lint     make notebooks (add marimo, polars, altair)"
+	@echo "make test [PYTEST_ARGS=...]     make lint     make sanity (ansible-test on the built collection)"
+	@echo "make notebooks (add marimo, polars, altair)"
 	@echo "make dev (add the development lock)     make clean"
 
 $(VENV)/.installed: requirements.lock pyproject.toml
@@ -64,6 +65,11 @@ test: dev test-deps
 
 lint: dev
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/ansible-lint
+
+# ansible-test sanity on the collection as ansible-galaxy builds it (tests/ansible_sanity.py says how); make test
+# runs it too (tests/test_ansible_sanity.py).
+sanity: dev
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python tests/ansible_sanity.py
 
 clean:
 	rm -rf $(VENV) results reports warehouse/fleet.duckdb kernels/build

@@ -1,6 +1,7 @@
 """The derived tables a host page shows (what fleetscope.analyze.derive wrote for the run: the inferred hierarchy
-beside sysfs, TLB reach, MLP saturation, loaded-latency figures, bandwidth per level, the SAXPY fit and
-every plausibility check, each workload's functions by time and misses), from one list keyed by table name.
+beside sysfs, TLB reach, MLP saturation, loaded-latency figures, bandwidth per level, the SAXPY fit, the firmware's
+claims beside the measured figures, every plausibility check and each workload's functions by time and misses), from
+one list keyed by table name.
 
 Each table's rows for a run come from warehouse/queries/report/derived_<table>.sql; charts and the summary
 read them from the same dict (`derived_rows`), and the page shows each table under its title.
@@ -39,6 +40,7 @@ _KIND = (Column("core_kind", "core kind", per_kind=True), Column("cpu", "CPU", "
 SHOWN_TABLES: tuple[DerivedTable, ...] = (
     DerivedTable("inferred_levels", "Cache levels: effective vs sysfs", (
         *_KIND, Column("page_policy", "pages"), Column("level", "level"), Column("latency_ns", "latency", "ns"),
+        Column("latency_over_l1_ns", "over L1 (a relative curve)", "ns", optional=True),
         Column("latency_cycles", "cycles", "number"), Column("capacity_bytes", "effective size", "bytes"),
         Column("onset_bytes", "rise from", "bytes"), Column("completion_bytes", "rise to", "bytes"),
         Column("sysfs_size_bytes", "sysfs size", "bytes"), Column("note", "note"))),
@@ -54,8 +56,10 @@ SHOWN_TABLES: tuple[DerivedTable, ...] = (
         Column("note", "note"))),
     DerivedTable("inferred_loaded_latency", "Loaded latency: idle, peak, knee", (
         Column("source", "source"), Column("path", "output"), Column("traffic", "traffic"),
-        Column("idle_latency_ns", "idle", "ns"), Column("peak_bandwidth_gb_s", "peak", "gb_s"),
-        Column("knee_bandwidth_gb_s", "knee", "gb_s"), Column("knee_latency_ns", "knee latency", "ns"),
+        Column("idle_latency_ns", "idle", "ns"), Column("idle_source", "idle from"),
+        Column("saturated_latency_ns", "at saturation", "ns"), Column("peak_bandwidth_gb_s", "peak", "gb_s"),
+        Column("knee_low_gb_s", "knee from", "gb_s"), Column("knee_high_gb_s", "knee to", "gb_s"),
+        Column("knee_bandwidth_gb_s", "Kneedle point", "gb_s"), Column("knee_latency_ns", "its latency", "ns"),
         Column("doubling_bandwidth_gb_s", "2× idle at", "gb_s"),
         Column("knee_outstanding_lines", "lines in flight at knee", "number"), Column("note", "note"))),
     DerivedTable("inferred_level_bandwidth", "Bandwidth per inferred level", (
@@ -74,6 +78,10 @@ SHOWN_TABLES: tuple[DerivedTable, ...] = (
         Column("miss_share_below", "misses under", "percent"), Column("miss_rank", "rank"),
         Column("miss_per_time", "misses / time", "number"), Column("ratio_bound", "ratio is"),
         Column("mark", "mark"))),
+    DerivedTable("firmware_claims", "Firmware's figures beside the measured", (
+        Column("source", "firmware"), Column("figure", "figure"), Column("claimed", "claims", "number"),
+        Column("measured", "measured", "number"), Column("unit", "unit"), Column("ratio", "measured / claimed", "number"),
+        Column("measured_by", "measured by"), Column("verdict", "verdict"), Column("note", "note"))),
     DerivedTable("flags", "Plausibility checks", ()),
 )
 

@@ -105,4 +105,4 @@ def test_no_derived_table_is_left_out_of_the_list(tmp_path):
     with open_warehouse(tmp_path / "fleet.duckdb") as connection:
         inferred = {table for table in columns(connection)
                     if table.startswith(("inferred_", "inference_", "workload_"))}
-    assert inferred | {"flags"} == set(DERIVED_TABLES)
+    assert inferred | {"firmware_claims", "flags"} == set(DERIVED_TABLES)

@@ -16,7 +16,7 @@ _COLORS = ("#1b9e77", "#66a61e", "#e6ab02", "#d95f02", "#e7298a", "#7570b3")
 
 def _job_base(job: str | None) -> str:
     """randread_4k_qd16 -> randread_4k: the job without its queue depth, one panel for all depths."""
-    head, _, depth = (job or "").rpartition("_qd")
+    head, _unused, depth = (job or "").rpartition("_qd")
     return head if head and depth.isdigit() else job or ""
 
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Hardware prefetcher switch for the prefetch experiment, on the cores that document one:
 
 - Intel: MSR 0x1A4 (MISC_FEATURE_CONTROL), bits 0-3 disable the L2 streamer, the L2 adjacent-line, the L1

@@ -1,9 +1,9 @@
--- 012: workloads profiled the allocator study's way (issue 31). workload_cases holds one row per workload of a
+-- 018: workloads profiled the allocator study's way (issue 31). workload_cases holds one row per workload of a
 -- run, from its perf stat counts and its perf record profiles (raw_outputs, tools perf and perf_report):
 -- the rates the counters give, the case (A store/dependency-bound, B miss-bound, C instruction-cache-bound)
 -- with its evidence and next step, or what could not be decided and why, and each profile's sample-count
 -- verdict. workload_functions sets each function's share of the time profile beside its share of the miss
--- profile. Both are derived at ingest by fleetscope.analyze.profiling; method version 6 computes them for
+-- profile. Both are derived at ingest by fleetscope.analyze.profiling; method version 10 computes them for
 -- older runs, imported perf outputs included.
 CREATE TABLE workload_cases (
     run_id              VARCHAR NOT NULL,
