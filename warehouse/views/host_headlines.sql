@@ -92,6 +92,13 @@ storage AS (  -- p99 at queue depth 1 of the pure random read and write jobs (of
     )
     GROUP BY run_id, host
 ),
+reference_workload AS (  -- the reference workload's median wall time, where it ran
+    SELECT w.run_id, w.host, arg_min(w.wall_median_s, w.workload) AS reference_workload_s
+    FROM workload_profile AS w
+    JOIN latest USING (run_id, host)
+    WHERE w.reference AND w.status = 'ok' AND w.wall_median_s IS NOT NULL
+    GROUP BY w.run_id, w.host
+),
 checks AS (
     SELECT f.run_id, f.host,
            count(*) FILTER (WHERE f.status = 'flagged') AS flags,
@@ -122,6 +129,7 @@ SELECT
     read_bandwidth.read_all_threads_gb_s,
     storage.storage_p99_read_ns,
     storage.storage_p99_write_ns,
+    reference_workload.reference_workload_s,
     coalesce(checks.flags, 0) AS flags,
     checks.thp_granted
 FROM latest
@@ -130,4 +138,5 @@ LEFT JOIN tlb USING (run_id, host)
 LEFT JOIN mlp USING (run_id, host)
 LEFT JOIN read_bandwidth USING (run_id, host)
 LEFT JOIN storage USING (run_id, host)
+LEFT JOIN reference_workload USING (run_id, host)
 LEFT JOIN checks USING (run_id, host);
