@@ -14,6 +14,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def parse_curve(text: str, path: str, relative: bool = False) -> Curve:
         raise CurveCsvError(path, header_line, "a relative curve must be a bytes,ns curve (a pages,ns curve's "
                             "costs are read above its first plateau already)")
     sizes, ns, std, not_positive = [], [], [], []
-    rows = csv.reader(io.StringIO("\n".join(line for _unused, line in lines[1:])))
+    rows = _rows(lines[1:], path)
     for (number, _unused), row in zip(lines[1:], rows):
         where = (path, number)
         if len(row) < len(header):
@@ -114,6 +115,19 @@ def parse_curve(text: str, path: str, relative: bool = False) -> Curve:
         note = (f"read as relative (ns over L1, as tinymembench prints): its sizes up to "
                 f"{max(row[1] for row in not_positive)} bytes read 0 or less")
     return Curve(path, kind, sizes, ns, std if std_column is not None else None, relative, note)
+
+
+def _rows(lines: list[tuple[int, str]], path: str) -> Iterator[list[str]]:
+    """The CSV rows of the lines after the header; a row the csv module refuses (a field over its 128 KiB
+    limit, a NUL) is an error naming its line."""
+    reader = csv.reader(io.StringIO("\n".join(line for _unused, line in lines)))
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            raise CurveCsvError(path, lines[min(reader.line_num, len(lines)) - 1][0], f"not a CSV row ({error})") from None
 
 
 def infer_curve(curve: Curve, reading: CurveReading, cache_sizes: list[int]) -> CacheCurve | TlbLevels:

@@ -19,6 +19,7 @@ with the file and the recovery named, and no MSR is written.
 import glob
 import json
 import os
+import platform
 import struct
 import sys
 
@@ -74,6 +75,13 @@ def prefetch_msr(vendor, family):
 
 
 def check():
+    machine = platform.machine()
+    if machine not in ("x86_64", "i686", "i386"):
+        # Arm cores keep their prefetcher controls in implementation-defined registers (CPUECTLR_EL1 and
+        # the like) that only the kernel or firmware may write; Linux offers no interface to them.
+        return {"possible": False, "cpus": [], "msr": None, "bits": None, "vendor": "",
+                "reason": f"the prefetcher MSRs (Intel 0x1A4, AMD Zen 0xC0000108) are x86 registers; this host is "
+                          f"{machine}, whose hardware prefetchers Linux offers no interface to switch"}
     vendor, family = cpu_identity()
     msr, bits, why = prefetch_msr(vendor, family)
     status = {"possible": False, "reason": why or "", "cpus": [], "msr": msr, "bits": bits, "vendor": vendor}
