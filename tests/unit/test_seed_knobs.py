@@ -103,3 +103,84 @@ def test_this_host_says_why_its_prefetchers_cannot_be_switched():
     assert status["reason"]
     if vendor == "AuthenticAMD" and family >= 0x17:
         assert status["msr"] == 0xC0000108 and status["bits"] == 0x2F
+
+
+# ---- The seed settings in the per-host plan (plugins/filter/plan.py): the processes the kernels role runs ----
+
+SEED = {"kernels_pattern_stride_threads": 4, "kernels_pattern_stride_footprints": [1048576, 268435456],
+        "kernels_stride_bandwidth_threads": 4, "kernels_rw_mix_threads": 64, "kernels_saxpy_threads": 4,
+        "kernels_tlb_page_strides": [4096, 8192, 65536], "kernels_tlb_max_pages": {"4k": 589824},
+        "kernels_aio_pattern": "sequential"}
+
+
+def _hybrid_facts():
+    from fleetscope import planning
+    facts = planning.facts_from_sysfs(ROOT / "tests" / "fixtures" / "sysfs" / "intel-raptorlake-hybrid")
+    facts["memory"]["mem_available_bytes"] = 64 << 30
+    return facts
+
+
+def _entries(profile, overrides):
+    from fleetscope import planning
+    plan = planning.plan(_hybrid_facts(), profile, overrides)
+    return plan, {entry["name"]: entry for entry in plan["experiments"]}
+
+
+def _option(argv, option):
+    return argv[argv.index(option) + 1] if option in argv else None
+
+
+def test_the_plan_runs_each_seed_setting_and_still_fits_the_budget():
+    plan, entries = _entries("full", SEED)
+    cpus = _hybrid_facts()["cpu"]["logical_cpus"]  # 20 on the Raptor Lake part
+    # pattern_stride: the working-set grid (one process per pattern, stride and footprint), 4 threads a point
+    runs = [process["argv"] for process in entries["pattern_stride"]["run"]]
+    assert len(runs) == 3 * 4 * 2 and {_option(argv, "--footprint") for argv in runs} == {"1048576", "268435456"}
+    assert all(_option(argv, "--threads") == "4" and argv.count("--footprint") == 1 for argv in runs)
+    assert "working-set grid: 1048576, 268435456 B of lines touched" in entries["pattern_stride"]["notes"]
+    # tlb: one more 4k process per page stride other than 4096, up to the asked page count
+    runs = [process["argv"] for process in entries["tlb"]["run"]]
+    assert sorted(filter(None, (_option(argv, "--page-stride") for argv in runs))) == ["65536", "8192"]
+    assert all(_option(argv, "--pages").endswith(",589824") for argv in runs if _option(argv, "--page-size") == "4k")
+    # stride_bandwidth, rw_mix: a team with no --cpu; rw_mix's 64 threads capped at the host's CPUs, and said
+    stride = entries["stride_bandwidth"]["run"][0]["argv"]
+    assert _option(stride, "--threads") == "4" and "--cpu" not in stride
+    mix = entries["rw_mix"]["run"][0]["argv"]
+    assert _option(mix, "--threads") == str(cpus) and "--cpu" not in mix
+    assert f"kernels_rw_mix_threads asked for 64 threads; this host has {cpus} CPUs, so {cpus} ran (one per CPU)" \
+        in entries["rw_mix"]["notes"]
+    # each thread's buffer within the memory cap (a quarter of MemAvailable) with the others'
+    assert int(_option(mix, "--threads")) * int(_option(mix, "--sizes")) <= (64 << 30) // 4
+    # saxpy: the team spans the core kinds, so it runs once, not once per kind
+    saxpy = entries["saxpy"]
+    assert all(_option(p["argv"], "--threads") == "4" and "--cpu" not in p["argv"] for p in saxpy["run"])
+    assert saxpy["kinds"] == 2 and saxpy["points"] == len(saxpy["run"]) == 8
+    assert "4 threads (kernels_saxpy_threads), one per CPU" in saxpy["notes"]
+    assert all(_option(p["argv"], "--pattern") == "sequential" for p in entries["aio"]["run"])
+    for profile, budget in (("quick", 120), ("standard", 900)):
+        fitted, entries = _entries(profile, SEED)
+        assert fitted["within_budget"] and fitted["bound_s"] <= budget
+        # the budget cut the asked page count and says so; the setting itself is still named
+        assert any(cut.startswith("4k: up to") and "instead of 589824" in cut for cut in entries["tlb"]["cuts"])
+        assert not any("measured on the" in cut for cut in entries["saxpy"]["cuts"])  # a team is not one kind
+
+
+def test_the_seed_settings_left_at_their_defaults_change_no_process():
+    _, plain = _entries("standard", {})
+    _, ones = _entries("standard", {"kernels_pattern_stride_threads": 1, "kernels_saxpy_threads": 1,
+                                    "kernels_stride_bandwidth_threads": 1, "kernels_rw_mix_threads": 1,
+                                    "kernels_tlb_page_strides": [4096], "kernels_pattern_stride_footprints": []})
+    for name in ("pattern_stride", "tlb", "stride_bandwidth", "rw_mix", "saxpy"):
+        assert plain[name]["run"] == ones[name]["run"] and plain[name]["bound_s"] == ones[name]["bound_s"], name
+        assert all("--threads" not in process["argv"] for process in plain[name]["run"])
+    assert all(_option(p["argv"], "--pattern") == "random" for p in plain["aio"]["run"])
+
+
+def test_companion_chains_add_to_the_price():
+    """The price stays an upper bound: the companions build their chains at every point before the timed thread,
+    so pattern_stride with companions costs more than without, and a team's saxpy no less than one thread's."""
+    _, plain = _entries("full", {})
+    _, team = _entries("full", {"kernels_pattern_stride_threads": 2, "kernels_saxpy_threads": 2})
+    assert team["pattern_stride"]["bound_s"] > plain["pattern_stride"]["bound_s"]
+    # one thread's pass a point, once instead of once per core kind (the hybrid part has two)
+    assert team["saxpy"]["bound_s"] == pytest.approx((plain["saxpy"]["bound_s"] - 0.4) / 2 + 0.4, abs=0.01)
