@@ -147,7 +147,14 @@ def test_workloads_run_under_perf_and_a_failing_one_is_recorded_while_the_rest_g
         assert profile["fails"][:1] == ("failed",)
         bundle = outputs.bundles()[0]
         assert (bundle / "raw" / "workloads" / "checksum.time.perf-report.txt").exists()
-        assert any(note.startswith("checksum: top functions (perf record") for note in experiment["notes"])
+        # the time profile's outcome is said, whichever it was: a ~1 ms checksum can take no sample on a busy
+        # machine, and the tool then says so (plugins/filter/workloads.py) rather than rank functions
+        time_event = {"hardware": "cycles", "software": "cpu-clock"}[capability]
+        outcomes = (f"checksum: top functions (perf record, {time_event}): ",
+                    f"checksum: perf record -e {time_event} took no samples",
+                    f"checksum: perf report of {time_event} kept in the bundle but not read: ")
+        said = [note for note in experiment["notes"] if note.startswith(outcomes)]
+        assert len(said) == 1, experiment["notes"]
     page = (outputs.reports / "localhost.html").read_text()
     assert 'id="workloads-chart"' in page and 'id="workloads-table"' in page
 
