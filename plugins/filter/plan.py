@@ -39,6 +39,7 @@ def _sibling(name: str):
 _sweep = _sibling("sweep")
 _numa = _sibling("numa")
 _kinds = _sibling("core_kinds")
+_teams = _sibling("teams")
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -411,24 +412,44 @@ def _pattern_stride(ctx: Context) -> Exp:
         cut = max(DRAM_FLOOR_BYTES, int(span_cap * scale)) // (2 * MIB) * (2 * MIB)
         exp.cuts.append(f"largest span cut from {_human(span_cap)} to {_human(cut)} (budget)")
         span_cap = cut
-    argv = [ctx.bin, "pattern_stride", "--cpu", ctx.cpu, "--footprint", footprint,
-            *ctx.common(), "--max-bytes", span_cap]
+    # The seed settings (issue 31): a working-set x pattern x stride grid (one process per footprint too), and
+    # companion threads chasing the same pattern and stride on buffers of their own while one is timed.
+    footprints = [int(size) for size in var.get("kernels_pattern_stride_footprints") or []]
+    threads = _teams.team_threads(var.get("kernels_pattern_stride_threads"), ctx.host.cpus)
+    exp.notes += _teams.team_notes(var.get("kernels_pattern_stride_threads"), ctx.host.cpus,
+                                   "kernels_pattern_stride_threads")
+    if footprints:
+        exp.notes.append(f"working-set grid: {', '.join(map(str, footprints))} B of lines touched")
+    argv = [ctx.bin, "pattern_stride", "--cpu", ctx.cpu, *([] if footprints else ["--footprint", footprint]),
+            *(["--threads", threads] if threads > 1 else []), *ctx.common(), "--max-bytes", span_cap]
     patterns = list(var.get("kernels_pattern_stride_patterns") or [])
     strides = [int(stride) for stride in var.get("kernels_pattern_stride_strides") or []]
 
-    def cost(stride):
-        span = min(footprint * stride // LINE, span_cap)
-        return ctx.latency_point_s(span, span // stride)
+    def cost(stride, lines_bytes=footprint):
+        # every thread's buffer fits within the cap (the kernel gives each cap / threads); the companions
+        # build their chains together before the timed thread builds its own, at every point
+        span = min(lines_bytes * stride // LINE, span_cap // threads // stride * stride)
+        lines = max(2, span // stride)
+        companions = ctx.chain_setup_s(span, lines) * (threads - 1) / ctx.host.stream_threads(threads - 1) \
+            if threads > 1 else 0.0
+        return ctx.latency_point_s(span, lines) + companions
 
     if ctx.knobs.get("group"):
-        exp.add("all points", [*argv, "--patterns", ",".join(patterns), "--strides", ",".join(map(str, strides))],
-                len(patterns) * len(strides), len(patterns) * sum(cost(stride) for stride in strides))
+        for size in footprints or [footprint]:
+            exp.add("all points" if not footprints else f"footprint {size}",
+                    [*argv, "--patterns", ",".join(patterns), "--strides", ",".join(map(str, strides)),
+                     *(["--footprint", size] if footprints else [])],
+                    len(patterns) * len(strides), len(patterns) * sum(cost(stride, size) for stride in strides))
         exp.cuts.append("every pattern and stride in one process instead of one each (budget): perf stat then counts "
                         "them together")
         return exp
-    for point in _sweep.grid_points(argv, [{"option": "--patterns", "values": patterns},
-                                           {"option": "--strides", "values": strides}]):
-        exp.add(point["label"], point["argv"], 1, cost(int(point["argv"][-1])))
+    axes = [{"option": "--patterns", "values": patterns}, {"option": "--strides", "values": strides}]
+    if footprints:
+        axes.append({"option": "--footprint", "values": footprints})
+    for point in _sweep.grid_points(argv, axes):
+        point_argv = point["argv"]
+        size = int(point_argv[point_argv.index("--footprint") + 1]) if footprints else footprint
+        exp.add(point["label"], point_argv, 1, cost(int(point_argv[point_argv.index("--strides") + 1]), size))
     return exp
 
 
@@ -436,6 +457,11 @@ def _tlb(ctx: Context) -> Exp:
     exp = Exp("tlb")
     var, table = ctx.var, ctx.table
     max_pages = dict(table.get("tlb_max_pages") or {})
+    # kernels_tlb_max_pages (a seed setting, e.g. {4k: 589824}) in place of the profile's; the budget cuts it alike
+    for size, count in (var.get("kernels_tlb_max_pages") or {}).items():
+        if size in ("4k", "thp") and _int(count) > 0:
+            max_pages[size] = _int(count)
+            exp.notes.append(f"{size}: up to {_int(count)} pages (kernels_tlb_max_pages)")
     scale = ctx.knobs.get("size_scale", 1.0)
     if scale < 1.0:
         for size in ("4k", "thp"):
@@ -448,13 +474,15 @@ def _tlb(ctx: Context) -> Exp:
     per_octave = _int(ctx.knobs.get("per_octave") or var.get("kernels_latency_sweep_points_per_octave"), 1)
     planned = _sweep.tlb_plan([ctx.bin, "tlb", "--cpu", ctx.cpu, *ctx.common()],
                               var.get("kernels_tlb_page_sizes") or [], max_pages,
-                              _int(var.get("kernels_tlb_min_pages"), 8), per_octave)
+                              _int(var.get("kernels_tlb_min_pages"), 8), per_octave,
+                              var.get("kernels_tlb_page_strides") or [])
     exp.notes += planned["notes"]
     if hugetlb is None and "hugetlb" in (var.get("kernels_tlb_page_sizes") or []):
         exp.notes.append("hugetlb not priced: the free 2 MiB pages are known once the host is tuned")
     page_bytes = {"4k": 4096, "thp": 2 * MIB, "hugetlb": 2 * MIB}
     for point in planned["points"]:
-        size = point["argv"][-1]
+        # a page-stride process touches one 4 KiB page per page counted, whatever the stride: priced as 4k
+        size = point["argv"][point["argv"].index("--page-size") + 1]
         pages = [int(p) for p in point["argv"][point["argv"].index("--pages") + 1].split(",")]
         cost = 0.0
         for count in pages:
@@ -679,18 +707,31 @@ def _bandwidth(ctx: Context) -> Exp:
 
 def _dram_team_experiment(ctx: Context, name: str, extra: list, variants: int, random=()) -> Exp:
     """stride_bandwidth, rw_mix: one thread over the DRAM size, `variants` points in one process, of
-    which those in `random` (strides) read their lines in random order (latency-bound, not streamed)."""
+    which those in `random` (strides) read their lines in random order (latency-bound, not streamed).
+    kernels_<name>_threads (a seed setting) runs a team instead, at most one thread per CPU (said in the
+    notes), each thread on a DRAM-sized buffer of its own, all within the memory cap (teams.team_options)."""
     exp = Exp(name)
+    variable = f"kernels_{name}_threads"
+    threads = _teams.team_threads(ctx.var.get(variable), ctx.host.cpus)
     rule = _bandwidth_dram_rule(ctx)
     dram = _dram_bytes(ctx, rule) // LINE * LINE
-    _note_dram(ctx, exp, dram, rule, "DRAM working set")
-    argv = [ctx.bin, "bandwidth", "--cpu", ctx.cpu, "--isa", ctx.var.get("kernels_bandwidth_isa", "auto"),
-            *extra, "--sizes", dram, *ctx.common()]
-    cost = (variants - len(random)) * ctx.stream_point_s(dram)
+    _note_dram(ctx, exp, dram, rule, "DRAM working set" + (" (each thread's)" if threads > 1 else ""), threads)
+    placement = _teams.team_options(threads, ctx.cpu, dram, ctx.max_bytes or dram * threads)
+    each = int(placement[-1])
+    if threads > 1:
+        argv = [ctx.bin, "bandwidth", "--isa", ctx.var.get("kernels_bandwidth_isa", "auto"), *extra, *placement,
+                *ctx.common()]
+    else:
+        argv = [ctx.bin, "bandwidth", "--cpu", ctx.cpu, "--isa", ctx.var.get("kernels_bandwidth_isa", "auto"),
+                *extra, "--sizes", dram, *ctx.common()]
+    cost = (variants - len(random)) * ctx.stream_point_s(each, threads)
     for stride in random:
-        round_s = dram // max(LINE, int(stride)) * RANDOM_LINE_S
-        cost += dram * FAULT_S_PER_BYTE + ctx.measure_s(ctx.sample_s(round_s), round_s=round_s)
+        # the threads walk their own buffers side by side: a round is one thread's lines
+        round_s = each // max(LINE, int(stride)) * RANDOM_LINE_S
+        cost += each * threads * FAULT_S_PER_BYTE / ctx.host.stream_threads(threads) \
+            + ctx.measure_s(ctx.sample_s(round_s), round_s=round_s)
     exp.add("all points", argv, variants, cost)
+    exp.notes += _teams.team_notes(ctx.var.get(variable), ctx.host.cpus, variable)
     return exp
 
 
@@ -702,8 +743,8 @@ def _stride_bandwidth(ctx: Context) -> Exp:
                                                           "--strides", ",".join(map(str, strides))],
                                 len(patterns) * len(strides), strides if "random" in patterns else ())
     argv = exp.processes[0]["argv"]
-    exp.notes.append(f"read bandwidth over a {argv[argv.index('--sizes') + 1]} B span; "
-                     "each stride block moves one 64 B line")
+    exp.notes.insert(0, f"read bandwidth over a {argv[argv.index('--sizes') + 1]} B span"
+                     + (" (per thread)" if "--threads" in argv else "") + "; each stride block moves one 64 B line")
     return exp
 
 
@@ -782,21 +823,28 @@ def _saxpy(ctx: Context) -> Exp:
     size = _dram_bytes(ctx, rule)
     _note_dram(ctx, exp, size, rule, "arrays (both together)")
     updates = size // 16
-    argv = [ctx.bin, "saxpy", "--cpu", ctx.cpu, "--size", size, *ctx.common()]
+    # kernels_saxpy_threads (a seed setting): a team sweeping slices of whole lines, at most one thread per CPU
+    # (said in the notes); it spans the core kinds, so it runs once (core_kinds.core_kind_points)
+    threads = _teams.team_threads(var.get("kernels_saxpy_threads"), ctx.host.cpus)
+    exp.notes += _teams.team_notes(var.get("kernels_saxpy_threads"), ctx.host.cpus, "kernels_saxpy_threads")
+    placement = ["--threads", threads] if threads > 1 else ["--cpu", ctx.cpu]
+    kinds = 1 if threads > 1 else ctx.kind_count
+    argv = [ctx.bin, "saxpy", *placement, "--size", size, *ctx.common()]
     strides = [int(stride) for stride in var.get("kernels_saxpy_strides") or []]
 
     def cost(stride):
+        # priced as one thread's pass: a team splits the same updates, so this stays an upper bound
         pass_s = updates * (SAXPY_HIT_S + min(1.0, stride / 8) * SAXPY_MISS_S)
         return size * FAULT_S_PER_BYTE + size / STREAM_BYTES_PER_S + ctx.measure_s(ctx.sample_s(pass_s), round_s=pass_s)
 
     if ctx.knobs.get("group"):
         exp.add("all points", [*argv, "--strides", ",".join(map(str, strides))], len(strides),
-                sum(cost(stride) for stride in strides), ctx.kind_count)
+                sum(cost(stride) for stride in strides), kinds)
         exp.cuts.append("every stride in one process instead of one each (budget; perf counts nothing on this "
                         "host, so nothing is lost)")
         return exp
     for point in _sweep.grid_points(argv, [{"option": "--strides", "values": strides}]):
-        exp.add(point["label"], point["argv"], 1, cost(int(point["argv"][-1])), ctx.kind_count)
+        exp.add(point["label"], point["argv"], 1, cost(int(point["argv"][-1])), kinds)
     return exp
 
 
@@ -913,7 +961,8 @@ def _aio(ctx: Context) -> Exp:
         depths = kept
     argv = [ctx.bin, "aio", "--directory", paths.get("aio_directory", "aio"), "--size", size,
             "--queue-depths", ",".join(map(str, depths)), "--block-size", var.get("kernels_aio_block_size", 4096),
-            "--direct", var.get("kernels_aio_direct", "auto"), *ctx.common(min_sample_ms=window)]
+            "--direct", var.get("kernels_aio_direct", "auto"), "--pattern", var.get("kernels_aio_pattern", "random"),
+            *ctx.common(min_sample_ms=window)]
     # a window is a fixed length of time, not calibrated
     window_s = window / 1000.0
     cost = size / AIO_WRITE_BYTES_PER_S + len(depths) * (window_s + ctx.sampling_s(window_s))
@@ -1017,7 +1066,8 @@ def _fit(name: str, host: Host, settings: dict, allowance: float | None) -> Exp:
     ctx = Context(host, settings, name, knobs)
     exp.target_rel, exp.cap_s, exp.kinds = ctx.target, ctx.cap, ctx.kind_count
     exp.allowance_s = None if allowance is None else round(allowance, 1)
-    if knobs.get("one_kind") and Context(host, settings, name, {}).kind_count > 1:
+    if knobs.get("one_kind") and Context(host, settings, name, {}).kind_count > 1 \
+            and any("--cpu" in process["argv"] for process in exp.processes):  # a team spans the kinds anyway
         exp.cuts.append(f"measured on the {host.kinds[0].get('kind')} only (CPU {ctx.cpu}), not once per core kind "
                         "(budget); the standard profile measures every kind")
     natural_cap = Context(host, settings, name, {}).cap

@@ -63,10 +63,12 @@ def grid_points(argv, axes=None):
     return points
 
 
-def tlb_plan(argv, page_sizes, max_pages, min_pages, per_octave):
+def tlb_plan(argv, page_sizes, max_pages, min_pages, per_octave, page_strides=None):
     """The TLB experiment's points, one process per page size with its page counts, and the notes
     for page sizes left out. max_pages maps a page size to the most pages usable (for hugetlb: the
-    free reserved pages). Returns {"points": [{label, argv}], "notes": [str]}."""
+    free reserved pages). page_strides (bytes, 4 KiB pages only): one more 4k process per stride other
+    than one page, its lines that far apart (OSTEP's page-stride sweep). Returns {"points": [{label,
+    argv}], "notes": [str]}."""
     points, notes = [], []
     min_pages, per_octave = int(min_pages), int(per_octave)
     for size in page_sizes:
@@ -79,6 +81,10 @@ def tlb_plan(argv, page_sizes, max_pages, min_pages, per_octave):
         pages = sweep_sizes(min_pages, top, per_octave, line_bytes=1)
         points.extend(grid_points([*argv, "--pages", ",".join(map(str, pages))],
                                   [{"option": "--page-size", "values": [size]}]))
+        if size == "4k":
+            strides = [int(stride) for stride in page_strides or [] if int(stride) != 4096]
+            points.extend(grid_points([*argv, "--pages", ",".join(map(str, pages)), "--page-size", "4k"],
+                                      [{"option": "--page-stride", "values": strides}]) if strides else [])
     return {"points": points, "notes": notes}
 
 
