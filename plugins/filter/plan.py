@@ -980,7 +980,8 @@ def _core_clock(ctx: Context) -> Exp:
         active = sorted({2 ** exponent for exponent in range(host.cores.bit_length()) if 2 ** exponent < host.cores}
                         | {host.cores})
     argv = [ctx.bin, "core_clock", "--classes", ",".join(classes), "--ramp-repeats", ramps,
-            "--idle-ms", var.get("kernels_core_clock_idle_ms", 200), "--ramp-ms", var.get("kernels_core_clock_ramp_ms", 100),
+            "--idle-ms", var.get("kernels_core_clock_idle_ms", 200),
+            "--ramp-ms", var.get("kernels_core_clock_ramp_ms", 100),
             "--slice-us", var.get("kernels_core_clock_slice_us", 200),
             *(["--cpus", order["cores"], "--active", ",".join(map(str, active))] if order else []), *common]
     points = class_count * len(active)
