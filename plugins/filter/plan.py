@@ -551,7 +551,7 @@ def _c2c(ctx: Context) -> Exp:
                 every * pair_s + len(cpus) * CORECLOCK_S)
         return exp
     pairs = _c2c_pairs(host)
-    initiators = len({a for a, _ in pairs})
+    initiators = len({initiator for initiator, _target in pairs})
     exp.add("sampled pairs", argv + ["--pairs", ",".join(f"{a}:{b}" for a, b in pairs)], len(pairs),
             len(pairs) * pair_s + initiators * CORECLOCK_S)
     domains = len(host.topology.get("llc_domains") or []) or 1
@@ -863,6 +863,7 @@ def _affinity(ctx: Context) -> Exp:
             *(["--cpus", order["cores"]] if order else [])]
     placements = list(var.get("kernels_affinity_placements") or [])
     workloads = list(var.get("kernels_affinity_workloads") or [])
+
     def run_s(workload):
         return repeats * _window_point_s(ctx, window, threads, buffer if workload == "memory" else 0)
 
@@ -1141,7 +1142,7 @@ def _spend_leftover(host: Host, settings: dict, fitted: dict, given: dict) -> di
     than it was given (or, where even every cut cannot fit, what it spent before), so the total stays
     within the sum of the selected experiments' allowances."""
     total = sum(value for value in given.values() if value is not None)
-    for _ in range(2):
+    for _round in range(2):
         spent = {name: exp.record()["bound_s"] for name, exp in fitted.items()}
         pool = total - sum(spent.values())
         needy = [name for name, exp in fitted.items() if given[name] is not None and exp.cuts]
