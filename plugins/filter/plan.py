@@ -77,6 +77,13 @@ C2C_PAIR_S = 0.02
 CORECLOCK_S = 0.06
 # aio: writing its scratch file once per process (bytes per second).
 AIO_WRITE_BYTES_PER_S = 200e6
+# The compute family (core_clock, peak_flops): a point is its windows (one warm-up, then the measured
+# ones; peak_flops alternates a multiply-add window with a clock window), plus the threads' start and the
+# canaries around it; a ramp sleeps kernels_core_clock_idle_ms, then runs kernels_core_clock_ramp_ms.
+# Dev VM worst per point: core_clock 40/120/240 ms, peak_flops 90/250/490 ms (quick/standard/full).
+COMPUTE_POINT_S = 0.01
+# `auto` runs every class the CPU has: at most 4 on any build (x86 scalar + fma128/256/512; AArch64 3).
+COMPUTE_AUTO_CLASSES = 4
 # fio: the engine and O_DIRECT probes, laying out the scratch file, the record.
 FIO_SETUP_S = 6.0
 FIO_LAYOUT_BYTES_PER_S = 200e6
@@ -175,6 +182,8 @@ class Context:
         precision = {"target_ci": self.var.get("kernels_target_ci", self.table.get("target_ci")),
                      "max_point_s": self.var.get("kernels_max_point_s", self.table.get("max_point_s"))}
         precision.update((self.var.get("kernels_precision") or {}).get(experiment) or {})
+        if experiment in FIXED_WINDOWS:  # a fixed number of windows (no --target-ci, no time cap)
+            precision = {}
         self.target = float(precision["target_ci"]) if precision.get("target_ci") not in (None, "", 0) else None
         cap = precision.get("max_point_s")
         self.cap = float(cap) if self.target and cap not in (None, "") else (10.0 if self.target else None)
@@ -570,7 +579,7 @@ def _c2c(ctx: Context) -> Exp:
                 every * pair_s + len(cpus) * CORECLOCK_S)
         return exp
     pairs = _c2c_pairs(host)
-    initiators = len({a for a, _ in pairs})
+    initiators = len({initiator for initiator, _target in pairs})
     exp.add("sampled pairs", argv + ["--pairs", ",".join(f"{a}:{b}" for a, b in pairs)], len(pairs),
             len(pairs) * pair_s + initiators * CORECLOCK_S)
     domains = len(host.topology.get("llc_domains") or []) or 1
@@ -902,6 +911,7 @@ def _affinity(ctx: Context) -> Exp:
             *(["--cpus", order["cores"]] if order else [])]
     placements = list(var.get("kernels_affinity_placements") or [])
     workloads = list(var.get("kernels_affinity_workloads") or [])
+
     def run_s(workload):
         return repeats * _window_point_s(ctx, window, threads, buffer if workload == "memory" else 0)
 
@@ -979,12 +989,101 @@ def _aio(ctx: Context) -> Exp:
     return exp
 
 
+def _compute_classes(ctx: Context, name: str) -> tuple[list, int]:
+    """An experiment's --classes and how many classes the price counts (auto: the most any build runs)."""
+    classes = [str(item) for item in ctx.var.get(f"kernels_{name}_classes") or ["auto"]]
+    count = COMPUTE_AUTO_CLASSES if "auto" in classes else len(dict.fromkeys(classes))
+    return classes, count
+
+
+def _compute_common(ctx: Context) -> tuple[list, int, float]:
+    """core_clock's and peak_flops' own options: a fixed number of windows of a fixed length whatever the
+    profile's precision (no --target-ci), fewer windows where the budget cuts them."""
+    windows = _int(ctx.var.get("kernels_compute_windows"), _int(ctx.table.get("compute_windows"), 5))
+    if ctx.knobs.get("windows"):
+        windows = min(windows, ctx.knobs["windows"])
+    window_ms = float(ctx.var.get("kernels_compute_window_ms") or ctx.table.get("compute_window_ms") or 20)
+    argv = ["--experiment", ctx.experiment, "--samples", windows, "--min-sample-ms", f"{window_ms:g}",
+            "--max-bytes", ctx.max_bytes, "--output", f"{ctx.bundle}/results/{ctx.experiment}.jsonl"]
+    return argv, windows, window_ms
+
+
+def _compute_cut(ctx: Context, exp: Exp, windows: int) -> None:
+    natural = _int(ctx.var.get("kernels_compute_windows"), _int(ctx.table.get("compute_windows"), 5))
+    if windows < natural:
+        exp.cuts.append(f"{windows} windows per point instead of {natural} (budget)")
+
+
+def _core_clock(ctx: Context) -> Exp:
+    exp = Exp("core_clock")
+    var, host = ctx.var, ctx.host
+    order = _kinds.core_kind_cpu_order(host.topology) if var.get("kernels_per_core_kind", True) else {}
+    classes, class_count = _compute_classes(ctx, "core_clock")
+    common, windows, window_ms = _compute_common(ctx)
+    natural_ramps = _int(var.get("kernels_core_clock_ramp_repeats"), _int(ctx.table.get("clock_ramp_repeats"), 1))
+    ramps = min(natural_ramps, _int(ctx.knobs.get("ramps"), natural_ramps))
+    idle_ms = float(var.get("kernels_core_clock_idle_ms") or 200)
+    ramp_ms = float(var.get("kernels_core_clock_ramp_ms") or 100)
+    if order:
+        active = _kinds.active_core_steps(order)
+    else:  # the kernel's own steps over one CPU per physical core: 1, 2, 4 ... and all
+        active = sorted({2 ** exponent for exponent in range(host.cores.bit_length()) if 2 ** exponent < host.cores}
+                        | {host.cores})
+    argv = [ctx.bin, "core_clock", "--classes", ",".join(classes), "--ramp-repeats", ramps,
+            "--idle-ms", var.get("kernels_core_clock_idle_ms", 200),
+            "--ramp-ms", var.get("kernels_core_clock_ramp_ms", 100),
+            "--slice-us", var.get("kernels_core_clock_slice_us", 200),
+            *(["--cpus", order["cores"], "--active", ",".join(map(str, active))] if order else []), *common]
+    points = class_count * len(active)
+    cost = points * ((windows + 1) * window_ms / 1000.0 + COMPUTE_POINT_S) + ramps * (idle_ms + ramp_ms) / 1000.0
+    exp.add("all points", argv, points + ramps, cost)
+    exp.notes.append("one thread per physical core, " + ", ".join(map(str, active)) + " cores active"
+                     + (", a step at each core-kind boundary" if order else "")
+                     + f"; clocks are adds per ns of CPU time of each thread, {windows} windows of {window_ms:g} ms "
+                       "per point")
+    if "auto" in classes:
+        exp.notes.append(f"priced with {COMPUTE_AUTO_CLASSES} instruction classes, the most auto runs on any CPU")
+    exp.notes += _kinds.core_kind_order_note(order, cores_only=True)
+    _compute_cut(ctx, exp, windows)
+    if ramps < natural_ramps:
+        exp.cuts.append(f"{ramps} ramp{'s' if ramps != 1 else ''} from idle instead of {natural_ramps} (budget)")
+    return exp
+
+
+def _peak_flops(ctx: Context) -> Exp:
+    exp = Exp("peak_flops")
+    var, host = ctx.var, ctx.host
+    order = _kinds.core_kind_cpu_order(host.topology) if var.get("kernels_per_core_kind", True) else {}
+    classes, class_count = _compute_classes(ctx, "peak_flops")
+    precisions = [str(item) for item in var.get("kernels_peak_flops_precisions") or ["fp64", "fp32"]]
+    common, windows, window_ms = _compute_common(ctx)
+    threads = _kinds.active_core_steps(order, fastest_kind_only=True) if order else sorted({1, host.cores})
+    argv = [ctx.bin, "peak_flops", "--classes", ",".join(classes), "--precisions", ",".join(precisions),
+            *(["--cpus", order["cores"], "--threads", ",".join(map(str, threads))] if order else []), *common]
+    points = class_count * len(dict.fromkeys(precisions)) * len(threads)
+    # window pairs: the multiply-adds, then the clock under them; one warm-up pair
+    cost = points * (2 * (windows + 1) * window_ms / 1000.0 + COMPUTE_POINT_S)
+    exp.add("all points", argv, points, cost)
+    exp.notes.append("one thread per physical core: one core" + (", the cores of the fastest kind" if order else "")
+                     + f" and all cores; {windows} window pairs (multiply-adds, then the clock under them) of "
+                       f"{window_ms:g} ms per point")
+    if "auto" in classes:
+        exp.notes.append(f"priced with {COMPUTE_AUTO_CLASSES} instruction classes, the most auto runs on any CPU")
+    exp.notes += _kinds.core_kind_order_note(order, cores_only=True)
+    _compute_cut(ctx, exp, windows)
+    return exp
+
+
 _PLANNERS = {
     "latency_sweep": _latency_sweep, "zero_queue": _zero_queue, "pattern_stride": _pattern_stride, "tlb": _tlb,
     "mlp": _mlp, "write_cost": _write_cost, "c2c": _c2c, "numa_matrix": _numa_matrix, "affinity": _affinity,
     "smt": _smt, "aio": _aio, "bandwidth": _bandwidth, "stride_bandwidth": _stride_bandwidth, "rw_mix": _rw_mix,
     "thread_sweep": _thread_sweep, "loaded_latency": _loaded_latency, "saxpy": _saxpy, "prefetch": _prefetch,
+    "core_clock": _core_clock, "peak_flops": _peak_flops,
 }
+
+# The experiments that take a fixed number of windows per point whatever the profile's precision.
+FIXED_WINDOWS = {"core_clock", "peak_flops"}
 
 # What the budget cuts, in order, per experiment: each step sets knobs of its planner (the planner says
 # in its notes what that changed). Cutting the time cap comes first everywhere: it costs precision only
@@ -1033,6 +1132,10 @@ def _steps(name: str, settings: dict, host: Host) -> list[dict]:  # noqa: C901 -
         return caps + [{"cap_scale": 0.125}]
     if name == "aio":
         return caps + [{"size_scale": 0.5}, {"size_scale": 0.25}, {"group": True}, {"depths": 3}, {"depths": 2}]
+    if name == "core_clock":  # no time cap to cut: fewer ramps from idle, then fewer windows (never under 3)
+        return [{"ramps": 1}, {"windows": 3}]
+    if name == "peak_flops":
+        return [{"windows": 3}]
     return caps
 
 
@@ -1044,7 +1147,7 @@ def _last_steps(name: str, settings: dict) -> list[dict]:
     """Cuts an experiment may take last, where the profile samples a fixed count (quick): one try of an
     unsettled latency point (its noise is flagged, not measured away), then three samples a point."""
     table = settings.get("table") or {}
-    if (settings.get("variables") or {}).get("kernels_target_ci", table.get("target_ci")):
+    if name in FIXED_WINDOWS or (settings.get("variables") or {}).get("kernels_target_ci", table.get("target_ci")):
         return []
     return ([{"tries": 1}] if name in TRIED else []) + [{"samples": 3}]
 
@@ -1089,7 +1192,7 @@ def _spend_leftover(host: Host, settings: dict, fitted: dict, given: dict) -> di
     than it was given (or, where even every cut cannot fit, what it spent before), so the total stays
     within the sum of the selected experiments' allowances."""
     total = sum(value for value in given.values() if value is not None)
-    for _ in range(2):
+    for _round in range(2):
         spent = {name: exp.record()["bound_s"] for name, exp in fitted.items()}
         pool = total - sum(spent.values())
         needy = [name for name, exp in fitted.items() if given[name] is not None and exp.cuts]
