@@ -267,7 +267,7 @@ def _workload_function_rows(connection: duckdb.DuckDBPyConnection, key: list,
                             derived: dict[str, list[dict]]) -> list[dict]:
     """Each workload's functions, time share beside miss share (the table its case reads)."""
     return [{"experiment": experiment, "workload": workload, "function_index": index, **asdict(function)}
-            for experiment, workload, _, case in _classified_workloads(connection, key)
+            for experiment, workload, _rows, case in _classified_workloads(connection, key)
             for index, function in enumerate(case.functions)]
 
 

@@ -231,10 +231,10 @@ def check_profile(profile: dict) -> ProfileCheck:
                             "(run perf report with -n or keep its '# Samples:' header)")
     approx = "about " if profile.get("samples_approximate") else ""
     counted = sorted(((_samples_of(row, total) or 0.0, row["share"]) for row in functions), reverse=True)
-    ranked = sum(count >= MIN_FUNCTION_SAMPLES for count, _ in counted)
+    ranked = sum(count >= MIN_FUNCTION_SAMPLES for count, _share in counted)
     complete = bool(profile.get("complete"))
-    read = [share for _, share in counted if share >= READ_SHARE] if complete else [share for _, share in counted]
-    read = read or [share for _, share in counted[:1]]
+    read = [share for _count, share in counted if share >= READ_SHARE] if complete else [share for _count, share in counted]
+    read = read or [share for _count, share in counted[:1]]
     unranked_read = [share for count, share in counted if share in read and count < MIN_FUNCTION_SAMPLES]
     scope = (f"every function with at least {percent(READ_SHARE)} of the samples" if complete
              else f"each of the {listed} functions listed")
@@ -405,8 +405,8 @@ def classify(events: list[dict] | None, time_profile: dict | None = None, miss_p
         where = (f" Start with the functions whose share of the misses is far above their share of the time: "
                  f"{_names(heavy)}.") if heavy else (f" Start with the hottest functions: {_names(hot)}." if hot else "")
         tlb = rate.get("dtlb_mpki") is not None and rate["dtlb_mpki"] >= MISS_SIGNS[3][1]
-        step = ("Cut the misses: " + ("huge pages for the data (THP madvise) first, as dTLB misses lead; then " if tlb
-                                       else "") + "a data layout that keeps what is used together on the same lines "
+        pages_first = "huge pages for the data (THP madvise) first, as dTLB misses lead; then " if tlb else ""
+        step = ("Cut the misses: " + pages_first + "a data layout that keeps what is used together on the same lines "
                 "(fewer pointers per item, structures of arrays), software prefetch or an access order the "
                 "hardware prefetcher follows, a smaller working set." + where)
         return Classification(case="B", classification=CASE_NAMES["B"], evidence=tuple(evidence), next_step=step,

@@ -231,13 +231,13 @@ def _human_event(stripped: str, source: str, line: int) -> dict:
     if state is not None:
         value_text, rest = None, stripped.split(">", 1)[1].strip()
     else:
-        value_text, _, rest = stripped.partition(" ")
+        value_text, _space, rest = stripped.partition(" ")
     running = variance = None
-    for _ in range(2):  # the trailing groups, last first: (41.60%) and ( +-  0.12% )
+    for _group in range(2):  # the trailing groups, last first: (41.60%) and ( +-  0.12% )
         rest = rest.rstrip()
         if not rest.endswith(")") or "(" not in rest:
             break
-        head, _, group = rest.rpartition("(")
+        head, _paren, group = rest.rpartition("(")
         inside = group[:-1].strip()
         if inside.startswith("+-"):
             variance = number(inside[2:].strip().removesuffix("%"), source, line, "variance")
@@ -246,7 +246,7 @@ def _human_event(stripped: str, source: str, line: int) -> dict:
         else:
             break
         rest = head
-    counter, _, metric = rest.partition("#")
+    counter, _hash, metric = rest.partition("#")
     words = counter.split()
     unit = ""
     if len(words) == 2 and words[0] in _HUMAN_UNITS:
@@ -264,7 +264,7 @@ def _human_event(stripped: str, source: str, line: int) -> dict:
         value = None
     metric_value = metric_unit = None
     if metric.strip():
-        metric_text, _, metric_words = metric.strip().partition(" ")
+        metric_text, _space, metric_words = metric.strip().partition(" ")
         if is_number(metric_text.removesuffix("%")):
             metric_value = number(metric_text.removesuffix("%"), source, line, f"metric of {event}")
             metric_unit = metric_words.strip() or None

@@ -105,7 +105,7 @@ def _row(stripped: str, source: str, line: int) -> dict:
            "approximate": percent_text.startswith("~"), "group": False}
     if ranked:
         return _ranked_row(row, rest, source, line)
-    count, _, after = rest.partition(" ")
+    count, _space, after = rest.partition(" ")
     if count.isdigit():  # perf report -n: the samples column
         row["samples"] = int(count)
         rest = after.strip()
@@ -130,7 +130,7 @@ def _ranked_row(row: dict, rest: str, source: str, line: int) -> dict:
     """A ranked list's row: 'malloc', 'clear_page_erms [kernel]' or '(kernel functions)'."""
     symbol = rest
     if symbol.endswith("]") and "[" in symbol:
-        name, _, tag = symbol.rpartition("[")
+        name, _bracket, tag = symbol.rpartition("[")
         if tag[:-1] in ("kernel", "k", "kernel.kallsyms"):
             row["space"], row["dso"] = "kernel", "[kernel]"
             symbol = name.strip()

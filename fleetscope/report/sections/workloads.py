@@ -94,7 +94,8 @@ def reference_figure(rows: list[dict]) -> Figure:
 SECTIONS: tuple[Section, ...] = (
     Section("workloads", "workloads", "Workloads", "workload_profile", "workload_profile", workloads_chart,
             (Column("workload", "workload"), Column("reference", "reference", "bool"), Column("status", "status"),
-             Column("runs", "runs", "count"), Column("wall_median_s", "wall", "s"), mean_std("wall_mean_s", "wall_std_s", "s"), Column("user_median_s", "user", "s"),
+             Column("runs", "runs", "count"), Column("wall_median_s", "wall", "s"),
+             mean_std("wall_mean_s", "wall_std_s", "s"), Column("user_median_s", "user", "s"),
              Column("sys_median_s", "system", "s"), Column("counter_tier", "counter tier"),
              Column("ipc", "IPC", "number"), Column("cache_mpki", "cache MPKI", "number"),
              Column("llc_mpki", "LLC MPKI", "number"), Column("l1d_miss_rate", "L1d miss rate", "percent"),
