@@ -18,6 +18,19 @@ import pytest
 MACHINE_TESTS = tuple(f"tests/{folder}/" for folder in ("browser", "functional", "kernels", "lab"))
 
 
+# The machine's tests in this order, whole modules at a time: the unit tests on the other worker finish while the
+# first ones run, so the measurements whose numbers are judged (the kernels, the real run's flags) come last.
+MACHINE_ORDER = ("tests/browser/", "tests/lab/", "tests/functional/", "tests/kernels/",
+                 "tests/functional/test_inference_real.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item) -> int:
+        return max((index for index, prefix in enumerate(MACHINE_ORDER) if item.nodeid.startswith(prefix)), default=-1)
+
+    items.sort(key=rank)  # stable: the unit tests (-1) first, each module's tests in their own order
+
+
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
