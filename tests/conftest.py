@@ -26,9 +26,12 @@ MACHINE_ORDER = ("tests/browser/", "tests/lab/", "tests/functional/", "tests/ker
 
 def pytest_collection_modifyitems(config, items):
     def rank(item) -> int:
-        return max((index for index, prefix in enumerate(MACHINE_ORDER) if item.nodeid.startswith(prefix)), default=-1)
+        return max((index for index, prefix in enumerate(MACHINE_ORDER) if item.nodeid.startswith(prefix)),
+                   default=len(MACHINE_ORDER))
 
-    items.sort(key=rank)  # stable: the unit tests (-1) first, each module's tests in their own order
+    # stable: the machine's tests first (xdist hands their one work unit out first, so the unit tests run beside
+    # them rather than before them), each module's tests in their own order
+    items.sort(key=rank)
 
 
 def pytest_xdist_make_scheduler(config, log):
