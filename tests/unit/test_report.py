@@ -318,3 +318,13 @@ def test_flatten_facts_reads_bytes_for_people(bundles):
 
     rows = dict(flatten_facts(bundles.manifest()["facts"]))
     assert rows["memory.mem_total_bytes"] == "25,000,000,000 (23.28 GiB)" and "caches" not in " ".join(rows)
+
+
+def test_a_run_without_the_latency_sweep_says_it_was_not_selected(bundles, cli, tmp_path):
+    manifest = bundles.manifest(experiments=[{"name": "smt", "status": "skipped", "file": None, "error": None,
+                                              "wall_s": 0.1, "notes": ["no SMT siblings"]}])
+    bundles.write(manifest, results={})
+    _, out, _ = ingest_and_report(cli, bundles.results_dir, tmp_path)
+    page = (out / "node1.html").read_text()
+    missing = re.search(r'id="latency-chart-missing">(.*?)</p>', page, re.DOTALL).group(1)
+    assert "latency_sweep was not among the experiments this run selected" in missing
