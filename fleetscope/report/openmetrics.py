@@ -81,6 +81,10 @@ METRICS: tuple[Metric, ...] = (
            "core and on all",
            (("fp64_1_core_gflop_s", (("precision", "fp64"), ("cores", "1")), 1e9),
             ("fp64_all_cores_gflop_s", (("precision", "fp64"), ("cores", "all")), 1e9))),
+    Metric("reference_workload_seconds", "seconds",
+           "Median wall time of a run of the reference workload (workloads role: alloc_walk, the same program on every "
+           "host; its live set follows the run's profile, so compare hosts run with the same profile)",
+           (("reference_workload_s", (), 1.0),)),
     Metric("thp_granted_ratio", "ratio", "Smallest share of the huge pages the latency sweep asked for that the kernel granted",
            (("thp_granted", (), 1.0),)),
     Metric("plausibility_flags", "", "Plausibility checks that flagged the run (0: every check passed or did not apply)",

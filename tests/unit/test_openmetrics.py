@@ -19,7 +19,9 @@ from fleetscope.store.warehouse import open_read_only
 
 PROJECT = Path(__file__).resolve().parents[2]
 DASHBOARD = PROJECT / "docs" / "grafana-dashboard.json"
-NOT_MEASURED_YET = {"fleetscope_core_clock_hertz", "fleetscope_peak_flops"}  # the two nights ran no compute family
+WORKLOAD_RUN = PROJECT / "tests" / "fixtures" / "workload_run" / "results"
+NOT_MEASURED_YET = {"fleetscope_core_clock_hertz", "fleetscope_peak_flops",  # the two nights ran no compute family
+                    "fleetscope_reference_workload_seconds"}  # nor the workloads
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +30,8 @@ def exported(two_nights, bundle_tools, tmp_path_factory):
     out = tmp_path_factory.mktemp("textfile") / "fleetscope.prom"
     proc = cli("export", "--db", two_nights[1], "--openmetrics", out)
     assert proc.returncode == 0, proc.stderr
-    assert f"to {out}" in proc.stdout and "no host has fleetscope_core_clock_hertz, fleetscope_peak_flops yet" in proc.stdout
+    assert f"to {out}" in proc.stdout and ("no host has fleetscope_core_clock_hertz, fleetscope_peak_flops, fleetscope_reference_workload_seconds yet"
+                                  in proc.stdout)
     assert [path.name for path in out.parent.iterdir()] == ["fleetscope.prom"]  # no temporary file left beside it
     return out.read_text()
 
@@ -131,12 +134,13 @@ def test_label_values_from_hosts_are_escaped():
     assert openmetrics.format_value(1.2 * 1e-9) == "1.2e-09" and openmetrics.format_value(33554432.0) == "33554432"
 
 
-def test_the_grafana_dashboard_reads_only_what_the_export_writes(exported, compute_exported):
+def test_the_grafana_dashboard_reads_only_what_the_export_writes(exported, compute_exported, workload_exported):
     dashboard = json.loads(DASHBOARD.read_text())
     families = {family.name: family for family in openmetrics_families(exported)}
     labels = {name: {key for sample in family.samples for key in sample.labels} for name, family in families.items()}
     labels.update({family.name: {key for sample in family.samples for key in sample.labels}
-                   for family in openmetrics_families(compute_exported) if family.name in NOT_MEASURED_YET})
+                   for text in (compute_exported, workload_exported[0])
+                   for family in openmetrics_families(text) if family.name in NOT_MEASURED_YET and family.samples})
     assert all(labels[name] for name in NOT_MEASURED_YET)
     assert [item["name"] for item in dashboard["__inputs"]] == ["DS_PROMETHEUS"]
     expressions = [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
@@ -161,3 +165,25 @@ def test_the_grafana_dashboard_reads_only_what_the_export_writes(exported, compu
     # every headline family has a panel (run age through the start timestamp)
     assert used >= set(families) - {"fleetscope_run_age_seconds", "fleetscope_cache_size_lower_bytes",
                                     "fleetscope_cache_size_upper_bytes", "fleetscope_thp_granted_ratio"}
+
+
+
+@pytest.fixture(scope="module")
+def workload_exported(bundle_tools, tmp_path_factory):
+    """The real workload run (tests/fixtures/workload_run) in a warehouse, and its export: (text, warehouse)."""
+    cli = bundle_tools[1]
+    root = tmp_path_factory.mktemp("textfile-workload")
+    db, out = root / "fleet.duckdb", root / "fleetscope.prom"
+    assert cli("ingest", WORKLOAD_RUN, "--db", db).returncode == 0
+    proc = cli("export", "--db", db, "--openmetrics", out)
+    assert proc.returncode == 0, proc.stderr
+    return out.read_text(), db
+
+
+def test_the_reference_workload_s_wall_time_is_the_fleet_s(workload_exported):
+    text, db = workload_exported
+    (sample,) = samples_by_family(text)["fleetscope_reference_workload_seconds"]
+    with open_read_only(db) as connection:
+        (run,) = [run for run in fleet.runs(connection) if run.recency == 1]
+        figures = fleet.run_values(fleet.batch(connection, [run.key]).rows, [run.key])[run.key]
+    assert sample.labels["host"] == run.host and 0 < sample.value == pytest.approx(figures["reference_workload_s"], rel=1e-9)
