@@ -73,11 +73,11 @@ SHOWN_TABLES: tuple[DerivedTable, ...] = (
         Column("r_squared", "R²", "number"), Column("note", "note"))),
     DerivedTable("workload_functions", "Workload functions: share of the time vs share of the misses", (
         Column("workload", "workload"), Column("symbol", "function"), Column("dso", "object"),
-        Column("time_share", "time", "percent"), Column("time_share_below", "time under", "percent"),
-        Column("time_rank", "rank"), Column("miss_share", "misses", "percent"),
-        Column("miss_share_below", "misses under", "percent"), Column("miss_rank", "rank"),
-        Column("miss_per_time", "misses / time", "number"), Column("ratio_bound", "ratio is"),
-        Column("mark", "mark"))),
+        Column("time_share", "time", "percent"), Column("time_share_below", "time under", "percent", optional=True),
+        Column("time_rank", "rank"), Column("miss_share", "misses", "percent", optional=True),
+        Column("miss_share_below", "misses under", "percent", optional=True), Column("miss_rank", "rank", optional=True),
+        Column("miss_per_time", "misses / time", "number", optional=True), Column("ratio_bound", "ratio is", optional=True),
+        Column("mark", "mark", optional=True))),
     DerivedTable("inferred_clock", "Clock: turbo curve per instruction class", (
         Column("class", "class"), Column("vector_bits", "bits", "count"), Column("one_core_ghz", "1 core", "ghz"),
         Column("all_cores_ghz", "all cores", "ghz"), Column("max_active_cores", "cores", "count"),
