@@ -183,3 +183,25 @@ def test_compare_sets_the_clocks_and_flops_side_by_side_and_overlays_the_rooflin
     assert proc.returncode == 0, proc.stderr
     html = page.read_text()
     assert "Roofline, one core (FP64, DRAM)" in html and "Roofline, all cores (FP64, DRAM)" in html
+
+
+def test_of_two_classes_as_wide_the_headline_takes_the_faster(bundle_tools, tmp_path):
+    """`--classes sse2,fma128` on a host without AVX: SSE2's multiply-then-add and the 128-bit FMA are as wide,
+    and the headline FP64 FLOP/s is the FMA's (the faster), whichever order the rows come in."""
+    bundle = compute_bundles.write_bundle(tmp_path / "results")
+    kept = [record for record in compute_bundles.records("peak_flops") if record["params"]["vector_bits"] <= 128]
+    sse2 = []
+    for record in kept:
+        if record["params"]["class"] == "fma128":
+            copy = json.loads(json.dumps(record))
+            copy["params"].update({"class": "sse2", "operation": "128-bit SSE2 multiply then add", "fused": False})
+            copy["samples"] = [value / 2 for value in copy["samples"]]
+            copy["summary"] = {key: value / 2 if key != "count" else value for key, value in copy["summary"].items()}
+            sse2.append(copy)
+    (bundle / "results" / "peak_flops.jsonl").write_text("".join(json.dumps(record) + "\n" for record in sse2 + kept))
+    connection = ingest(bundle_tools[1], tmp_path / "results", tmp_path / "fleet.duckdb")
+    fma128 = {record["params"]["threads"]: record["summary"]["median"] for record in kept
+              if record["params"]["class"] == "fma128" and record["params"]["precision"] == "fp64"}
+    (headline,) = rows(connection, "SELECT fp64_1_core_gflop_s FROM host_headlines")
+    assert headline["fp64_1_core_gflop_s"] == pytest.approx(fma128[1])
+    connection.close()

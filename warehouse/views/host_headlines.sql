@@ -110,8 +110,8 @@ clock AS (  -- core_clock's integer class (scalar_int); all cores only where mor
     WHERE c.class = 'scalar_int'
     GROUP BY c.run_id, c.host
 ),
-widest AS (  -- peak_flops' widest FP64 class
-    SELECT f.run_id, f.host, arg_max(f.class, f.vector_bits) AS class
+widest AS (  -- peak_flops' widest FP64 class (of two as wide, e.g. SSE2 and 128-bit FMA, the faster)
+    SELECT f.run_id, f.host, arg_max(f.class, [f.vector_bits::DOUBLE, f.gflop_s]) AS class
     FROM peak_flops AS f
     JOIN latest USING (run_id, host)
     WHERE f.precision = 'fp64'

@@ -1,6 +1,6 @@
 -- report/compute_headline: the figures the summary, the fleet page, compare and outliers show of the compute
 -- family, of a batch of runs (the runs in chosen_runs): the integer clock with one core and with all active
--- (core_clock), the widest class's FP64 FLOP/s on one core and on all, and its FLOP per cycle per core
+-- (core_clock), the widest class's FP64 FLOP/s (of two as wide, e.g. SSE2 and 128-bit FMA, the faster) on one core and on all, and its FLOP per cycle per core
 -- (peak_flops). One row per run that measured either.
 WITH clock AS (
     SELECT run_id, host,
@@ -12,7 +12,7 @@ WITH clock AS (
     GROUP BY ALL
 ),
 widest AS (
-    SELECT run_id, host, arg_max(class, vector_bits) AS class, max(vector_bits) AS vector_bits
+    SELECT run_id, host, arg_max(class, [vector_bits::DOUBLE, gflop_s]) AS class, max(vector_bits) AS vector_bits
     FROM peak_flops
     WHERE precision = 'fp64' AND (run_id, host) IN (FROM chosen_runs)
     GROUP BY ALL
