@@ -443,6 +443,15 @@ def _pattern_stride(ctx: Context) -> Exp:
             if threads > 1 else 0.0
         return ctx.latency_point_s(span, lines) + companions
 
+    per_thread_cap = span_cap // threads
+    clamped = [(size, stride) for size in footprints or [footprint] for stride in strides
+               if size * stride // LINE > per_thread_cap // stride * stride]
+    if clamped:
+        exp.notes.append(
+            f"span capped at {_human(per_thread_cap)} per thread ({_human(span_cap)} over {threads} "
+            f"thread{'s' if threads > 1 else ''}): "
+            + ", ".join(f"{_human(size)} at stride {stride} touches "
+                        f"{_human(per_thread_cap // stride * LINE)} of lines" for size, stride in clamped))
     if ctx.knobs.get("group"):
         for size in footprints or [footprint]:
             exp.add("all points" if not footprints else f"footprint {size}",

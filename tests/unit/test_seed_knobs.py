@@ -138,6 +138,9 @@ def test_the_plan_runs_each_seed_setting_and_still_fits_the_budget():
     assert len(runs) == 3 * 4 * 2 and {_option(argv, "--footprint") for argv in runs} == {"1048576", "268435456"}
     assert all(_option(argv, "--threads") == "4" and argv.count("--footprint") == 1 for argv in runs)
     assert "working-set grid: 1048576, 268435456 B of lines touched" in entries["pattern_stride"]["notes"]
+    # a footprint whose span at a stride passes each thread's share of the span cap touches less, and says so
+    assert ("span capped at 4 GiB per thread (16 GiB over 4 threads): 256 MiB at stride 4096 touches 64 MiB of lines"
+            in entries["pattern_stride"]["notes"])
     # tlb: one more 4k process per page stride other than 4096, up to the asked page count
     runs = [process["argv"] for process in entries["tlb"]["run"]]
     assert sorted(filter(None, (_option(argv, "--page-stride") for argv in runs))) == ["65536", "8192"]
