@@ -204,8 +204,7 @@ def emulation_facts(machine: str, info: dict) -> dict | None:
             "cpu_model_name": info.get("model name") or UNAVAILABLE,
             "reason": f"this {machine} userland runs under a user-mode emulator (such as qemu-user through binfmt_misc) "
                       f"on a kernel and CPU of another architecture ({kernel_arch}, by /proc/cpuinfo): /proc/cpuinfo "
-                      f"and sysfs describe the CPU that runs the emulator, and every timing is the emulator's, "
-                      f"not a {machine} CPU's"}
+                      f"and sysfs describe the CPU that runs the emulator, and every timing is the emulator's"}
 
 
 def cpu_facts(topology: dict) -> dict:
@@ -656,6 +655,11 @@ def numa_facts() -> dict:
 
 
 def virtualization() -> str:
+    emulated = emulation_facts(platform.machine(), cpuinfo())
+    if emulated:
+        # systemd-detect-virt and the hypervisor flag would describe the machine running the emulator
+        return (f"user-mode emulation: {emulated['userland']} userland on a kernel and CPU of the "
+                f"{emulated['cpu_architecture']} family (qemu-user or alike); timings are the emulator's")
     code, out = run(["systemd-detect-virt"])
     if code == 0 and out:
         return out
@@ -715,7 +719,12 @@ def perf_capability() -> dict:
                 "reason": f"hardware events are {events.get('cycles', 'missing')} (no PMU counters here, "
                           "e.g. a VM without a virtual PMU): only software events count",
                 "events": events}
-    return {"capability": "none", "reason": "no probe event counted", "events": events}
+    emulated = emulation_facts(platform.machine(), cpuinfo())
+    return {"capability": "none", "events": events,
+            "reason": "no probe event counted, not even the software event task-clock" + (
+                f" ({', '.join(f'{name} {state}' for name, state in events.items())})" if events else "") + (
+                ": under user-mode emulation perf_event_open is the emulator's to provide, and it does not"
+                if emulated else "")}
 
 
 def cpuidle_facts() -> dict:

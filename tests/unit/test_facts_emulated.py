@@ -67,3 +67,31 @@ def test_cpu_facts_under_emulation_name_no_cpu_and_keep_the_reason(module, monke
 def test_cpu_facts_natively_have_no_emulation_entry(module, monkeypatch):
     monkeypatch.delenv("FLEETSCOPE_SYSFS_ROOT", raising=False)
     assert "emulation" not in module.cpu_facts(module.topology_facts())
+
+
+def test_virtualization_names_the_emulation(module, monkeypatch):
+    if module.cpuinfo_architecture(module.cpuinfo()) != "x86":
+        pytest.skip("needs an x86 /proc/cpuinfo to stand for the emulating CPU")
+    monkeypatch.delenv("FLEETSCOPE_SYSFS_ROOT", raising=False)
+    native = module.virtualization()
+    assert "emulation" not in native
+    monkeypatch.setattr(platform, "machine", lambda: "aarch64")
+    assert module.virtualization().startswith("user-mode emulation: aarch64 userland on a kernel and CPU of the x86 family")
+
+
+@pytest.mark.parametrize("facts_json, expected", [
+    (json.dumps({"cpu": {"emulation": {"reason": "ran under qemu-user"}}}), "ran under qemu-user"),
+    (json.dumps({"cpu": {"model_name": "AMD EPYC"}}), None),
+    (json.dumps({"cpu": {"emulation": "yes"}}), None),          # a host's odd shapes read as no emulation
+    (json.dumps({"cpu": {"emulation": {"reason": 7}}}), None),
+    (json.dumps({"cpu": []}), None), (json.dumps([]), None), ("not json", None), (None, None)])
+def test_the_page_reads_the_emulation_reason_from_the_facts(facts_json, expected):
+    from fleetscope.report.summary import describe_cpu, emulation_reason
+    assert emulation_reason(facts_json) == expected
+    assert describe_cpu({"facts": facts_json})["emulation"] == expected
+
+
+def test_a_long_emulation_reason_is_cut():
+    from fleetscope.report.summary import emulation_reason
+    shown = emulation_reason(json.dumps({"cpu": {"emulation": {"reason": "x" * 5000}}}))
+    assert len(shown) == 400 and shown.endswith("…")
