@@ -202,9 +202,9 @@ def emulation_facts(machine: str, info: dict) -> dict | None:
         return None
     return {"userland": machine, "cpu_architecture": kernel_arch,
             "cpu_model_name": info.get("model name") or UNAVAILABLE,
-            "reason": f"this {machine} userland runs under a user-mode emulator (such as qemu-user through binfmt_misc) "
-                      f"on a kernel and CPU of another architecture ({kernel_arch}, by /proc/cpuinfo): /proc/cpuinfo "
-                      f"and sysfs describe the CPU that runs the emulator, and every timing is the emulator's"}
+            "reason": f"this {machine} userland runs under a user-mode emulator (such as qemu-user through "
+                      f"binfmt_misc) on a kernel and CPU of another architecture ({kernel_arch}, by /proc/cpuinfo): "
+                      f"/proc/cpuinfo and sysfs describe the CPU that runs the emulator, and every timing is the emulator's"}
 
 
 def cpu_facts(topology: dict) -> dict:

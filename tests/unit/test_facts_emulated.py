@@ -76,7 +76,8 @@ def test_virtualization_names_the_emulation(module, monkeypatch):
     native = module.virtualization()
     assert "emulation" not in native
     monkeypatch.setattr(platform, "machine", lambda: "aarch64")
-    assert module.virtualization().startswith("user-mode emulation: aarch64 userland on a kernel and CPU of the x86 family")
+    assert module.virtualization().startswith(
+        "user-mode emulation: aarch64 userland on a kernel and CPU of the x86 family")
 
 
 @pytest.mark.parametrize("facts_json, expected", [
