@@ -204,7 +204,8 @@ def emulation_facts(machine: str, info: dict) -> dict | None:
             "cpu_model_name": info.get("model name") or UNAVAILABLE,
             "reason": f"this {machine} userland runs under a user-mode emulator (such as qemu-user through "
                       f"binfmt_misc) on a kernel and CPU of another architecture ({kernel_arch}, by /proc/cpuinfo): "
-                      f"/proc/cpuinfo and sysfs describe the CPU that runs the emulator, and every timing is the emulator's"}
+                      f"/proc/cpuinfo and sysfs describe the CPU that runs the emulator, and every timing is "
+                      f"the emulator's"}
 
 
 def cpu_facts(topology: dict) -> dict:
