@@ -172,7 +172,8 @@ stop_host() {
         for _ in $(seq 100); do [[ -z $(ip netns pids "$NAME") ]] && break; sleep 0.1; done
         ip netns del "$NAME"
     fi
-    ip link show "$NAME-c" >/dev/null 2>&1 && ip link del "$NAME-c"
+    # Deleting the namespace deletes the veth pair, but not at once: the link may be gone by the time we get to it.
+    ip link del "$NAME-c" 2>/dev/null || true
     # The mounts lived in the holder's mount namespace and went with it; check none leaked here.
     if findmnt -rn -o TARGET | grep -q "^$ROOTFS/"; then
         log "mounts left under $ROOTFS:"; findmnt -rn -o TARGET | grep "^$ROOTFS/" >&2; exit 1
