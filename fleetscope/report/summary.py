@@ -10,6 +10,7 @@ what the inference found instead); it is never filled in. The numbers behind the
 
 from __future__ import annotations
 
+import json
 from typing import Callable
 
 from fleetscope.analyze import precision
@@ -19,6 +20,7 @@ from fleetscope.report.derived_tables import SHOWN_TABLES
 from fleetscope.units import format_bytes, format_number, format_time_ns
 
 _REASON_CHARS = 240
+_EMULATION_CHARS = 400  # the facts module's own sentence fits; a host's longer text is cut
 
 
 def describe_cpu(facts: dict) -> dict:
@@ -37,7 +39,22 @@ def describe_cpu(facts: dict) -> dict:
     return {"name": facts.get("cpu_model_name"), "microarchitecture": facts.get("microarchitecture"),
             "known": bool(facts.get("uarch_known")), "detail": ", ".join(detail) or None,
             "numbers": arm or " ".join(part for part in (vendor, numbers) if part) or None,
-            "virtual": facts.get("virtualization") not in (None, "none")}
+            "virtual": facts.get("virtualization") not in (None, "none"),
+            "emulation": emulation_reason(facts.get("facts"))}
+
+
+def emulation_reason(facts_json: str | None) -> str | None:
+    """Why the facts name no CPU where the host's userland ran under a user-mode emulator (qemu-user): the
+    facts module's cpu.emulation.reason, shortened; None on every other host."""
+    try:
+        cpu = json.loads(facts_json or "{}").get("cpu")
+    except (TypeError, ValueError, AttributeError):
+        return None
+    emulation = cpu.get("emulation") if isinstance(cpu, dict) else None
+    reason = emulation.get("reason") if isinstance(emulation, dict) else None
+    if not isinstance(reason, str) or not reason:
+        return None
+    return reason if len(reason) <= _EMULATION_CHARS else reason[:_EMULATION_CHARS - 1] + "…"
 
 
 def _duration(seconds: int | float | None) -> str | None:

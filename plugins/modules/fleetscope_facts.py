@@ -176,11 +176,66 @@ def arm_model_name(ids: dict) -> str:
     return f"{arm_vendor(ids['implementer'])} part {' + '.join(ids['parts'])}"
 
 
+# /proc/cpuinfo is the kernel's, and each architecture's kernel writes it with its own keys: which of them
+# the first block has names the architecture of the CPU the kernel runs on.
+# A family covers the machines one kernel runs natively (32-bit Arm userland on an arm64 kernel is not emulated).
+CPUINFO_ARCHITECTURES = (("vendor_id", "x86"), ("CPU implementer", "arm"), ("isa", "riscv"), ("cpu", "powerpc"))
+MACHINE_FAMILIES = (("x86", r"x86_64|i[3-6]86|amd64"), ("arm", r"aarch64.*|arm.*"), ("riscv", r"riscv.*"),
+                    ("powerpc", r"ppc.*|powerpc.*"))
+
+
+def cpuinfo_architecture(info: dict) -> str | None:
+    return next((family for key, family in CPUINFO_ARCHITECTURES if key in info), None)
+
+
+def machine_family(machine: str) -> str | None:
+    return next((family for family, pattern in MACHINE_FAMILIES if re.fullmatch(pattern, machine)), None)
+
+
+def emulation_facts(machine: str, info: dict) -> dict | None:
+    """A user-mode emulator (qemu-user through binfmt_misc) runs this userland on a kernel, and a CPU, of
+    another architecture: uname (which the emulator answers) says `machine`, /proc/cpuinfo (which the kernel
+    writes) describes the CPU that runs the emulator. Then /proc/cpuinfo, sysfs's caches and every timing
+    are that CPU's and the emulator's, not those of a `machine` CPU: None where the two agree."""
+    kernel_arch = cpuinfo_architecture(info)
+    if os.environ.get(SYSFS_ROOT_VARIABLE) or kernel_arch is None or machine_family(machine) in (None, kernel_arch):
+        return None
+    return {"userland": machine, "cpu_architecture": kernel_arch,
+            "cpu_model_name": info.get("model name") or UNAVAILABLE,
+            "reason": f"this {machine} userland runs under a user-mode emulator (such as qemu-user through "
+                      f"binfmt_misc) on a kernel and CPU of another architecture ({kernel_arch}, by /proc/cpuinfo): "
+                      f"/proc/cpuinfo and sysfs describe the CPU that runs the emulator, and every timing is "
+                      f"the emulator's"}
+
+
 def cpu_facts(topology: dict) -> dict:
     info = cpuinfo()
+    emulated = emulation_facts(platform.machine(), info)
+    if emulated:
+        # Nothing /proc/cpuinfo says is about the CPU this userland's code is written for: no model, vendor,
+        # family or extensions for it (the CPU running the emulator is named under `emulation`).
+        return {**cpu_topology_facts(topology), "architecture": platform.machine(), "model_name": UNAVAILABLE,
+                "vendor": UNAVAILABLE, "family": None, "model": None, "stepping": None, "microcode": UNAVAILABLE,
+                "tsc_mhz": None, "vector_extensions": [], "hypervisor_flag": None, "emulation": emulated}
+    return {**cpu_topology_facts(topology), **cpu_identity_facts(info)}
+
+
+def cpu_topology_facts(topology: dict) -> dict:
     online = read(f"{CPU_DIR}/online", "0") or "0"
     cpus = topology["cpus"]
     siblings_max = max((len(cpulist(cpu["smt_siblings"])) for cpu in cpus), default=1)
+    return {
+        "logical_cpus": cpulist_count(online),
+        "online_cpus": online,
+        "physical_cores": len({(cpu["package"], cpu["die"], cpu["core"]) for cpu in cpus}) or None,
+        "sockets": len({cpu["package"] for cpu in cpus}) or None,
+        "threads_per_core": siblings_max,
+        "smt_active": read(f"{CPU_DIR}/smt/active") == "1" or siblings_max > 1,
+        "smt_control": read(f"{CPU_DIR}/smt/control", UNAVAILABLE),
+    }
+
+
+def cpu_identity_facts(info: dict) -> dict:
     # x86 lists its extensions as "flags", Arm as "Features"; only x86 has a "hypervisor" flag
     flags = (info.get("flags") or info.get("Features") or "").split()
     arm = arm_cpu_ids(read("/proc/cpuinfo", "") or "")
@@ -194,13 +249,6 @@ def cpu_facts(topology: dict) -> dict:
         "microcode": info.get("microcode", UNAVAILABLE),
         "architecture": platform.machine() if not os.environ.get(SYSFS_ROOT_VARIABLE) else (
             "aarch64" if "CPU implementer" in (read("/proc/cpuinfo", "") or "") else "x86_64"),
-        "logical_cpus": cpulist_count(online),
-        "online_cpus": online,
-        "physical_cores": len({(cpu["package"], cpu["die"], cpu["core"]) for cpu in cpus}) or None,
-        "sockets": len({cpu["package"] for cpu in cpus}) or None,
-        "threads_per_core": siblings_max,
-        "smt_active": read(f"{CPU_DIR}/smt/active") == "1" or siblings_max > 1,
-        "smt_control": read(f"{CPU_DIR}/smt/control", UNAVAILABLE),
         "tsc_mhz": float(info["cpu MHz"]) if re.fullmatch(r"[\d.]+", info.get("cpu MHz", "")) else None,
         "vector_extensions": [f for f in ("sse2", "avx", "avx2", "avx512f", "asimd", "sve", "sve2") if f in flags],
         "hypervisor_flag": "hypervisor" in flags if "flags" in info else None,
@@ -608,6 +656,11 @@ def numa_facts() -> dict:
 
 
 def virtualization() -> str:
+    emulated = emulation_facts(platform.machine(), cpuinfo())
+    if emulated:
+        # systemd-detect-virt and the hypervisor flag would describe the machine running the emulator
+        return (f"user-mode emulation: {emulated['userland']} userland on a kernel and CPU of the "
+                f"{emulated['cpu_architecture']} family (qemu-user or alike); timings are the emulator's")
     code, out = run(["systemd-detect-virt"])
     if code == 0 and out:
         return out
@@ -667,7 +720,12 @@ def perf_capability() -> dict:
                 "reason": f"hardware events are {events.get('cycles', 'missing')} (no PMU counters here, "
                           "e.g. a VM without a virtual PMU): only software events count",
                 "events": events}
-    return {"capability": "none", "reason": "no probe event counted", "events": events}
+    emulated = emulation_facts(platform.machine(), cpuinfo())
+    return {"capability": "none", "events": events,
+            "reason": "no probe event counted, not even the software event task-clock" + (
+                f" ({', '.join(f'{name} {state}' for name, state in events.items())})" if events else "") + (
+                ": under user-mode emulation perf_event_open is the emulator's to provide, and it does not"
+                if emulated else "")}
 
 
 def cpuidle_facts() -> dict:
