@@ -105,14 +105,20 @@ static int target_reached(const struct sampler_run *run)
 	return 1;
 }
 
+/* Points this process has re-queued: at most --max-requeues, the number its plan priced, so drifting
+ * points cannot stretch a process past its price (a later one is recorded as drifting instead). */
+static uint64_t requeued_points;
+
 static int stop(struct sampler_run *run, enum sampler_stop reason)
 {
 	counters_stop(&run->counters);
 	run->stop = reason;
 	run->sampling_s = (double)(timer_now_ns() - run->started_ns) / 1e9;
-	if (reason == SAMPLER_STOP_CAP && run->attempt == 1)
+	if (reason == SAMPLER_STOP_CAP && run->attempt == 1 && requeued_points < run->opts->max_requeues) {
 		for (size_t s = 0; s < run->series_count && !run->requeue; s++)
 			run->requeue = sampler_drifts(run->opts, run->series[s], run->count);
+		requeued_points += run->requeue ? 1 : 0;
+	}
 	return 0;
 }
 

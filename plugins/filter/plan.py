@@ -89,6 +89,11 @@ COMPUTE_AUTO_CLASSES = 4
 # fio: the engine and O_DIRECT probes, laying out the scratch file, the record.
 FIO_SETUP_S = 6.0
 FIO_LAYOUT_BYTES_PER_S = 200e6
+# A point that stopped at its time cap while its samples drifted is measured once more after the others; the plan
+# prices that for this share of a process's points (rounded down: a process of fewer than 10 points measures none
+# again) and the kernel re-queues no more (--max-requeues), recording a later drifting point as drifting. Unpriced,
+# the second attempts took 17-56% more time than the standard plan on the shared dev VM (load 5-8).
+REQUEUE_SHARE = 0.1
 # A time cap per point is never cut below this (seconds), nor a DRAM working set below this.
 CAP_FLOOR_S = 0.25
 DRAM_FLOOR_BYTES = 64 * MIB
@@ -149,7 +154,13 @@ class Exp:
         self.kinds = 1
 
     def add(self, label: str, argv: list, records: int, bound_s: float, kinds: int = 1) -> None:
-        """One kernel process (once per core kind where the role runs it per kind: `kinds`)."""
+        """One kernel process (once per core kind where the role runs it per kind: `kinds`). A process that
+        samples to a target may measure some points again (those that drift to their cap): as many as the
+        plan prices here (REQUEUE_SHARE of its points, each at the process's price per point), no more."""
+        if "--target-ci" in argv and records:
+            requeues = int(records * REQUEUE_SHARE)
+            argv = [*argv, "--max-requeues", requeues]
+            bound_s += requeues * bound_s / records
         self.processes.append({"label": label, "argv": [str(item) for item in argv]})
         self.records += records * kinds
         self.bound_s += (PROCESS_S + bound_s) * kinds
