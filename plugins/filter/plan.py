@@ -94,6 +94,9 @@ FIO_LAYOUT_BYTES_PER_S = 200e6
 # again) and the kernel re-queues no more (--max-requeues), recording a later drifting point as drifting. Unpriced,
 # the second attempts took 17-56% more time than the standard plan on the shared dev VM (load 5-8).
 REQUEUE_SHARE = 0.1
+# The most last-level cache a CPU sharing it gets on any part (Zen 4/5 X3D: 96 MiB over 16 threads, 6 MiB): a
+# sysfs that reports more per CPU is a guest seeing its host's cache, and the price does not count on it.
+TRUSTED_LLC_PER_CPU = 8 * MIB
 # A time cap per point is never cut below this (seconds), nor a DRAM working set below this.
 CAP_FLOOR_S = 0.25
 DRAM_FLOOR_BYTES = 64 * MIB
@@ -111,6 +114,16 @@ def _int(value, default=0) -> int:
         return default
 
 
+def _cpu_count(cpulist) -> int:
+    """How many CPUs a sysfs cpulist ('0-7,16-23') names (0 where it names none or cannot be read)."""
+    count = 0
+    for item in str(cpulist or "").split(","):
+        first, _, last = item.strip().partition("-")
+        if first.isdigit() and (not last or last.isdigit()):
+            count += int(last or first) - int(first) + 1
+    return count
+
+
 class Host:
     """What the plan needs of a host, from its facts (plugins/modules/fleetscope_facts.py)."""
 
@@ -123,6 +136,13 @@ class Host:
         self.cores = max(1, _int(cpu.get("physical_cores"), self.cpus) or self.cpus)
         self.caches = [c for c in facts.get("caches") or [] if c.get("type") != "Instruction"]
         self.llc = max((_int(c.get("size_bytes")) for c in self.caches), default=0) or 32 * MIB
+        # What the price counts as a chain the last-level cache holds: at most TRUSTED_LLC_PER_CPU for each CPU
+        # sharing it. A guest's sysfs may report its host's whole last-level cache (a Zen 5 guest: 480 MiB on 2
+        # vCPUs) of which it gets a small share; a chain beyond that is linked at the DRAM rate (quick with a
+        # faked 480 MiB L3: zero_queue's 240 MiB chain took 1.45x the price that assumed the LLC held it).
+        last = max(self.caches, key=lambda c: _int(c.get("size_bytes")), default={})
+        sharing = max(1, _cpu_count(last.get("shared_cpu_list")))
+        self.cached = min(self.llc, TRUSTED_LLC_PER_CPU * sharing)
         self.kinds = list(self.topology.get("core_kinds") or [])
         self.numa = facts.get("numa") or {}
         self.nodes = max(1, _int(self.numa.get("nodes"), 1))
@@ -254,7 +274,7 @@ class Context:
 
     def chain_setup_s(self, span: int, lines: int, policy: str = "thp") -> float:
         fault = span * (FAULT_S_PER_BYTE_4K if policy == "4k" else FAULT_S_PER_BYTE)
-        if span <= self.host.llc:
+        if span <= self.host.cached:
             per_line = CHAIN_LINE_S_CACHE
         else:
             per_line = CHAIN_LINE_S_DRAM_4K if policy == "4k" else CHAIN_LINE_S_DRAM

@@ -465,3 +465,22 @@ def test_mlc_is_priced_from_its_processes_or_planned_as_a_skip_that_says_why(fac
                   if entry["name"] == "mlc")
     assert on_arm["skip"] == "Intel MLC runs on x86-64 only; this host is aarch64" and on_arm["bound_s"] == 0
     assert "mlc" not in [entry["name"] for entry in planning.plan(facts, "quick", selected=["tlb"])["experiments"]]
+
+
+@pytest.mark.parametrize("llc_mib, sharing, trusted_mib", [(480, "0-1", 16), (32, "0-15", 32), (96, "0-15", 96),
+                                                           (32, "0-1", 16), (32, None, 8)])
+def test_a_chain_only_the_llc_would_hold_is_priced_at_dram_rates_past_a_cpus_plausible_share(
+        module, llc_mib, sharing, trusted_mib):
+    """A guest whose sysfs reports its host's whole L3 (480 MiB on 2 vCPUs) gets a small share of it: the price
+    counts a chain as cached only up to 8 MiB per CPU sharing the last level (the most any part gives a CPU), so a
+    240 MiB zero_queue chain there is linked at the DRAM rate; real parts (32 MiB over 16 CPUs, an X3D's 96 MiB)
+    keep their whole LLC."""
+    caches = [{"level": 2, "type": "Unified", "size_bytes": 1 << 20, "shared_cpu_list": "0"},
+              {"level": 3, "type": "Unified", "size_bytes": llc_mib << 20, "shared_cpu_list": sharing}]
+    host = module.Host({"cpu": {"logical_cpus": 2}, "caches": caches, "memory": {"mem_available_bytes": 16 << 30}})
+    assert host.cached == trusted_mib << 20 and host.llc == llc_mib << 20
+    ctx = module.Context(host, {}, "zero_queue", {})
+    for span in (trusted_mib << 20, (trusted_mib << 20) + (2 << 20)):
+        lines = span // 64
+        rate = module.CHAIN_LINE_S_CACHE if span <= trusted_mib << 20 else module.CHAIN_LINE_S_DRAM
+        assert ctx.chain_setup_s(span, lines) == pytest.approx(span * module.FAULT_S_PER_BYTE + lines * rate)
