@@ -152,6 +152,10 @@ def test_a_process_requeues_no_more_points_than_its_plan_priced(records, run):
     assert all(precision(r)["drift"] and precision(r)["stop"] == "cap" for r in first)
     assert precision(second)["attempt"] == 2
     assert second["params"]["working_set_bytes"] == first[0]["params"]["working_set_bytes"]
+    # a latency point's earlier tries (measured again because unsettled) do not spend the allowance
+    tried = records("chase", "--sizes", "32k,64k,128k", "--samples", "3", *IMPOSSIBLE, *FAST, "--test-drift",
+                    "--test-unsettled", "--tries", "3", "--seed", "5", "--max-requeues", "1")
+    assert [precision(r)["requeued"] for r in tried] == [True, False, False, False]
     # none priced: a single point drifting to its cap asks for no second attempt
     none = run("chase", "--sizes", "32k", "--samples", "3", *IMPOSSIBLE, *FAST, "--test-drift", "--max-requeues", "0")
     assert none.returncode == 0 and "re-queue:" not in none.stderr
