@@ -118,7 +118,7 @@ def _cpu_count(cpulist) -> int:
     """How many CPUs a sysfs cpulist ('0-7,16-23') names (0 where it names none or cannot be read)."""
     count = 0
     for item in str(cpulist or "").split(","):
-        first, _, last = item.strip().partition("-")
+        first, _dash, last = item.strip().partition("-")
         if first.isdigit() and (not last or last.isdigit()):
             count += int(last or first) - int(first) + 1
     return count
