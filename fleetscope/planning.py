@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 
 import yaml
+from jinja2 import ChainableUndefined
 from jinja2.nativetypes import NativeEnvironment
 
 from fleetscope import catalog
@@ -25,6 +26,7 @@ from fleetscope.resources import COLLECTION_DIR
 
 PLAN_FILTER = COLLECTION_DIR / "plugins" / "filter" / "plan.py"
 STORAGE_FILTER = COLLECTION_DIR / "plugins" / "filter" / "storage.py"
+MLC_FILTER = COLLECTION_DIR / "plugins" / "filter" / "mlc.py"
 FACTS_MODULE = COLLECTION_DIR / "plugins" / "modules" / "fleetscope_facts.py"
 ROLES_DIR = COLLECTION_DIR / "roles"
 
@@ -49,16 +51,18 @@ def _render(value, context: dict):
     """A role default as Ansible would template it (native types), for the defaults the roles ship: they
     name only the profile table and each other."""
     if isinstance(value, str) and "{{" in value:
-        return NativeEnvironment().from_string(value).render(**context)
+        return NativeEnvironment(undefined=ChainableUndefined).from_string(value).render(**context)
     return value
 
 
-def role_variables(role: str, prefix: str, profile: str, overrides: dict | None = None) -> tuple[dict, dict]:
-    """(the role's `prefix`* defaults rendered for `profile` with `overrides` on top, the role's vars)."""
+def role_variables(role: str, prefix: str, profile: str, overrides: dict | None = None,
+                   facts: dict | None = None) -> tuple[dict, dict]:
+    """(the role's `prefix`* defaults rendered for `profile` with `overrides` on top, the role's vars); a default
+    that reads the host's facts (mlc_hugepages) reads `facts`."""
     defaults = _yaml(ROLES_DIR / role / "defaults" / "main.yml")
     internal = _yaml(ROLES_DIR / role / "vars" / "main.yml")
     tables = {key: value for key, value in internal.items() if key.endswith("_profiles")}
-    context = {"fleet_profile": profile, **tables}
+    context = {"fleet_profile": profile, "fleet_facts": facts or {}, **tables}
     for key, value in internal.items():
         if key.endswith("_profile") and key[:-len("_profile")] + "_profiles" in tables:
             context[key] = tables[key[:-len("_profile")] + "_profiles"][profile]
@@ -86,11 +90,42 @@ def settings(profile: str, facts: dict, overrides: dict | None = None, selected:
             fio["fio_patterns"], fio["fio_queue_depths"], fio["fio_random_block_size"], fio["fio_seq_block_size"],
             fio["fio_seq_iodepth"], fio["fio_rwmixread"])
         storage = plan_module().fio_price(jobs, fio["fio_runtime_s"], fio["fio_ramp_s"], fio["fio_size"])
+    priced = [_mlc_price(profile, facts, overrides, selected), _workloads_price(profile, facts, overrides, selected)]
     tuning = _yaml(ROLES_DIR / "tuning" / "vars" / "main.yml").get("__tuning_profiles", {}).get(profile, {})
     hugetlb = overrides.get("tuning_nr_hugepages", tuning.get("nr_hugepages"))
     return {"profile": profile, "table": table, "variables": kernels, "selected": names,
             "paths": {"bin": "fleetscope-kernels", "bundle": "<bundle>", "aio_directory": "<scratch>/aio"},
-            "hugetlb_pages": None if hugetlb is None else int(hugetlb), "storage": storage}
+            "hugetlb_pages": None if hugetlb is None else int(hugetlb), "storage": storage, "priced": priced}
+
+
+def _mlc_price(profile: str, facts: dict, overrides: dict, selected: list[str] | None) -> dict:
+    """Intel MLC's record as roles/mlc/tasks/plan.yml prices it: a skip saying why unless -e mlc_path names it."""
+    mlc, context = role_variables("mlc", "mlc_", profile, overrides, facts)
+    if not mlc.get("mlc_enabled", True) or (selected is not None and "mlc" not in selected):
+        return {}
+    supplied = bool(str(mlc.get("mlc_path") or "").strip())
+    modes = context["__mlc_profiles"][profile]["modes"]
+    plan = _load("fleetscope_mlc_filter", MLC_FILTER).mlc_plan(
+        mlc.get("mlc_modes") or modes, facts.get("caches"), mlc["mlc_duration_s"], mlc.get("mlc_cpu", 0),
+        mlc.get("mlc_dram_buffer_bytes"), profile, modes) if supplied else {}
+    return plan_module().mlc_price(plan, mlc["mlc_duration_s"], (facts.get("numa") or {}).get("nodes") or 1, supplied,
+                                   (facts.get("cpu") or {}).get("architecture") or "x86_64")
+
+
+def _workloads_price(profile: str, facts: dict, overrides: dict, selected: list[str] | None) -> dict:
+    """The workloads' record as roles/workloads/tasks/plan.yml prices it: the reference workload at the profile's
+    size, then -e fleet_workloads (the fleet role's default: none)."""
+    variables, context = role_variables("workloads", "workloads_", profile, overrides)
+    if not variables.get("workloads_enabled", True) or (selected is not None and "workloads" not in selected):
+        return {}
+    table = context["__workloads_profile"]
+    live = variables.get("workloads_reference_live_bytes") or table["reference_live_bytes"]
+    reference = {"name": "reference_alloc_walk", "command": ["alloc_walk", "--live-bytes", str(live)],
+                 "timeout_s": table["reference_timeout_s"], "reference": True}
+    workloads = ([reference] if variables.get("workloads_reference", True) else []) \
+        + list(overrides.get("fleet_workloads") or [])
+    return plan_module().workloads_price(workloads, variables["workloads_repeats"], variables["workloads_timeout_s"],
+                                         facts.get("perf") or {}, variables.get("workloads_perf_record", True))
 
 
 def select(tags: list[str]) -> list[str]:

@@ -130,9 +130,10 @@ def format_quantity(value: float | None, kind: str) -> str:
         return ""
     if not math.isfinite(value):
         return NOT_FINITE
-    quantity, _unused = KINDS[kind]
+    quantity, factor = KINDS[kind]
     base = to_base(value, kind)
-    unit = best_unit(quantity, base)
+    # zero has no magnitude to choose by: it prints in the unit it came in (0 s, not 0 ns)
+    unit = best_unit(quantity, base if base else factor)
     return f"{unit.text(base)} {unit.symbol}"
 
 

@@ -10,6 +10,11 @@ from collections.abc import Callable
 from fleetscope.units import format_count, format_percent, format_with_unit
 
 
+# What the plan prices on top of the profile's budget (plugins/filter/plan.py OUTSIDE_BUDGET; tests/unit/test_plan.py
+# holds the two equal): Intel MLC, run as the user set it, and the workloads, programs the budget cannot cut.
+ON_TOP = ("mlc", "workloads")
+
+
 def build(fetch: Callable[[str], list[dict]]) -> dict:
     """{present, sentence, rows} for the page, from the report queries run_plan and plan_vs_actual."""
     totals = (fetch("run_plan") or [{}])[0]
@@ -21,9 +26,13 @@ def build(fetch: Callable[[str], list[dict]]) -> dict:
     actual = sum(row["actual_s"] or 0 for row in priced if row["actual_s"] is not None)
     budget = totals.get("plan_budget_s")
     over = [row["experiment"] for row in priced if row["overshoot"]]
+    on_top = [row for row in priced if row["experiment"] in ON_TOP and row["planned_s"]]
+    beside = "".join(f", {row['experiment']} {format_with_unit(row['planned_s'], 's')}" for row in on_top)
     sentence = (f"Planned before measuring: {len([r for r in priced if not r['planned_skip']])} experiments, "
                 f"{format_count(totals['plan_points'])} points, at most {format_with_unit(totals['plan_bound_s'], 's')}"
-                + (f" (budget {format_with_unit(budget, 's')})" if budget is not None else " (full profile: no budget)")
+                + ((f" (budget {format_with_unit(budget, 's')}"
+                    + (f"; on top of it{beside}" if on_top else "") + ")") if budget is not None
+                   else " (full profile: no budget)")
                 + f". They took {format_with_unit(actual, 's')}, "
                 + (f"{format_percent(actual / totals['plan_bound_s'])}" if totals["plan_bound_s"] else "—")
                 + " of that price.")

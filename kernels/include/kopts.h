@@ -21,6 +21,8 @@ struct kopts {
 	double max_point_s;       /* --max-point-seconds: a point's sampling time cap (target_rel) */
 	unsigned attempt;         /* --attempt: 1, or 2 for a re-queued point (never re-queued again) */
 	int test_drift;           /* --test-drift (tests only): every point counts as drifting */
+	uint64_t max_requeues;    /* --max-requeues: most points of this process measured again after
+				     drifting to their cap (the plan prices that many); UINT64_MAX: any */
 	unsigned tries;           /* --tries: most measurements of a latency point whose samples are
 				     unsettled (sampler_unsettled), each recorded; 1: never again */
 	int test_unsettled;       /* --test-unsettled (tests only): every try counts as unsettled */

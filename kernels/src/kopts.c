@@ -27,6 +27,7 @@ enum {
 	OPTION_TRIES,
 	OPTION_TEST_UNSETTLED,
 	OPTION_MEM_NODE,
+	OPTION_MAX_REQUEUES,
 };
 #define MAX_MEM_NODE 1023
 #define DEFAULT_MAX_POINT_SECONDS 10.0
@@ -49,6 +50,7 @@ static const struct option common_long[] = {
 	{"tries", required_argument, NULL, OPTION_TRIES},
 	{"test-unsettled", no_argument, NULL, OPTION_TEST_UNSETTLED},
 	{"mem-node", required_argument, NULL, OPTION_MEM_NODE},
+	{"max-requeues", required_argument, NULL, OPTION_MAX_REQUEUES},
 };
 #define COMMON_COUNT (sizeof(common_long) / sizeof(common_long[0]))
 
@@ -62,6 +64,7 @@ void kopts_init(struct kopts *opts, const char *kernel, const char *experiment,
 	opts->min_sample_ms = 10.0;
 	opts->max_point_s = DEFAULT_MAX_POINT_SECONDS;
 	opts->attempt = 1;
+	opts->max_requeues = UINT64_MAX;
 	opts->tries = KOPTS_DEFAULT_TRIES;
 	opts->cpu = -1;
 	opts->mem_node = -1;
@@ -189,6 +192,9 @@ static void common_option(struct kopts *opts, int option, const char *arg)
 		break;
 	case OPTION_ATTEMPT:
 		opts->attempt = (unsigned)kopts_u64(opts, "--attempt", arg, 1, 2);
+		break;
+	case OPTION_MAX_REQUEUES:
+		opts->max_requeues = kopts_u64(opts, "--max-requeues", arg, 0, 1000000);
 		break;
 	case OPTION_TEST_DRIFT:
 		opts->test_drift = 1;
@@ -363,6 +369,9 @@ void kopts_help(FILE *out, const struct kopts *defaults)
 		"                          after the other points (context.precision says so)\n"
 		"      --attempt N         1, or 2 for a point measured again (re-queued by the\n"
 		"                          caller); a second attempt is never re-queued\n"
+		"      --max-requeues N    measure at most N points of this process again (the\n"
+		"                          plan prices that many); a later drifting point is\n"
+		"                          recorded as drifting, not measured again (default: any)\n"
 		"      --test-drift        tests only: every point counts as drifting\n"
 		"      --tries N           a latency point whose samples are unsettled (MAD /\n"
 		"                          median > 0.15, two groups, or the L1 canary moved by\n"

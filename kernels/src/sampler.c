@@ -105,12 +105,18 @@ static int target_reached(const struct sampler_run *run)
 	return 1;
 }
 
+/* Points this process has re-queued: at most --max-requeues, the number its plan priced, so drifting
+ * points cannot stretch a process past its price (a later one is recorded as drifting instead). Counted
+ * when a point's last run is done (sampler_sweep_done), not at each stop: a latency point's earlier tries
+ * are measured again anyway and must not spend the allowance. */
+static uint64_t requeued_points;
+
 static int stop(struct sampler_run *run, enum sampler_stop reason)
 {
 	counters_stop(&run->counters);
 	run->stop = reason;
 	run->sampling_s = (double)(timer_now_ns() - run->started_ns) / 1e9;
-	if (reason == SAMPLER_STOP_CAP && run->attempt == 1)
+	if (reason == SAMPLER_STOP_CAP && run->attempt == 1 && requeued_points < run->opts->max_requeues)
 		for (size_t s = 0; s < run->series_count && !run->requeue; s++)
 			run->requeue = sampler_drifts(run->opts, run->series[s], run->count);
 	return 0;
@@ -170,6 +176,7 @@ void sampler_sweep_done(struct sampler_sweep *sweep, const struct sampler_run *r
 {
 	if (!run->requeue)
 		return;
+	requeued_points++;
 	if (sweep->planned > 1) {
 		sweep->order[sweep->length++] = sweep->point;
 		fprintf(stderr, "%s: %s stopped at its %g s cap while drifting; measuring it again after the other points\n",

@@ -15,7 +15,9 @@ an upper bound as far as the model's rates hold on the host: a host slower than 
 an over-committed VM) can overshoot, and the warehouse flags an experiment that ran more than 25% past
 its price (view plan_vs_actual). The same functions serve the kernels role (tasks/plan.yml runs them
 before measuring and the experiments run the plan's points), preflight (which prints each host's
-price) and `fleetscope plan` (a host that is not at hand, from its facts or a sysfs tree).
+price) and `fleetscope plan` (a host that is not at hand, from its facts or a sysfs tree). The other measuring
+roles price their own experiments with the functions at the end (fio_price, mlc_price, workloads_price) and the
+plan lists them too: fio within the budget, MLC and the workloads on top of it (OUTSIDE_BUDGET says why).
 """
 
 from __future__ import annotations
@@ -87,6 +89,14 @@ COMPUTE_AUTO_CLASSES = 4
 # fio: the engine and O_DIRECT probes, laying out the scratch file, the record.
 FIO_SETUP_S = 6.0
 FIO_LAYOUT_BYTES_PER_S = 200e6
+# A point that stopped at its time cap while its samples drifted is measured once more after the others; the plan
+# prices that for this share of a process's points (rounded down: a process of fewer than 10 points measures none
+# again) and the kernel re-queues no more (--max-requeues), recording a later drifting point as drifting. Unpriced,
+# the second attempts took 17-56% more time than the standard plan on the shared dev VM (load 5-8).
+REQUEUE_SHARE = 0.1
+# The most last-level cache a CPU sharing it gets on any part (Zen 4/5 X3D: 96 MiB over 16 threads, 6 MiB): a
+# sysfs that reports more per CPU is a guest seeing its host's cache, and the price does not count on it.
+TRUSTED_LLC_PER_CPU = 8 * MIB
 # A time cap per point is never cut below this (seconds), nor a DRAM working set below this.
 CAP_FLOOR_S = 0.25
 DRAM_FLOOR_BYTES = 64 * MIB
@@ -104,6 +114,16 @@ def _int(value, default=0) -> int:
         return default
 
 
+def _cpu_count(cpulist) -> int:
+    """How many CPUs a sysfs cpulist ('0-7,16-23') names (0 where it names none or cannot be read)."""
+    count = 0
+    for item in str(cpulist or "").split(","):
+        first, _dash, last = item.strip().partition("-")
+        if first.isdigit() and (not last or last.isdigit()):
+            count += int(last or first) - int(first) + 1
+    return count
+
+
 class Host:
     """What the plan needs of a host, from its facts (plugins/modules/fleetscope_facts.py)."""
 
@@ -116,6 +136,13 @@ class Host:
         self.cores = max(1, _int(cpu.get("physical_cores"), self.cpus) or self.cpus)
         self.caches = [c for c in facts.get("caches") or [] if c.get("type") != "Instruction"]
         self.llc = max((_int(c.get("size_bytes")) for c in self.caches), default=0) or 32 * MIB
+        # What the price counts as a chain the last-level cache holds: at most TRUSTED_LLC_PER_CPU for each CPU
+        # sharing it. A guest's sysfs may report its host's whole last-level cache (a Zen 5 guest: 480 MiB on 2
+        # vCPUs) of which it gets a small share; a chain beyond that is linked at the DRAM rate (quick with a
+        # faked 480 MiB L3: zero_queue's 240 MiB chain took 1.45x the price that assumed the LLC held it).
+        last = max(self.caches, key=lambda c: _int(c.get("size_bytes")), default={})
+        sharing = max(1, _cpu_count(last.get("shared_cpu_list")))
+        self.cached = min(self.llc, TRUSTED_LLC_PER_CPU * sharing)
         self.kinds = list(self.topology.get("core_kinds") or [])
         self.numa = facts.get("numa") or {}
         self.nodes = max(1, _int(self.numa.get("nodes"), 1))
@@ -147,7 +174,13 @@ class Exp:
         self.kinds = 1
 
     def add(self, label: str, argv: list, records: int, bound_s: float, kinds: int = 1) -> None:
-        """One kernel process (once per core kind where the role runs it per kind: `kinds`)."""
+        """One kernel process (once per core kind where the role runs it per kind: `kinds`). A process that
+        samples to a target may measure some points again (those that drift to their cap): as many as the
+        plan prices here (REQUEUE_SHARE of its points, each at the process's price per point), no more."""
+        if "--target-ci" in argv and records:
+            requeues = int(records * REQUEUE_SHARE)
+            argv = [*argv, "--max-requeues", requeues]
+            bound_s += requeues * bound_s / records
         self.processes.append({"label": label, "argv": [str(item) for item in argv]})
         self.records += records * kinds
         self.bound_s += (PROCESS_S + bound_s) * kinds
@@ -241,7 +274,7 @@ class Context:
 
     def chain_setup_s(self, span: int, lines: int, policy: str = "thp") -> float:
         fault = span * (FAULT_S_PER_BYTE_4K if policy == "4k" else FAULT_S_PER_BYTE)
-        if span <= self.host.llc:
+        if span <= self.host.cached:
             per_line = CHAIN_LINE_S_CACHE
         else:
             per_line = CHAIN_LINE_S_DRAM_4K if policy == "4k" else CHAIN_LINE_S_DRAM
@@ -1222,7 +1255,8 @@ def host_plan(facts: dict, settings: dict) -> dict:
     processes to run)], storage...}. settings: {profile, table (the profile's row of __kernels_profiles),
     variables (every kernels_* variable), selected (the experiments to plan, in any order), paths
     ({bin, bundle, aio_directory}), hugetlb_pages (free 2 MiB pages, or None before tuning),
-    storage (the fio role's priced record, or None)}."""
+    storage (the fio role's priced record, or None), priced (the records the mlc and workloads roles priced,
+    each {} or None where the experiment does not run)}."""
     host = Host(facts)
     table = settings.get("table") or {}
     profile = settings.get("profile")
@@ -1230,18 +1264,27 @@ def host_plan(facts: dict, settings: dict) -> dict:
     allowances = table.get("allowance_s") or {}
     names = [name for name in settings.get("selected") or [] if name in _PLANNERS]
     given = {name: float(allowances[name]) if budget is not None and name in allowances else None for name in names}
+    # what the other measuring roles run, priced by them (fio_price, mlc_price, workloads_price), in their order
+    others = [priced for priced in [settings.get("storage"), *(settings.get("priced") or [])] if priced]
     fitted = {name: _fit(name, host, settings, given[name]) for name in names}
     if budget is not None:
         fitted = _spend_leftover(host, settings, fitted, given)
     experiments = [{**fitted[name].record(), "run": fitted[name].processes} for name in names]
-    storage = settings.get("storage")
-    if storage:
-        experiments.append({**storage, "run": []})
+    experiments += [{**priced, "run": []} for priced in others]
     bound = round(sum(e["bound_s"] for e in experiments), 3)
+    in_budget = round(sum(e["bound_s"] for e in experiments if e["name"] not in OUTSIDE_BUDGET), 3)
     return {"profile": profile, "budget_s": budget, "bound_s": bound,
             "points": sum(e["points"] for e in experiments),
-            "within_budget": None if budget is None else bound <= float(budget),
+            "within_budget": None if budget is None else in_budget <= float(budget),
             "experiments": experiments}
+
+
+# Priced like the rest, but on top of the budget, which they neither count against nor are cut by: Intel MLC, the
+# user's own licensed tool, runs for the modes and durations they set (mlc_modes, mlc_duration_s); the workloads
+# run programs whose time the plan cannot cut (the user's commands; the reference workload, whose size is the
+# profile's so hosts compare on it) after about a dozen tasks of their own, which quick's 2 minutes cannot hold
+# beside the kernels' floors (90-98 s of the 99 s fio leaves, on the big fixture topologies).
+OUTSIDE_BUDGET = {"mlc", "workloads"}
 
 
 def plan_points(plan: dict, experiment: str) -> list[dict]:
@@ -1294,6 +1337,9 @@ def plan_summary(plan: dict, host: str) -> str:
     tail = f" (budget {_seconds(float(budget))})" if budget is not None else " (full: no budget, this is its price)"
     if budget is not None and not plan.get("within_budget"):
         tail = f", OVER the {_seconds(float(budget))} budget"
+    outside = [e for e in plan.get("experiments") or [] if e["name"] in OUTSIDE_BUDGET and e["bound_s"]]
+    if budget is not None and outside:
+        tail += "; on top of the budget: " + ", ".join(f"{e['name']} {_seconds(e['bound_s'])}" for e in outside)
     return (f"{host}: {len(measured)} experiments, {plan.get('points', 0):,} points, at most "
             f"{_seconds(float(plan.get('bound_s') or 0))}{tail}")
 
@@ -1316,10 +1362,118 @@ def fio_price(jobs, runtime_s, ramp_s, size_bytes, enabled=True) -> dict:
             "notes": [f"{len(jobs)} jobs x ({ramp_s} s ramp + {runtime_s} s measured)"], "cuts": []}
 
 
+# ---- What the other measuring roles run (fio, workloads, Intel MLC), priced for the same plan ----
+
+# workloads (roles/workloads): the role's own tasks around its processes (planning them, the directories, the
+# miss probe, planning perf record, keeping each report and the stderr, the record): about a dozen Ansible
+# tasks, most of the 20 s a quick run of the reference workload took on the busy dev VM.
+WORKLOADS_TASKS_S = 11.0
+# One run of the reference workload (the kernels' alloc_walk): start and allocator set-up, then per byte of
+# live blocks (busy dev VM: 2.4 s of wall time at 32 MiB, about 6.5 s at 64 MiB with perf stat around it).
+REFERENCE_RUN_S = 2.0
+REFERENCE_S_PER_BYTE = 0.1 / MIB
+# perf record (about 4 kHz of samples) slows a run by at most this much; perf report of one profile.
+PERF_RECORD_FACTOR = 1.25
+PERF_REPORT_S = 1.5
+# Intel MLC (roles/mlc; MLC is licensed and cannot be run on the dev VM, so these follow MLC's usage text and
+# the outputs in tests/fixtures/mlc_samples, not a measurement): an MLC process's start (topology probe, its
+# buffers of up to 200 MB a thread, in parallel), the role's own tasks (checksum, unpacking, msr, keeping each
+# output), the steps each mode measures for -t seconds: the loaded-latency ladder's 19 delays, the 5 read-write
+# mixes of the injection bandwidths (max_bandwidth tries injection rates per mix: "several minutes"), one cell
+# per node pair of the matrices; c2c_latency takes no -t: a few seconds per cell (HIT, HITM, each node pair).
+MLC_START_S = 3.0
+MLC_TASKS_S = 12.0
+MLC_LOADED_DELAYS = 19
+MLC_MIXES = 5
+MLC_MAX_BANDWIDTH_RATES = 20
+MLC_C2C_CELL_S = 2.0
+
+
+def _mlc_steps(mode: str, nodes: int) -> int:
+    """How many -t measurements one MLC process of `mode` takes."""
+    return {"loaded_latency": MLC_LOADED_DELAYS, "peak_injection_bandwidth": MLC_MIXES,
+            "max_bandwidth": MLC_MIXES * MLC_MAX_BANDWIDTH_RATES, "latency_matrix": nodes * nodes,
+            "bandwidth_matrix": nodes * nodes}.get(mode, 1)
+
+
+def mlc_price(mlc_plan, duration_s, nodes=1, supplied=True, architecture="x86_64", enabled=True) -> dict:
+    """Intel MLC's record in the plan, from the mlc role's planned processes (filter mlc_plan): each MLC process's
+    start and its measurements of duration_s seconds, after the role's own tasks; a record that says why MLC does
+    not run (not supplied: it is licensed and cannot be downloaded; not x86-64), priced at nothing; {} when it is
+    not selected (mlc_enabled false, --skip-tags mlc)."""
+    if not enabled:
+        return {}
+    record = {"name": "mlc", "points": 0, "processes": 0, "bound_s": 0.0, "allowance_s": None, "target_rel": None,
+              "cap_s": None, "skip": None, "notes": [], "cuts": []}
+    if not supplied:
+        return {**record, "skip": "Intel MLC was not supplied (mlc_path): it is licensed, fleetscope cannot download "
+                                  "it, so it does not run"}
+    if architecture not in ("x86_64", "amd64"):
+        return {**record, "skip": f"Intel MLC runs on x86-64 only; this host is {architecture}"}
+    nodes = max(1, _int(nodes, 1))
+    duration = float(duration_s)
+    invocations = list((mlc_plan or {}).get("invocations") or [])
+    bound = MLC_TASKS_S
+    for invocation in invocations:
+        timed = invocation.get("params", {}).get("duration_s") is not None
+        mode = invocation.get("mode")
+        measuring = _mlc_steps(mode, nodes) * duration if timed else \
+            MLC_C2C_CELL_S * (2 + 2 * nodes * (nodes - 1))
+        bound += MLC_START_S + measuring
+    modes = list(dict.fromkeys(invocation.get("mode") for invocation in invocations))
+    return {**record, "processes": len(invocations), "bound_s": round(bound, 3),
+            "notes": [f"{len(invocations)} MLC processes ({', '.join(modes) or 'no mode'}), {duration:g} s per "
+                      "measurement; priced from MLC's own steps (its loaded-latency ladder, read-write mixes, node "
+                      "pairs), not cut by the budget: MLC runs as mlc_modes and mlc_duration_s say"]
+            + list((mlc_plan or {}).get("notes") or [])}
+
+
+def _live_bytes(command) -> int:
+    """The --live-bytes of a reference workload's alloc_walk command (0 where it gives none)."""
+    command = [str(item) for item in command or []]
+    if "--live-bytes" in command[:-1]:
+        return _int(command[command.index("--live-bytes") + 1])
+    return 0
+
+
+def workloads_price(workloads, repeats, timeout_s, perf=None, perf_record=True, enabled=True) -> dict:
+    """The workloads' record in the plan, from the role's list (the reference workload first, then
+    fleet_workloads): per workload one timed process of its runs, then perf record by time (and by misses where
+    the PMU counts hardware events) and a perf report of each, after the role's own tasks. The reference
+    workload's run is priced from its size (live bytes), within its cap; a user's command only by its cap
+    (timeout_s): nothing else bounds a command fleetscope does not know. {} when the workloads do not run."""
+    workloads = list(workloads or [])
+    if not enabled or not workloads:
+        return {}
+    # facts without a perf probe (a sysfs tree priced by `fleetscope plan`): priced as a PMU that samples both
+    capability = (perf or {}).get("capability") or ("none" if perf else "hardware")
+    profiles = (2 if capability == "hardware" else 1 if capability == "software" else 0) if perf_record else 0
+    bound, processes, notes = WORKLOADS_TASKS_S, 0, []
+    for workload in workloads:
+        runs = max(1, _int(workload.get("repeats") or repeats, 1))
+        cap = float(workload.get("timeout_s") or timeout_s)
+        live = _live_bytes(workload.get("command")) if workload.get("reference") else 0
+        run_s = min(cap, REFERENCE_RUN_S + live * REFERENCE_S_PER_BYTE) if live else cap
+        bound += PROCESS_S + runs * run_s + profiles * (PROCESS_S + min(cap, run_s * PERF_RECORD_FACTOR) + PERF_REPORT_S)
+        processes += 1 + profiles
+        how = f"{_human(live)} of live blocks, {run_s:.3g} s a run" if live else f"priced at its cap of {cap:g} s a run"
+        notes.append(f"{workload.get('name')}: {runs} run{'s' if runs != 1 else ''} under perf stat"
+                     + (f" and {profiles} under perf record" if profiles else "") + f" ({how})")
+    if len(notes) > 32:  # the manifest keeps at most 64 notes an experiment
+        notes[31:] = [f"and {len(notes) - 31} more workloads, each priced the same way"]
+    if not profiles:
+        notes.append("no perf record run: " + ("workloads_perf_record is false" if not perf_record
+                                               else f"perf counts nothing here (counter tier {capability})"))
+    elif capability == "hardware":
+        notes.append("priced with a perf record run by misses too: the host's PMU may sample none of the miss events")
+    return {"name": "workloads", "points": len(workloads), "processes": processes, "bound_s": round(bound, 3),
+            "allowance_s": None, "target_rel": None, "cap_s": None, "skip": None, "notes": notes, "cuts": []}
+
+
 class FilterModule:
     def filters(self):
         return {"host_plan": host_plan, "plan_points": plan_points, "plan_points_as": plan_points_as,
                 "plan_entry": plan_entry,
                 "plan_notes": plan_notes,
                 "plan_record": plan_record, "plan_summary": plan_summary, "plan_cuts": plan_cuts,
-                "fio_price": fio_price}
+                "fio_price": fio_price, "mlc_price": mlc_price, "workloads_price": workloads_price}

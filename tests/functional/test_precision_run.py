@@ -27,7 +27,9 @@ def run(tmp_path_factory):
              "kernels_latency_sweep_max_bytes": 65536, "kernels_latency_sweep_points_per_octave": 1,
              "kernels_latency_sweep_page_policies": ["thp"],
              "kernels_precision": {"latency_sweep": {"target_ci": 0.000001, "max_point_s": 0.05}},
-             "kernels_min_sample_ms": 2, "kernels_extra_args": ["--test-drift"]}
+             # a one-point process's plan prices no second attempt (a tenth of its points, rounded down:
+             # --max-requeues 0); the later --max-requeues lifts that, so the role's re-queue path runs
+             "kernels_min_sample_ms": 2, "kernels_extra_args": ["--test-drift", "--max-requeues", "1000"]}
     proc = run_playbook("site.yml", outputs, "--tags", "latency_sweep", "-e", json.dumps(extra))
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert knob_values() == before and not scratch_leftovers()

@@ -141,6 +141,27 @@ def test_a_drifting_point_at_its_cap_is_requeued_once_after_the_others(records):
     assert [r["context"]["order_index"] for r in found] == list(range(6))
 
 
+def test_a_process_requeues_no_more_points_than_its_plan_priced(records, run):
+    """--max-requeues N: the plan prices N second attempts per process; a later point that drifts to its cap is
+    recorded as drifting, not measured again, so drifting points cannot stretch a process past its price."""
+    found = records("chase", "--sizes", "32k,64k,128k", "--samples", "3", *IMPOSSIBLE, *FAST, "--test-drift",
+                    "--seed", "5", "--max-requeues", "1")
+    assert len(found) == 4
+    first, (second,) = found[:3], found[3:]
+    assert [precision(r)["requeued"] for r in first] == [True, False, False]
+    assert all(precision(r)["drift"] and precision(r)["stop"] == "cap" for r in first)
+    assert precision(second)["attempt"] == 2
+    assert second["params"]["working_set_bytes"] == first[0]["params"]["working_set_bytes"]
+    # a latency point's earlier tries (measured again because unsettled) do not spend the allowance
+    tried = records("chase", "--sizes", "32k,64k,128k", "--samples", "3", *IMPOSSIBLE, *FAST, "--test-drift",
+                    "--test-unsettled", "--tries", "3", "--seed", "5", "--max-requeues", "1")
+    assert [precision(r)["requeued"] for r in tried] == [True, False, False, False]
+    # none priced: a single point drifting to its cap asks for no second attempt
+    none = run("chase", "--sizes", "32k", "--samples", "3", *IMPOSSIBLE, *FAST, "--test-drift", "--max-requeues", "0")
+    assert none.returncode == 0 and "re-queue:" not in none.stderr
+    assert precision(parse_lines(none.stdout)[0])["requeued"] is False
+
+
 def test_a_single_point_asks_its_caller_to_requeue_it(run):
     args = ["chase", "--sizes", "32k", "--samples", "3", *IMPOSSIBLE, *FAST, "--test-drift"]
     result = run(*args)
@@ -166,6 +187,7 @@ def test_no_requeue_without_drift_or_before_the_cap(records):
     (["--max-point-seconds", "2"], "give --target-ci too"),
     (["--target-ci", "0.01", "--max-point-seconds", "-1"], "--max-point-seconds '-1'"),
     (["--attempt", "3"], "--attempt '3'"),
+    (["--max-requeues", "-1"], "--max-requeues '-1'"),
 ])
 def test_bad_precision_options_are_refused(run, args, message):
     result = run("chase", "--sizes", "32k", *args)

@@ -14,6 +14,7 @@ from sysfs_synthetic import BIG, Kind, Machine, write
 
 from fleetscope import planning
 from fleetscope.errors import UserError
+from fleetscope.report import plan as page_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSFS = ROOT / "tests" / "fixtures" / "sysfs"
@@ -59,14 +60,18 @@ def test_every_profile_with_a_budget_fits_it_on_every_topology(facts_of, module,
     budget = {"quick": 120, "standard": 900}[profile]
     assert plan["budget_s"] == budget
     assert plan["within_budget"] is True, module.plan_summary(plan, machine) + "\n" + "\n".join(module.plan_cuts(plan))
-    assert 0 < plan["bound_s"] <= budget
+    on_top = {"mlc", "workloads"}  # priced, but on top of the budget (plan.py OUTSIDE_BUDGET; the page names them)
+    assert module.OUTSIDE_BUDGET == on_top == set(page_plan.ON_TOP)
+    assert 0 < sum(entry["bound_s"] for entry in plan["experiments"] if entry["name"] not in on_top) <= budget
     assert plan["bound_s"] == pytest.approx(sum(entry["bound_s"] for entry in plan["experiments"]), abs=0.01)
+    names = [entry["name"] for entry in plan["experiments"]]
+    assert names[-3:] == ["fio", "mlc", "workloads"]  # every measuring role's experiment is in the plan
     for entry in plan["experiments"]:
         if entry["skip"]:
             assert entry["points"] == 0 and not entry["run"]
             continue
-        if entry["name"] == "fio":  # the fio role runs its jobs; the plan prices them
-            assert entry["points"] == entry["processes"] > 0 and entry["run"] == []
+        if entry["name"] in ("fio", "workloads"):  # their roles run their processes; the plan prices them
+            assert entry["points"] > 0 and entry["processes"] >= entry["points"] and entry["run"] == []
             continue
         assert entry["points"] > 0 and entry["processes"] == len(entry["run"]) > 0, entry["name"]
         for process in entry["run"]:
@@ -270,8 +275,11 @@ def test_fleetscope_plan_prices_a_host_that_is_not_at_hand(cli, tmp_path):
     result = cli("plan", "--sysfs", tree, "--mem-available", "64g", "--profile", "standard")
     assert result.returncode == 0, result.stderr
     first = result.stdout.splitlines()[0]
-    assert first.startswith("intel-xeon-e5-2node: 20 experiments, ") and first.endswith("(budget 15 m)")
+    # 20 kernels and fio experiments and the workloads; MLC, not supplied, is planned as a skip that says why
+    assert first.startswith("intel-xeon-e5-2node: 21 experiments, ") \
+        and first.endswith("(budget 15 m); on top of the budget: workloads 1 m 3 s")
     assert "numa_matrix" in result.stdout and "fio" in result.stdout
+    assert "Intel MLC was not supplied (mlc_path)" in result.stdout
     # a tree without /proc/meminfo cannot say how much memory the working sets may take
     missing = cli("plan", "--sysfs", tree)
     assert missing.returncode == 1 and "--mem-available" in missing.stderr
@@ -280,7 +288,11 @@ def test_fleetscope_plan_prices_a_host_that_is_not_at_hand(cli, tmp_path):
     as_json = cli("plan", "--facts", manifest, "--profile", "quick", "--format", "json")
     assert as_json.returncode == 0, as_json.stderr
     plan = __import__("json").loads(as_json.stdout)
-    assert plan["budget_s"] == 120 and plan["bound_s"] <= 120
+    assert plan["budget_s"] == 120 and plan["within_budget"] is True
+    entries = {entry["name"]: entry for entry in plan["experiments"]}
+    assert sum(entry["bound_s"] for name, entry in entries.items() if name not in ("mlc", "workloads")) <= 120
+    # that host's perf counts software events only: one perf record run (cpu-clock) beside the timed one
+    assert entries["workloads"]["processes"] == 2 and plan["bound_s"] > 120
     assert all("run" not in entry for entry in plan["experiments"])
 
 
@@ -369,3 +381,106 @@ def test_compute_counts_the_classes_it_is_given_and_the_budget_cuts_ramps_then_w
     assert _option(argv, "--ramp-repeats") == "1" and _option(argv, "--samples") == "3"
     assert sorted(cut.cuts) == ["1 ramp from idle instead of 5 (budget)", "3 windows per point instead of 40 (budget)"]
     assert cut.record()["bound_s"] < natural["bound_s"] / 2
+
+
+def _workloads_entry(plan: dict) -> dict:
+    return next(entry for entry in plan["experiments"] if entry["name"] == "workloads")
+
+
+def test_the_workloads_are_priced_from_what_the_role_runs(module):
+    """One timed process per workload, then perf record by time (and by misses where the PMU counts hardware
+    events) with a perf report of each; the reference workload priced from its size within its cap, a user's
+    command only by its cap; nothing where the workloads do not run."""
+    reference = {"name": "reference_alloc_walk", "command": ["alloc_walk", "--live-bytes", str(32 << 20)],
+                 "timeout_s": 20, "reference": True}
+    software, hardware, none = ({"capability": tier} for tier in ("software", "hardware", "none"))
+    one = module.workloads_price([reference], 1, 600, software)
+    assert (one["points"], one["processes"]) == (1, 2)
+    run_s = module.REFERENCE_RUN_S + 32 * module.REFERENCE_S_PER_BYTE * (1 << 20)
+    expected = module.WORKLOADS_TASKS_S + module.PROCESS_S + run_s \
+        + module.PROCESS_S + run_s * module.PERF_RECORD_FACTOR + module.PERF_REPORT_S
+    assert one["bound_s"] == pytest.approx(expected, abs=1e-3)
+    # a PMU that counts: a second perf record run (by misses); no perf at all, or perf record off: none
+    assert module.workloads_price([reference], 1, 600, hardware)["processes"] == 3
+    assert module.workloads_price([reference], 1, 600, none)["processes"] == 1
+    assert module.workloads_price([reference], 1, 600, software, perf_record=False)["processes"] == 1
+    # a bigger reference costs more, up to its cap per run
+    bigger = module.workloads_price([{**reference, "command": ["alloc_walk", "--live-bytes", str(64 << 20)]}], 1,
+                                    600, software)
+    assert bigger["bound_s"] > one["bound_s"]
+    huge = module.workloads_price([{**reference, "command": ["alloc_walk", "--live-bytes", str(64 << 30)]}], 1,
+                                  600, none)
+    assert huge["bound_s"] == pytest.approx(module.WORKLOADS_TASKS_S + module.PROCESS_S + 20, abs=1e-3)
+    # a user's command: only its cap bounds it, and its own repeats and timeout win over the role's
+    user = {"name": "gzip", "command": ["gzip", "-9", "-c", "/usr/share/dict/words"], "repeats": 3, "timeout_s": 100}
+    both = module.workloads_price([reference, user], 1, 600, none)
+    assert both["points"] == 2 and both["processes"] == 2
+    assert both["bound_s"] == pytest.approx(module.WORKLOADS_TASKS_S + module.PROCESS_S + run_s + module.PROCESS_S
+                                            + 3 * 100, abs=1e-3)
+    assert "gzip: 3 runs under perf stat (priced at its cap of 100 s a run)" in both["notes"]
+    # not selected, or nothing to run: no record at all
+    assert module.workloads_price([reference], 1, 600, software, enabled=False) == {}
+    assert module.workloads_price([], 1, 600, software) == {}
+    # the manifest keeps at most 64 notes an experiment
+    many = [{"name": f"w{index}", "command": ["true"]} for index in range(100)]
+    assert len(module.workloads_price(many, 1, 5, software)["notes"]) <= 64
+
+
+def test_the_plan_prices_the_workloads_as_the_real_quick_run_took_them(module):
+    """The workload_run fixture is a real quick run of the reference workload on the dev VM: its price on that
+    host's own facts bounds the wall time it took."""
+    manifest = next((ROOT / "tests" / "fixtures" / "workload_run" / "results").glob("*/*/manifest.json"))
+    facts = planning.facts_from_file(manifest)
+    took = next(entry["wall_s"] for entry in __import__("json").loads(manifest.read_text())["experiments"]
+                if entry["name"] == "workloads")
+    entry = _workloads_entry(planning.plan(facts, "quick", selected=["workloads"]))
+    assert entry["processes"] == 2 and took <= entry["bound_s"] <= 1.5 * took
+
+
+def test_mlc_is_priced_from_its_processes_or_planned_as_a_skip_that_says_why(facts_of, module):
+    facts = facts_of("intel-xeon-e5-2node")  # 2 NUMA nodes, 3 cache levels
+    plan = planning.plan(facts, "quick")
+    mlc = next(entry for entry in plan["experiments"] if entry["name"] == "mlc")
+    assert mlc["skip"].startswith("Intel MLC was not supplied (mlc_path)") and mlc["bound_s"] == 0
+    assert mlc["processes"] == mlc["points"] == 0 and mlc["run"] == []
+    supplied = planning.plan(facts, "quick", {"mlc_path": "/srv/mlc_v3.11b.tgz"})
+    mlc = next(entry for entry in supplied["experiments"] if entry["name"] == "mlc")
+    # quick: idle latency of L1d, L2, L3 and DRAM, the loaded-latency ladder, the injection bandwidths, c2c
+    assert mlc["skip"] is None and mlc["processes"] == 7
+    nodes = 2
+    measured = 4 * 1 + module.MLC_LOADED_DELAYS * 1 + module.MLC_MIXES * 1 \
+        + module.MLC_C2C_CELL_S * (2 + 2 * nodes * (nodes - 1))
+    assert mlc["bound_s"] == pytest.approx(module.MLC_TASKS_S + 7 * module.MLC_START_S + measured, abs=1e-3)
+    # priced on top of the budget: it leaves the kernels' plan and the budget's verdict as they were
+    assert supplied["within_budget"] is True
+    assert supplied["bound_s"] == pytest.approx(plan["bound_s"] + mlc["bound_s"], abs=0.01)
+    assert f"mlc {module._seconds(mlc['bound_s'])}" in module.plan_summary(supplied, "xeon")
+    # standard adds the node matrices: a cell per node pair, 2 s each
+    standard = planning.plan(facts, "standard", {"mlc_path": "/srv/mlc"})
+    heavier = next(entry for entry in standard["experiments"] if entry["name"] == "mlc")
+    assert heavier["processes"] == 9 and heavier["bound_s"] > mlc["bound_s"] + 2 * nodes * nodes * 2
+    # not x86-64: a skip that says so; --skip-tags mlc: no record
+    arm = {**facts, "cpu": {**facts["cpu"], "architecture": "aarch64"}}
+    on_arm = next(entry for entry in planning.plan(arm, "quick", {"mlc_path": "/srv/mlc"})["experiments"]
+                  if entry["name"] == "mlc")
+    assert on_arm["skip"] == "Intel MLC runs on x86-64 only; this host is aarch64" and on_arm["bound_s"] == 0
+    assert "mlc" not in [entry["name"] for entry in planning.plan(facts, "quick", selected=["tlb"])["experiments"]]
+
+
+@pytest.mark.parametrize("llc_mib, sharing, trusted_mib", [(480, "0-1", 16), (32, "0-15", 32), (96, "0-15", 96),
+                                                           (32, "0-1", 16), (32, None, 8)])
+def test_a_chain_only_the_llc_would_hold_is_priced_at_dram_rates_past_a_cpus_plausible_share(
+        module, llc_mib, sharing, trusted_mib):
+    """A guest whose sysfs reports its host's whole L3 (480 MiB on 2 vCPUs) gets a small share of it: the price
+    counts a chain as cached only up to 8 MiB per CPU sharing the last level (the most any part gives a CPU), so a
+    240 MiB zero_queue chain there is linked at the DRAM rate; real parts (32 MiB over 16 CPUs, an X3D's 96 MiB)
+    keep their whole LLC."""
+    caches = [{"level": 2, "type": "Unified", "size_bytes": 1 << 20, "shared_cpu_list": "0"},
+              {"level": 3, "type": "Unified", "size_bytes": llc_mib << 20, "shared_cpu_list": sharing}]
+    host = module.Host({"cpu": {"logical_cpus": 2}, "caches": caches, "memory": {"mem_available_bytes": 16 << 30}})
+    assert host.cached == trusted_mib << 20 and host.llc == llc_mib << 20
+    ctx = module.Context(host, {}, "zero_queue", {})
+    for span in (trusted_mib << 20, (trusted_mib << 20) + (2 << 20)):
+        lines = span // 64
+        rate = module.CHAIN_LINE_S_CACHE if span <= trusted_mib << 20 else module.CHAIN_LINE_S_DRAM
+        assert ctx.chain_setup_s(span, lines) == pytest.approx(span * module.FAULT_S_PER_BYTE + lines * rate)

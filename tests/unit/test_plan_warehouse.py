@@ -107,3 +107,36 @@ def test_the_host_page_shows_the_plan_or_says_there_is_none(bundles, cli, tmp_pa
     assert cli("ingest", plain, "--db", tmp_path / "plain.duckdb").returncode == 0
     assert cli("report", "--db", tmp_path / "plain.duckdb", "--out", tmp_path / "plain-reports").returncode == 0
     assert "This run carries no plan" in (tmp_path / "plain-reports" / "node1.html").read_text()
+
+
+def test_the_workloads_and_mlc_sit_in_the_plan_beside_what_they_did(bundles, cli, tmp_path):
+    """The roles beside the kernels are priced too (plan.py workloads_price, mlc_price): the workloads' price
+    beside their wall time, MLC's planned skip beside its recorded skip, and the page says they are priced on top
+    of the budget."""
+    manifest = planned(bundles, wall_s=9.0, bound_s=10.0)
+    template = manifest["experiments"][0]
+    manifest["experiments"] += [
+        {**copy.deepcopy(template), "name": "workloads", "status": "failed", "file": None, "wall_s": 40.0, "raw": [],
+         "error": "reference_alloc_walk: timed out after 20 s"},
+        {**copy.deepcopy(template), "name": "mlc", "status": "skipped", "file": None, "wall_s": 0.0, "raw": []}]
+    manifest["plan"]["experiments"] += [
+        {"name": "mlc", "points": 0, "processes": 0, "bound_s": 0.0, "allowance_s": None, "target_rel": None,
+         "cap_s": None, "skip": "Intel MLC was not supplied (mlc_path)", "notes": [], "cuts": []},
+        {"name": "workloads", "points": 1, "processes": 2, "bound_s": 25.8, "allowance_s": None, "target_rel": None,
+         "cap_s": None, "skip": None, "notes": ["reference_alloc_walk: 1 run under perf stat"], "cuts": []}]
+    manifest["plan"]["bound_s"] += 25.8
+    manifest["plan"]["points"] += 1
+    bundles.write(manifest=manifest)
+    db, out = tmp_path / "fleet.duckdb", tmp_path / "reports"
+    ingested = cli("ingest", bundles.results_dir, "--db", db)
+    assert ingested.returncode == 0, ingested.stdout + ingested.stderr
+    with duckdb.connect(str(db), read_only=True) as connection:
+        rows = {row[0]: row[1:] for row in connection.execute(
+            "SELECT experiment, status, planned_s, actual_s, overshoot, planned_skip FROM plan_vs_actual").fetchall()}
+        flag = connection.execute("SELECT status, item FROM flags WHERE rule = 'plan_overshoot'").fetchone()
+    assert rows["workloads"][:4] == ("failed", 25.8, 40.0, True)
+    assert rows["mlc"] == ("skipped", 0.0, 0.0, False, "Intel MLC was not supplied (mlc_path)")
+    assert flag[0] == "flagged" and flag[1].startswith("workloads: 40.0 s of a planned 25.8 s")
+    assert cli("report", "--db", db, "--out", out).returncode == 0
+    page = (out / "node1.html").read_text()
+    assert "at most 65.8 s (budget 120 s; on top of it, workloads 25.8 s)" in page

@@ -42,6 +42,12 @@ def test_times_pick_their_unit_by_magnitude(nanoseconds, text):
     assert format_time_ns(nanoseconds) == text
 
 
+def test_zero_prints_in_the_unit_it_came_in():
+    """Zero has no magnitude to pick a unit by: a skipped experiment's 0 s of wall time is '0 s', not '0 ns'."""
+    assert format_with_unit(0.0, "s") == "0 s" and format_with_unit(0, "GB/s") == "0 GB/s"
+    assert format_with_unit(0.0, "ns") == "0 ns" and format_with_unit(0.4, "s") == "400 ms"
+
+
 def test_rates_and_operation_rates():
     assert format_gb_s(14.7488) == "14.7 GB/s" and format_gb_s(0.412) == "412 MB/s"
     assert format_iops(18770) == "18.8 k IOPS" and format_iops(812) == "812 IOPS" and format_iops(2.5e6) == "2.5 M IOPS"

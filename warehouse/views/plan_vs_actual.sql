@@ -4,8 +4,9 @@
 -- budget cut in plan_cuts, what else the plan says in plan_notes); the run recorded its status, the points loaded and its wall time (experiments).
 -- actual_share is wall time / planned bound; overshoot is true when the run took more than 25% past its
 -- price (the plan's model of this host did not hold: a slower or busier host than its rates; flag
--- plan_overshoot). An experiment the run recorded but the plan did not price (mlc, workloads, the opt-in
--- prefetch_hw_off, priced inside prefetch) has NULL plan columns; only runs that carry a plan are listed.
+-- plan_overshoot). An experiment the run recorded but the plan did not price (the opt-in prefetch_hw_off, priced
+-- inside prefetch; mlc and workloads in runs planned before they were priced) has NULL plan columns; only runs that
+-- carry a plan are listed.
 CREATE OR REPLACE VIEW plan_vs_actual AS
 WITH planned_runs AS (
     SELECT run_id, host FROM runs WHERE plan_bound_s IS NOT NULL
