@@ -1,9 +1,12 @@
-"""Planning points: geometric sweeps in whole cache lines bounded by memory, and one kernel process
-per combination of option values."""
+"""Planning points: geometric sweeps in whole cache lines bounded by memory, one kernel process per
+combination of option values, and the adaptive sweeps' extra points (refine_points: after the coarse pass,
+points inside each rise of the latency and TLB curves until every step is bracketed to the profile's target,
+chosen by fleetscope.analyze.refine on the controller, where fleetscope is installed for the warehouse)."""
 
 from __future__ import annotations
 
 import itertools
+import json
 import math
 
 from ansible.module_utils.common.text.formatters import bytes_to_human
@@ -66,8 +69,9 @@ def grid_points(argv, axes=None):
 def tlb_plan(argv, page_sizes, max_pages, min_pages, per_octave):
     """The TLB experiment's points, one process per page size with its page counts, and the notes
     for page sizes left out. max_pages maps a page size to the most pages usable (for hugetlb: the
-    free reserved pages). Returns {"points": [{label, argv}], "notes": [str]}."""
-    points, notes = [], []
+    free reserved pages). Returns {"points": [{label, argv}], "notes": [str], "coarse": {page size: [page
+    counts]}} (coarse: what the refinement counts its extra points from)."""
+    points, notes, coarse = [], [], {}
     min_pages, per_octave = int(min_pages), int(per_octave)
     for size in page_sizes:
         top = int(max_pages.get(size, 0))
@@ -77,12 +81,131 @@ def tlb_plan(argv, page_sizes, max_pages, min_pages, per_octave):
             notes.append(f"{size} pages left out: only {top} usable, {2 * min_pages} needed ({reason})")
             continue
         pages = sweep_sizes(min_pages, top, per_octave, line_bytes=1)
+        coarse[size] = pages
         points.extend(grid_points([*argv, "--pages", ",".join(map(str, pages))],
                                   [{"option": "--page-size", "values": [size]}]))
-    return {"points": points, "notes": notes}
+    return {"points": points, "notes": notes, "coarse": coarse}
+
+
+def _refine_module():
+    try:
+        from fleetscope.analyze import refine
+    except ImportError as error:  # the controller's Python lacks the package the warehouse play needs too
+        raise ValueError("the adaptive sweeps choose their points with the fleetscope package, which the Python "
+                         f"running ansible-playbook cannot import ({error}); install it (README, 'As an Ansible "
+                         "collection') or set kernels_latency_sweep_refine_max_points and "
+                         "kernels_tlb_refine_max_points to 0") from error
+    return refine
+
+
+def refine_rounds(points_per_octave, target_octaves, max_points):
+    """How many refinement rounds an adaptive sweep takes at most: bisections from one coarse step to the
+    target, and one more (0 when its budget of points is 0)."""
+    if int(max_points) <= 0:
+        return 0
+    return _refine_module().rounds_needed(1 / int(points_per_octave), float(target_octaves))
+
+
+def _records(jsonl):
+    """The kernel records of a results file (lines that are not JSON objects are left to ingest to refuse)."""
+    records = []
+    for line in jsonl.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("params"), dict) and isinstance(record.get("summary"), dict):
+            records.append(record)
+    return records
+
+
+def _with_cpu(argv, cpu):
+    argv = [str(item) for item in argv]
+    if cpu is not None and "--cpu" in argv:
+        argv[argv.index("--cpu") + 1] = str(cpu)
+    return argv
+
+
+def _latency_curves(records, policies):
+    """{(cpu, page policy): {size: fastest sample}} of the policy the hierarchy is read from: THP where the
+    sweep measured it, else its first policy (as the report picks it, fleetscope.report.charts.one_policy)."""
+    measured = {record["params"].get("page_policy") for record in records}
+    policy = "thp" if "thp" in measured else next((name for name in policies if name in measured), None)
+    curves = {}
+    for record in records:
+        params, fastest = record["params"], record["summary"].get("min")
+        size = params.get("working_set_bytes")
+        if params.get("page_policy") != policy or not isinstance(size, int) or not isinstance(fastest, (int, float)):
+            continue
+        curve = curves.setdefault((params.get("cpu"), policy), {})
+        curve[size] = min(fastest, curve.get(size, math.inf))
+    return curves
+
+
+def _tlb_curves(records):
+    """{(cpu, page size): {pages: ns per access as an L1-resident chain would see it}}: the control chain's
+    L1 latency at the fewest pages plus the paired TLB-minus-control difference, as the warehouse reads it
+    (fleetscope.analyze.derive, clipped at minus half the L1 latency)."""
+    control, difference = {}, {}
+    for record in records:
+        params = record["params"]
+        key, pages = (params.get("cpu"), params.get("page_size")), params.get("pages")
+        if not isinstance(pages, int):
+            continue
+        if params.get("chain") == "control" and isinstance(record["summary"].get("min"), (int, float)):
+            control.setdefault(key, {})[pages] = record["summary"]["min"]
+        paired = (record.get("context") or {}).get("paired_difference_median_ns")
+        if params.get("chain") == "tlb" and isinstance(paired, (int, float)):
+            difference.setdefault(key, {})[pages] = paired
+    curves = {}
+    for key, differences in difference.items():
+        if not control.get(key):
+            continue
+        l1_ns = control[key][min(control[key])]
+        curves[key] = {pages: l1_ns + max(value, -0.5 * l1_ns) for pages, value in differences.items()}
+    return curves
+
+
+def refine_points(jsonl, spec):
+    """The next round of an adaptive sweep: [{label, argv}] for the sizes inside each rise whose bracket is
+    still wider than spec.octaves, at most spec.max_points beyond the coarse pass per curve (fleetscope.analyze
+    .refine). `jsonl` is the experiment's results file so far; spec: {experiment: latency_sweep | tlb, argv:
+    the coarse pass's command (its --cpu replaced by each curve's), coarse: the sizes the coarse pass planned
+    (latency: a list; tlb: {page size: page counts}), policies: the latency sweep's page policies, octaves,
+    max_points}. Latency points are one process per size (of the THP curve, or the first policy's); a TLB round
+    is one process per curve (page size and CPU)."""
+    refine = _refine_module()
+    records = _records(jsonl)
+    octaves, max_points = float(spec["octaves"]), int(spec["max_points"])
+    points = []
+    if spec["experiment"] == "tlb":
+        for (cpu, page_size), curve in sorted(_tlb_curves(records).items(), key=str):
+            coarse = {int(pages) for pages in (spec["coarse"].get(page_size) or [])}
+            budget = max_points - len(set(curve) - coarse)
+            pages = sorted(curve)
+            chosen = refine.tlb_refinement(pages, [curve[count] for count in pages], target_octaves=octaves,
+                                           budget=budget)
+            if chosen:
+                label = f"refine {page_size} pages {','.join(map(str, sorted(chosen)))}" + (f" (CPU {cpu})" if cpu is not None else "")
+                points.append({"label": label, "argv": _with_cpu(spec["argv"], cpu) + [
+                    "--pages", ",".join(map(str, sorted(chosen))), "--page-size", page_size]})
+        return points
+    from fleetscope.analyze.inference import CurveReading
+
+    coarse = {int(size) for size in spec["coarse"]}
+    for (cpu, policy), curve in sorted(_latency_curves(records, spec.get("policies") or []).items(), key=str):
+        budget = max_points - len(set(curve) - coarse)
+        sizes = sorted(curve)
+        reading = CurveReading("random-lines", 2097152 if policy in ("thp", "hugetlb") else 4096)
+        for size in sorted(refine.cache_refinement(sizes, [curve[size] for size in sizes], target_octaves=octaves,
+                                                   budget=budget, reading=reading)):
+            label = f"refine {_label('--sizes', size)}, page-policy {policy}" + (f" (CPU {cpu})" if cpu is not None else "")
+            points.append({"label": label, "argv": _with_cpu(spec["argv"], cpu) + [
+                "--sizes", str(size), "--page-policy", policy]})
+    return points
 
 
 class FilterModule:
     def filters(self):
         return {"sweep_sizes": sweep_sizes, "sweep_max_bytes": sweep_max_bytes, "grid_points": grid_points,
-                "tlb_plan": tlb_plan}
+                "tlb_plan": tlb_plan, "refine_points": refine_points, "refine_rounds": refine_rounds}
