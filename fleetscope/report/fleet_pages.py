@@ -101,7 +101,11 @@ def column_units(columns: list[Column], rows: list[dict[str, float | None]]) -> 
             for column in columns if column.kind in KINDS}
 
 
-def cell(column: Column, value: float | None, units: dict[str, object]) -> str | None:
+def cell(column: Column, value: float | None, units: dict[str, object], values: dict | None = None) -> str | None:
+    """A fleet cell; a level's size shows its bracket and best estimate from the run's `values`."""
+    if fleet.is_size(column) and values is not None:
+        text = fleet.size_text(values, column)
+        return None if text == "—" else text
     if not isinstance(value, (int, float)):
         return None
     if column.key in units:
@@ -177,7 +181,9 @@ def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries
         moved = fleet.change(before, values[host["host"]], columns) if before else None
         rows.append({
             "index": index, "host": host,
-            "cells": [(cell(column, values[host["host"]].get(column.key), units), values[host["host"]].get(column.key))
+            "cells": [(cell(column, values[host["host"]].get(column.key), units, values[host["host"]]),
+                       fleet.size_order(values[host["host"]], column) if fleet.is_size(column)
+                       else values[host["host"]].get(column.key))
                       for column in columns],
             "flagged": values[host["host"]].get(fleet.FLAGGED.key),
             "change": moved, "measured": summaries.get(host["host"]) is not None,
@@ -328,7 +334,9 @@ def compare_context(operands: list[fleet.Operand], rows: list[dict], curves: lis
             else:
                 test = delta["note"]
             deltas.append({"text": text, "test": test, "significant": delta["significant"]})
-        table.append({"label": column.header, "shown": [fleet.format_value(column, value) for value in row["values"]],
+        shown = ([fleet.bracket_text(column, bracket) for bracket in row["brackets"]] if row.get("brackets")
+                 else [fleet.format_value(column, value) for value in row["values"]])
+        table.append({"label": column.header, "shown": shown,
                       "deltas": deltas, "level": row["level"]})
     families: dict[str, list[dict]] = defaultdict(list)
     for item in curves:

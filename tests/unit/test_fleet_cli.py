@@ -16,7 +16,7 @@ OUTLIER_KEYS = {"host", "run_id", "group", "metric", "label", "unit", "value", "
 COMPARE_KEYS = {"baseline", "test", "operands", "metrics", "core_kinds"}
 OPERAND_KEYS = {"operand", "kind", "reference", "runs"}
 RUN_KEYS = {"host", "run_id", "microarchitecture", "inventory_groups", "reference", "reference_source"}
-METRIC_KEYS = {"metric", "label", "unit", "level", "values", "deltas"}
+METRIC_KEYS = {"metric", "label", "unit", "level", "values", "brackets", "deltas"}
 DELTA_KEYS = {"operand", "relative", "p_value", "samples", "significant", "note"}
 
 
