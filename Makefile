@@ -2,8 +2,9 @@
 #   make run    site.yml against the default inventory (this machine), then warehouse and report
 #   make test   the whole test suite
 # Both build the Python environment (.venv) first: `make run` from the runtime lock (requirements.lock:
-# ansible-core, DuckDB, ...) only; `make test` and `make lint` add the development lock
-# (requirements-dev.lock: pytest, ansible-lint, black, yamllint, ansible-builder, ...).
+# ansible-core, DuckDB, ...) only; `make notebooks` adds the analysis/ notebooks' lock
+# (requirements-notebooks.lock: marimo, polars, altair); `make test` and `make lint` add the development
+# lock (requirements-dev.lock: the notebooks' packages and pytest, ansible-lint, black, yamllint, ...).
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -18,11 +19,13 @@ PYTEST_ARGS ?=
 # openssh-server runs the lab hosts of tests/lab).
 TEST_DEBS := chromium fio openssh-server
 
-.PHONY: run test lint venv dev test-deps clean help
+.PHONY: run test lint sanity venv notebooks dev test-deps clean help
 
 help:
 	@echo "make run [INVENTORY=inventory/lab.yml] [PROFILE=quick|standard|full] [ANSIBLE_ARGS=...]"
-	@echo "make test [PYTEST_ARGS=...]     make lint     make dev (add the development lock)     make clean"
+	@echo "make test [PYTEST_ARGS=...]     make lint     make sanity (ansible-test on the built collection)"
+	@echo "make notebooks (add marimo, polars, altair)"
+	@echo "make dev (add the development lock)     make clean"
 
 $(VENV)/.installed: requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import ensurepip' 2>/dev/null || { echo "installing python3-venv"; \
@@ -33,12 +36,19 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(BIN)/pip install -q --no-deps -e .
 	touch $@
 
-# The development tools, hash-locked like the runtime: a superset of requirements.lock at its versions.
+# The notebooks' packages, hash-locked at the runtime lock's versions.
+$(VENV)/.notebooks-installed: $(VENV)/.installed requirements-notebooks.lock
+	$(BIN)/pip install -q --require-hashes -r requirements-notebooks.lock
+	touch $@
+
+# The development tools, hash-locked like the runtime: a superset of the notebooks' lock at its versions.
 $(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.lock
 	$(BIN)/pip install -q --require-hashes -r requirements-dev.lock
 	touch $@
 
 venv: $(VENV)/.installed
+
+notebooks: $(VENV)/.notebooks-installed
 
 dev: $(VENV)/.dev-installed
 
@@ -55,6 +65,11 @@ test: dev test-deps
 
 lint: dev
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/ansible-lint
+
+# ansible-test sanity on the collection as ansible-galaxy builds it (tests/ansible_sanity.py says how); make test
+# runs it too (tests/test_ansible_sanity.py).
+sanity: dev
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python tests/ansible_sanity.py
 
 clean:
 	rm -rf $(VENV) results reports warehouse/fleet.duckdb kernels/build

@@ -1,5 +1,5 @@
-"""The `fleetscope` command: verbs in workflow order (ingest, report, compare, outliers, query, parse, import,
-reference, infer, export, migrate, version)."""
+"""The `fleetscope` command: verbs in workflow order (ingest, report, compare, outliers, check, query, parse,
+import, reference, infer, export, migrate, version)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ examples:
   fleetscope report --out reports/           write reports/index.html and one page per host
   fleetscope compare group:rack_a group:rack_b      two inventory groups side by side, level by level
   fleetscope outliers                               hosts far from their peers of the same microarchitecture
+  fleetscope check --junit reports/check.xml        exit 4 when a host changed since its previous run (nightly gate)
   fleetscope query "SELECT * FROM runs_overview"
   fleetscope parse mlc raw/mlc_loaded_latency.txt   what fleetscope reads from a raw tool output
   fleetscope import --host node7 mlc old/mlc.txt    a lab's past outputs as an external run
@@ -85,8 +86,8 @@ do not matter, and 'zen4' matches 'Zen 4 (Genoa)' and 'Zen 4 (Raphael)'). The fi
 baseline. Every figure of the host pages' summaries is shown per operand (the median over its runs) with its
 difference from the baseline; a level's latency is tested with a Mann-Whitney U test on the raw samples of
 its plateau and reported as significant only when the difference is at least 5% and p < 0.05. The page
-(default compare.html, the charts' script under assets/ beside it) overlays every family's curves; --format
-json prints the same figures (keys in README.md), to --out when given.
+(default reports/compare.html, beside the fleet page, with the charts' script under reports/assets/) overlays
+every family's curves; --format json prints the same figures (keys in README.md), to --out when given.
 """
 
 OUTLIERS_EXAMPLES = """\
@@ -98,6 +99,30 @@ Within each microarchitecture (--by cpu-model: each CPU model), a host's figure 
 least 10% and 3.5 robust standard deviations (1.4826 x the group's MAD) from its group's median; each
 outlier comes with the usual cause of such a difference. A group with fewer hosts than --min-peers + 1 is
 listed as not scored. Storage is not a property of the CPU and is not scored. Exit status 0 either way.
+"""
+
+CHECK_EXAMPLES = """\
+examples:
+  fleetscope check                                   every host's latest run against its previous run
+  fleetscope check --junit reports/check.xml         the same, and JUnit XML for AWX, Jenkins or GitLab
+  fleetscope check --baseline 20261122T034500Z-a1b2c3 node1 node2    against the runs of that run id
+  fleetscope check --baseline 2026-11-01              against each host's latest run by the end of that day
+  fleetscope check --baseline host:golden-01          every host against one machine's latest run
+  fleetscope check --threshold dram_latency=8% --threshold 'l*_size=off' --threshold flagged=+2
+  fleetscope check --worse-only --format json
+
+A figure MOVED when it changed by at least its threshold and, for a cache level's latency, the Mann-Whitney
+test on the raw samples of the level's plateau gives p < 0.05 (compare's rule). Figures without samples
+(bandwidth, TLB entries, MLP, storage p99, sizes, flags) are gated on the threshold alone. A figure the
+baseline measured and the latest run did not is LOST and gates too. Default thresholds: a level's latency 5%,
+a level's size 50%, storage p99 25%, flags +-1 (count), THP granted +-10 points, everything else 10%;
+--threshold FIGURE=VALUE (FIGURE a name of --format json or a pattern: 'l*_latency'; VALUE 8%, +2 in the
+figure's unit, or off) overrides them, the last match winning. Reference hosts are not checked unless named.
+
+exit status:
+  0  no checked host changed (hosts without a baseline are listed and pass)
+  4  a figure of some host moved or was lost
+  1  the warehouse, a host or the baseline could not be found: the message says which
 """
 
 QUERY_EXAMPLES = """\
@@ -143,7 +168,7 @@ examples:
   fleetscope import --host lab-node7 --cpu-model "Xeon Gold 6248" --started-at 2024-05-02 fio fio/*.json
   fleetscope import --host lab-node7 --run-id 20240502T000000Z-1a2b3c perf perf_saxpy.csv
   fleetscope import curve --host ref-n100 --cpu-model "Intel N100" --source https://example.org/n100 \
-      --pattern line-per-page --caches 32k,2m,6m n100_ramlat.csv
+      --measured-by ramlat --clock-ghz 3.4 --pattern line-per-page --caches 32k,2m,6m n100_ramlat.csv
   fleetscope import curve --host ref-graviton2 --cpu-model "Graviton2" --relative --page-size 2m tmb.csv
 Every file is parsed first; one the parser cannot read stops the import (FILE:LINE) and nothing is
 written. The files become the bundle RESULTS/<run_id>/<host>/ (profile 'external', raw/<tool>/...),
@@ -153,9 +178,11 @@ changes nothing; give --run-id to add other tools' files to the same run.
 
 `import curve` stores one published or legacy latency curve (the CSV `fleetscope infer --csv` reads:
 bytes,ns or pages,ns) as a REFERENCE host: not a lab machine, marked so on the pages and in compare and
-outliers, with --source kept beside it. Say how it was measured (--pattern, --page-size, --relative) and
-the CPU's published cache sizes (--caches) as for `infer`: the ingest's inference and plausibility rules
-read it so. The same file again changes nothing; a corrected --source or --cpu-model replaces its run.
+outliers, with --source and --measured-by kept beside it. Say how it was measured (--pattern, --page-size,
+--relative), the CPU's published cache sizes (--caches) as for `infer`, and the core clock the source states
+(--clock-ghz): the ingest's inference and plausibility rules read it so, the same rules as a run's (a first
+plateau far above an L1 hit, a memory plateau under 25 ns). The same file again changes nothing; a corrected
+--source or --cpu-model replaces its run.
 """
 
 
@@ -178,9 +205,14 @@ EXPORT_EXAMPLES = """\
 examples:
   fleetscope export --parquet lake/
   fleetscope export --parquet /data/fleet-parquet --overwrite --db /data/lab.duckdb
+  fleetscope export --openmetrics /var/lib/prometheus/node-exporter/fleetscope.prom
+  fleetscope export --openmetrics -                  the same text on standard output
 
-Writes DIR/tables/<table>/host=<host>/run_id=<run_id>/*.parquet (views likewise under DIR/views/) and
+--parquet writes DIR/tables/<table>/host=<host>/run_id=<run_id>/*.parquet (views likewise under DIR/views/) and
 DIR/export.json with the row counts; see warehouse/README.md for reading it from Trino, Spark or BigQuery.
+--openmetrics writes each lab host's latest headline figures (cache levels, DRAM, TLB, MLP, storage p99, flags,
+run age ...) as gauges in the OpenMetrics text format, replacing FILE atomically, for node_exporter's textfile
+collector; docs/monitoring.md lists the metrics and docs/grafana-dashboard.json is a dashboard reading them.
 """
 
 
@@ -280,6 +312,10 @@ def _command_report(arguments: argparse.Namespace) -> int:
     return 0
 
 
+# Beside the fleet page `fleetscope report` writes (its assets/ are shared), not in whatever folder one stands in.
+DEFAULT_COMPARE_PAGE = Path("reports") / "compare.html"
+
+
 def _command_compare(arguments: argparse.Namespace) -> int:
     from fleetscope.report import fleet, fleet_pages
     from fleetscope.report.pages import write_compare_page
@@ -291,18 +327,30 @@ def _command_compare(arguments: argparse.Namespace) -> int:
         comparison = fleet_pages.compare(connection, arguments.operands, with_curves=arguments.format == "html")
     operands, rows = comparison.operands, comparison.rows
     if arguments.format == "json":
-        text = json.dumps(fleet.compare_json(operands, rows, kinds=comparison.kinds), indent=2, default=str) + "\n"
+        text = json.dumps(fleet.compare_json(operands, rows, kinds=comparison.kinds, flags=comparison.flags), indent=2,
+                          default=str) + "\n"
         if arguments.out is None:
             sys.stdout.write(text)
         else:
             arguments.out.write_text(text, encoding="utf-8")
             print(f"wrote {arguments.out}")
         return 0
-    context = fleet_pages.compare_context(operands, rows, comparison.curves)
-    out = write_compare_page(arguments.out or Path("compare.html"), context, fleet.SIGNIFICANT_CHANGE,
+    context = fleet_pages.compare_context(operands, rows, comparison.curves, comparison.flags)
+    out = write_compare_page(arguments.out or DEFAULT_COMPARE_PAGE, context, fleet.SIGNIFICANT_CHANGE,
                              fleet.SIGNIFICANT_P)
-    print("\n".join(["significant differences:", *(f"  {sentence}" for sentence in context["moved"])])
-          if context["moved"] else "no level's latency differs by both the threshold and the test")
+    if context["moved"]:
+        print("\n".join(["significant differences:", *(f"  {sentence}" for sentence in context["moved"])]))
+    elif context["tested"]:
+        print("no level's latency differs by both the threshold and the test")
+    else:
+        print(f"no test ran: {context['no_test_because']}")
+    for group in context["untested"]:
+        print("\n".join([f"differences of {fleet.SIGNIFICANT_CHANGE:.0%} or more without a test ({group['why']}):",
+                          *(f"  {sentence}" for sentence in group["differences"])]))
+    flagged = [f"  {item['run'].host}: {', '.join(sorted({flag['rule'] for flag in item['flags']}))}"
+               for item in context["flags"] if item["flags"]]
+    if flagged:
+        print("\n".join(["plausibility flags (on the page, beside the figures they concern):", *flagged]))
     print(f"wrote {out}")
     return 0
 
@@ -337,6 +385,30 @@ def _command_outliers(arguments: argparse.Namespace) -> int:
     if result.references:
         print(f"  reference hosts, not scored and no host's peer: {', '.join(result.references)}")
     return 0
+
+
+def _command_check(arguments: argparse.Namespace) -> int:
+    from fleetscope.report import check
+    from fleetscope.store.warehouse import open_read_only
+
+    baseline = check.parse_baseline(arguments.baseline)
+    thresholds = [check.parse_threshold(text) for text in arguments.threshold]
+    with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+        result = check.check(connection, arguments.hosts, baseline, thresholds, worse_only=arguments.worse_only)
+    if arguments.junit is not None:
+        arguments.junit.parent.mkdir(parents=True, exist_ok=True)
+        arguments.junit.write_text(check.to_junit(result), encoding="utf-8")
+    text = {"text": check.render_text, "junit": check.to_junit,
+            "json": lambda result: json.dumps(check.to_json(result), indent=2, default=str) + "\n"}[arguments.format](result)
+    if arguments.out is None:
+        sys.stdout.write(text)
+    else:
+        arguments.out.parent.mkdir(parents=True, exist_ok=True)
+        arguments.out.write_text(text, encoding="utf-8")
+        print(f"wrote {arguments.out}")
+    if arguments.junit is not None:
+        print(f"wrote {arguments.junit}", file=sys.stderr)  # standard output may be the JSON or XML itself
+    return result.exit_status
 
 
 def _command_query(arguments: argparse.Namespace) -> int:
@@ -387,6 +459,8 @@ def _command_import(arguments: argparse.Namespace) -> int:
         return _command_import_curve(arguments)
     curve_only = [option for option, given in (("--source", arguments.source is not None),
                                                ("--caches", bool(arguments.caches)),
+                                               ("--measured-by", arguments.measured_by is not None),
+                                               ("--clock-ghz", arguments.clock_ghz is not None),
                                                ("--relative", arguments.relative),
                                                ("--pattern", arguments.pattern != "random-lines"),
                                                ("--page-size", arguments.page_size != 4096)) if given]
@@ -429,7 +503,8 @@ def _command_import_curve(arguments: argparse.Namespace) -> int:
     if not arguments.cpu_model:
         raise UserError("import curve: --cpu-model is required (the CPU the curve was measured on)")
     reference = Reference(arguments.host, arguments.cpu_model, arguments.source or "not given",
-                          curve_reading(arguments), tuple(arguments.caches))
+                          curve_reading(arguments), tuple(arguments.caches), tool=arguments.measured_by,
+                          clock_ghz=arguments.clock_ghz)
     return _load_references(arguments, [(arguments.files[0], reference, arguments.started_at)])
 
 
@@ -465,7 +540,7 @@ def _command_reference(arguments: argparse.Namespace) -> int:
             sys.stdout.write(render(columns, [[row[column] for column in columns] for row in rows], "table"))
         return 0
     return _load_references(arguments, [(entry.file, entry.reference, recorded_at())
-                                         for entry in chosen(arguments.names, entries)])
+                                        for entry in chosen(arguments.names, entries)])
 
 
 def _command_infer(arguments: argparse.Namespace) -> int:
@@ -484,6 +559,8 @@ def _command_infer(arguments: argparse.Namespace) -> int:
 
 
 def _command_export(arguments: argparse.Namespace) -> int:
+    if arguments.openmetrics is not None:
+        return _command_export_openmetrics(arguments)
     from fleetscope.store.export import export_parquet
     from fleetscope.store.warehouse import open_read_only
 
@@ -493,6 +570,22 @@ def _command_export(arguments: argparse.Namespace) -> int:
     partitioned = sum(item.partitioned for item in exported)
     print(f"wrote {len(exported)} tables and views ({partitioned} partitioned by host and run) to {arguments.parquet}; "
           f"see {arguments.parquet / 'export.json'}")
+    return 0
+
+
+def _command_export_openmetrics(arguments: argparse.Namespace) -> int:
+    from fleetscope.report import openmetrics
+    from fleetscope.store.warehouse import open_read_only
+
+    with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
+        exported = openmetrics.render(connection)
+    if str(arguments.openmetrics) == "-":
+        sys.stdout.write(exported.text)
+        return 0
+    openmetrics.write(exported.text, arguments.openmetrics)
+    print(f"wrote {exported.samples} samples of {exported.hosts} hosts to {arguments.openmetrics}"
+          + (f" (no host has {', '.join(exported.families_without_samples)} yet)"
+             if exported.families_without_samples else ""))
     return 0
 
 
@@ -572,7 +665,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("operands", nargs="+", metavar="OPERAND",
                          help="HOST, HOST@RUN_ID, group:NAME or uarch:NAME; the first is the baseline")
     compare.add_argument("--out", type=Path, metavar="FILE",
-                         help="where to write (html default: compare.html; json default: standard output)")
+                         help="where to write (html default: reports/compare.html; json default: standard output)")
     compare.add_argument("--format", choices=("html", "json"), default="html", help="output format (default: html)")
     outliers = add_verb("outliers", "list hosts whose figures sit far from their peers'", OUTLIERS_EXAMPLES,
                         _command_outliers)
@@ -581,6 +674,21 @@ def build_parser() -> argparse.ArgumentParser:
     outliers.add_argument("--min-peers", type=int, default=4, metavar="N",
                           help="peers a host needs before it is scored (default: 4)")
     outliers.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
+    checker = add_verb("check", "gate: exit 4 when a host's latest run moved beyond thresholds from its baseline",
+                       CHECK_EXAMPLES, _command_check)
+    checker.add_argument("hosts", nargs="*", metavar="HOST", help="the hosts to check (default: every lab host)")
+    checker.add_argument("--baseline", default="previous", metavar="BASELINE",
+                         help="previous (default: each host's run before its latest), a run id, a date (YYYY-MM-DD: "
+                              "the latest run by its end; or an ISO 8601 time) or host:NAME (that host's latest run)")
+    checker.add_argument("--threshold", action="append", default=[], metavar="FIGURE=VALUE",
+                         help="how far FIGURE (a name or pattern as --format json names figures) may move: 8%%, "
+                              "+2 (in its unit) or off; repeat for more figures")
+    checker.add_argument("--worse-only", action="store_true",
+                         help="gate only on changes for the worse (slower, smaller, fewer, more flags)")
+    checker.add_argument("--format", choices=("text", "json", "junit"), default="text",
+                         help="output format (default: text)")
+    checker.add_argument("--out", type=Path, metavar="FILE", help="write the output to FILE (default: standard output)")
+    checker.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML to FILE")
     query = add_verb("query", "run one SQL query against the warehouse (read-only)", QUERY_EXAMPLES, _command_query)
     query.add_argument("sql", metavar="SQL",
                        help="the query, e.g. \"SELECT * FROM runs_overview\"; '-' reads it from standard input")
@@ -615,6 +723,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="curve only: where the curve was published (a URL or a citation), kept with it")
     importer.add_argument("--caches", type=_size_list, default=[], metavar="SIZES",
                           help="curve only: the CPU's published cache sizes, smallest first, e.g. 32k,1m,32m")
+    importer.add_argument("--measured-by", metavar="TOOL",
+                          help="curve only: the tool that measured it (ramlat, lmbench lat_mem_rd ...), shown with it")
+    importer.add_argument("--clock-ghz", type=float, metavar="GHZ",
+                          help="curve only: the core clock the source states it ran at; the first plateau is then "
+                               "checked in cycles against an L1 hit")
     add_curve_reading_options(importer, "curve only: ")
     reference = verbs.add_parser("reference", help="list or load the published curves fleetscope ships as reference "
                                  "hosts", description="The published curves fleetscope ships as reference hosts.",
@@ -639,9 +752,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="reported cache sizes to show beside the levels, smallest first, e.g. 32k,1m,32m")
     add_curve_reading_options(infer)
     infer.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
-    export = add_verb("export", "write the warehouse as Parquet partitioned by host and run", EXPORT_EXAMPLES,
-                      _command_export)
-    export.add_argument("--parquet", type=Path, required=True, metavar="DIR", help="output folder")
+    export = add_verb("export", "write the warehouse as Parquet partitioned by host and run, or each host's latest "
+                      "figures as OpenMetrics for Prometheus", EXPORT_EXAMPLES, _command_export)
+    export_to = export.add_mutually_exclusive_group(required=True)
+    export_to.add_argument("--parquet", type=Path, metavar="DIR", help="output folder")
+    export_to.add_argument("--openmetrics", type=Path, metavar="FILE",
+                           help="write the latest headline figures as OpenMetrics to FILE ('-': standard output)")
     export.add_argument("--overwrite", action="store_true", help="replace an earlier export in DIR")
     add_verb("migrate", "bring the warehouse's schema up to date (ingest and import do it too)", MIGRATE_EXAMPLES,
              _command_migrate)

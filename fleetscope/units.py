@@ -170,7 +170,7 @@ def format_quantity(value: float | None, kind: str) -> str:
     """One value with its unit chosen by its own magnitude: 53050 (ns) -> '53.1 µs'."""
     if value is None:
         return ""
-    quantity, _ = KINDS[kind]
+    quantity, _unused = KINDS[kind]
     base = to_base(value, kind)
     unit = best_unit(quantity, base)
     return f"{unit.text(base)} {unit.symbol}"

@@ -183,3 +183,18 @@ def synthetic_fleet(tmp_path_factory) -> tuple[Path, Path]:
     proc = run_cli("ingest", builder.results_dir, "--db", root / "fleet.duckdb")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return builder.results_dir, root / "fleet.duckdb"
+
+
+@pytest.fixture(scope="session")
+def two_nights(tmp_path_factory) -> tuple[Path, Path]:
+    """The fleet of tests/nightly_bundles.py (rpl-03 changed on its second night, zen3-01 moved 1.5%, n1-01 ran
+    once) loaded into one warehouse, shared by the tests of `check`, the 'changed' badge and the OpenMetrics
+    export: (results dir, warehouse)."""
+    import nightly_bundles
+
+    root = tmp_path_factory.mktemp("two-nights")
+    builder = BundleBuilder(root / "results")
+    nightly_bundles.write_two_nights(builder)
+    proc = run_cli("ingest", builder.results_dir, "--db", root / "fleet.duckdb")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return builder.results_dir, root / "fleet.duckdb"

@@ -2,12 +2,13 @@
 plausibility flags (fleetscope.analyze.plausibility), recomputed whole for one (run_id, host).
 
 Ingest calls `derive_run` inside the bundle's transaction, so a run's derived rows always match its
-points; `is_current` tells ingest when a run loaded by an older method needs recomputing. `DERIVED` is
+points; `is_current` tells ingest when a run loaded by an older method needs recomputing. `DERIVATIONS` is
 the one list of derived tables, each with the function computing its rows.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ from types import SimpleNamespace
 
 import duckdb
 
+from fleetscope.analyze.firmware import claim_rows
 from fleetscope.analyze.inference import (INFERENCE_VERSION, SMALL_PAGE_BYTES, CurveReading, InferenceError, Placement,
                                           amat_fit, bandwidth_per_level, infer_cache_levels, infer_loaded_latency,
                                           infer_mlp, infer_tlb)
@@ -44,13 +46,14 @@ def _by_kind(rows: list[tuple]) -> list[tuple[dict, list[tuple]]]:
         kinds.setdefault((row[0], row[1]), []).append(row)
     return [({"core_kind": kind, "cpu": min((row[2] for row in group if row[2] is not None), default=None)},
              [row[3:] for row in group])
-            for (_, kind), group in sorted(kinds.items(), key=lambda item: (item[0][0], str(item[0][1])))]
+            for (_unused, kind), group in sorted(kinds.items(), key=lambda item: (item[0][0], str(item[0][1])))]
 
 
 def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
     """The hierarchy of each core kind measured, each against its own kind's sysfs caches, per page policy."""
     stated = _rows(connection, "curve_reading", key)  # a reference host's curve: read as its source measured it
-    stated_reading = CurveReading(*stated[0]) if stated else None
+    stated_reading = CurveReading(*stated[0][:3]) if stated else None
+    stated_clock = stated[0][3] if stated else None   # the core clock its source states, if any
     relative = stated_reading is not None and stated_reading.relative
     placed = {policy: (bool(granted), bool(guest)) for policy, granted, guest in _rows(connection, "latency_placement", key)}
     rows = []
@@ -58,7 +61,8 @@ def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[
         caches = _rows(connection, "sysfs_cache_sizes", [*key, kind["core_kind"]])
         sysfs = [size for size, _ in caches]
         way_spans = tuple(size // ways if ways else None for size, ways in caches)
-        points = [point for point in measured if relative or point[2] > 0]
+        points = [(*point[:3], point[3] if point[3] is not None else stated_clock) for point in measured
+                  if relative or point[2] > 0]
         rows += [{**kind, **row} for row in _kind_levels(points, sysfs, way_spans, placed, stated_reading)]
     return rows
 
@@ -99,7 +103,10 @@ def _kind_levels(points: list[tuple], sysfs: list[int], way_spans: tuple, placed
                 notes += inferred.notes
                 if inferred.set_aside_bytes:
                     notes.append(f"set aside as dips: {', '.join(map(str, inferred.set_aside_bytes))} B")
-            rows.append({**asdict(level), "page_policy": policy, "note": "; ".join(notes) or None})
+            row = {**asdict(level), "page_policy": policy, "note": "; ".join(notes) or None}
+            if reading.relative:  # ns over L1 are no load-to-use latency: kept apart, never as latency_ns
+                row.update(latency_over_l1_ns=row["latency_ns"], latency_ns=None, latency_cycles=None)
+            rows.append(row)
     return rows
 
 
@@ -116,7 +123,7 @@ def _tlb_levels(curve: list[tuple]) -> dict:
     """The TLB levels of one page size's curve (page_size, page_bytes, pages, tlb, control, paired)."""
     l1_ns = curve[0][4]  # the control chain at the fewest pages hits L1
     pages, latency = [], []
-    for _, _, count, tlb_min, control_min, paired in curve:
+    for _unused, _unused, count, tlb_min, control_min, paired in curve:
         pages.append(count)
         if control_min is None:  # a reference host's published curve: ns per access as given
             latency.append(tlb_min)
@@ -148,13 +155,15 @@ def _loaded_latency_rows(connection: duckdb.DuckDBPyConnection, key: list,
     rows = []
     for path, run_index, traffic in sorted({row[:3] for row in ladder}, key=str):
         pairs = [row[3:] for row in ladder if row[:3] == (path, run_index, traffic)]
-        inferred = infer_loaded_latency([bandwidth / 1000 if bandwidth is not None else None for bandwidth, _ in pairs],
-                                        [latency for _, latency in pairs])
+        inferred = infer_loaded_latency([bandwidth / 1000 if bandwidth is not None else None for bandwidth, _unused in pairs],
+                                        [latency for _unused, latency in pairs])
         rows.append({"source": "mlc", "path": path, "run_index": run_index, "traffic": traffic, **asdict(inferred)})
     curve = _rows(connection, "loaded_latency_curve", key)
+    idle = _rows(connection, "loaded_latency_idle", key)[0][0]  # the chase with no load threads, if measured
     for traffic in sorted({row[0] for row in curve}):
         pairs = [row[1:] for row in curve if row[0] == traffic]
-        inferred = infer_loaded_latency([bandwidth for bandwidth, _ in pairs], [latency for _, latency in pairs])
+        inferred = infer_loaded_latency([bandwidth for bandwidth, _unused in pairs], [latency for _unused, latency in pairs],
+                                        idle_ns=idle)
         rows.append({"source": "loaded_latency", "traffic": traffic, **asdict(inferred)})
     return rows
 
@@ -175,7 +184,7 @@ def _level_bandwidth_rows(connection: duckdb.DuckDBPyConnection, key: list,
             continue
         for op, store in sorted({row[:2] for row in sweep}):
             points = [row[2:] for row in sweep if row[:2] == (op, store)]
-            for level in bandwidth_per_level(inferred, [size for size, _ in points], [gb_s for _, gb_s in points]):
+            for level in bandwidth_per_level(inferred, [size for size, _unused in points], [gb_s for _unused, gb_s in points]):
                 rows.append({**kind, "level": level.level, "op": op, "store": store,
                              "bandwidth_gb_s": level.bandwidth_gb_s, "sizes": level.sizes,
                              "note": None if level.sizes else "no sweep point on this level's plateau"})
@@ -199,16 +208,23 @@ def _saxpy_fit(strides: list[tuple], counters: list[tuple]) -> dict:
         rates = {stride: rate for stride, name, state, rate in counters
                  if name == event and state == "counted" and rate is not None}
         if len(rates) >= 3:
-            fit = amat_fit([rates.get(stride) for stride, _, _ in strides], [ns for _, ns, _ in strides])
+            fit = amat_fit([rates.get(stride) for stride, _unused, _unused in strides], [ns for _unused, ns, _unused in strides])
             return {**row, "miss_event": event, "hit_ns": fit.hit_ns, "miss_penalty_ns": fit.miss_penalty_ns,
                     "r_squared": fit.r_squared, "note": fit.note}
-    states = sorted({f"{name} {state}" for _, name, state, _ in counters if name in _SAXPY_MISS_EVENTS})
+    states = sorted({f"{name} {state}" for _unused, name, state, _unused in counters if name in _SAXPY_MISS_EVENTS})
     why = ("the PMU here reports " + ", ".join(states)) if states else "no perf counters were taken for saxpy"
     return {**row, "note": f"no AMAT fit: {why}; runtime per stride is still measured"}
 
 
+def _firmware_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
+    """What the firmware claims (SMBIOS, HMAT, SLIT) beside what the run measured."""
+    facts = connection.execute(sql("plausibility/run_facts"), key).fetchone()
+    largest = connection.execute(sql("plausibility/largest_cache"), key).fetchone()[0]
+    return claim_rows(connection, *key, json.loads(facts[0]) if facts and facts[0] else {}, largest)
+
+
 def _flag_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
-    return check_run(connection, *key)
+    return check_run(connection, *key, levels=derived["inferred_levels"], claims=derived["firmware_claims"])
 
 
 def _inference_run_rows(connection: duckdb.DuckDBPyConnection, key: list,
@@ -218,33 +234,35 @@ def _inference_run_rows(connection: duckdb.DuckDBPyConnection, key: list,
 
 
 @dataclass(frozen=True)
-class Derived:
+class Derivation:
     """A derived table and what computes one run's rows of it: rows(connection, [run_id, host], derived),
-    where `derived` holds the rows of the tables computed before it in DERIVED."""
+    where `derived` holds the rows of the tables computed before it in DERIVATIONS."""
     table: str
     rows: Callable[[duckdb.DuckDBPyConnection, list, dict[str, list[dict]]], list[dict]]
 
 
-# Every derived table, in the order they are computed: inferred_level_bandwidth reads inferred_levels' rows,
-# and inference_runs comes last, recording the method the others were computed with.
-DERIVED: tuple[Derived, ...] = (
-    Derived("inferred_levels", _level_rows),
-    Derived("inferred_level_bandwidth", _level_bandwidth_rows),
-    Derived("inferred_saxpy", _saxpy_rows),
-    Derived("inferred_tlb", _tlb_rows),
-    Derived("inferred_mlp", _mlp_rows),
-    Derived("inferred_loaded_latency", _loaded_latency_rows),
-    Derived("flags", _flag_rows),
-    Derived("inference_runs", _inference_run_rows),
+# Every derived table, in the order they are computed: inferred_level_bandwidth reads inferred_levels' rows, flags
+# reads inferred_levels' and firmware_claims', and inference_runs comes last, recording the method the others were
+# computed with.
+DERIVATIONS: tuple[Derivation, ...] = (
+    Derivation("inferred_levels", _level_rows),
+    Derivation("inferred_level_bandwidth", _level_bandwidth_rows),
+    Derivation("inferred_saxpy", _saxpy_rows),
+    Derivation("inferred_tlb", _tlb_rows),
+    Derivation("inferred_mlp", _mlp_rows),
+    Derivation("inferred_loaded_latency", _loaded_latency_rows),
+    Derivation("firmware_claims", _firmware_rows),
+    Derivation("flags", _flag_rows),
+    Derivation("inference_runs", _inference_run_rows),
 )
-DERIVED_TABLES = tuple(derived.table for derived in DERIVED)
+DERIVED_TABLES = tuple(derived.table for derived in DERIVATIONS)
 
 
 def derive_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> None:
     """Replace the derived rows of one run with freshly computed ones (call inside a transaction)."""
     key = [run_id, host]
     computed: dict[str, list[dict]] = {}
-    for derived in DERIVED:
+    for derived in DERIVATIONS:
         connection.execute(sql("derive/delete_run").format(table=derived.table), key)
         computed[derived.table] = derived.rows(connection, key, computed)
         insert_rows(connection, derived.table, [{"run_id": run_id, "host": host, **row}

@@ -56,8 +56,11 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-# Version of the method below; stored with every inferred row so a change can be recomputed.
-INFERENCE_VERSION = 6  # 3: TLB steps within levels, hidden levels in wide rises, relative curves, confidence; 4: consistency and noise flags; 5: one hierarchy per core kind; 6: sizes as brackets around the onset or half-step, with a best estimate and its method
+# Version of the method below; stored with every inferred row so a change can be recomputed. 3: TLB steps within
+# levels, hidden levels in wide rises, relative curves, confidence; 4: consistency and noise flags; 5: one
+# hierarchy per core kind; 6: loaded-latency knee only on a rise, as an interval; 7: L1-hit and firmware checks;
+# 9: sizes as brackets around the onset or half-step, with a best estimate and its method.
+INFERENCE_VERSION = 9
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave
@@ -127,7 +130,7 @@ def median_isotonic_fit(values: Sequence[float]) -> list[float]:
         while len(blocks) > 1 and statistics.median(blocks[-2]) > statistics.median(blocks[-1]):
             later = blocks.pop()
             blocks[-1] += later
-    return [statistics.median(block) for block in blocks for _ in block]
+    return [statistics.median(block) for block in blocks for _unused in block]
 
 
 def cache_curve_fit(values: Sequence[float]) -> list[float]:
@@ -152,7 +155,7 @@ def isotonic_fit(values: Sequence[float], weights: Sequence[float] | None = None
             total = weight1 + weight2
             blocks.append([(mean1 * weight1 + mean2 * weight2) / total, total, count1 + count2])
     fitted = []
-    for mean, _, count in blocks:
+    for mean, _unused, count in blocks:
         fitted.extend([mean] * int(count))
     return fitted
 
@@ -250,7 +253,7 @@ def _hidden_levels(x: Sequence[float], fit: Sequence[float], start: int, end: in
     candidates = [(share, middle) for share, middle in candidates if share >= tuning.split_concentration]
     if not candidates:
         return []
-    _, middle = max(candidates)
+    _unused, middle = max(candidates)
     return [*_hidden_levels(x, fit, start, middle, tuning), middle, *_hidden_levels(x, fit, middle, end, tuning)]
 
 
@@ -465,7 +468,7 @@ def infer_cache_levels(sizes: Sequence[int], latency_ns: Sequence[float], *,
     notes = []
     offset = 0.0
     if reading.relative:
-        offset = tuning.relative_l1_ns - min(0.0, min(minimum))
+        offset = tuning.relative_l1_ns - min([0.0, *minimum])
         notes.append(f"relative curve: latencies are ns over L1 as given; levels were found on them plus an assumed "
                      f"L1 latency of {offset:.3g} ns")
     x = [math.log2(size) for size in ordered]
@@ -848,16 +851,28 @@ def infer_mlp(chains: Sequence[int], mlp: Sequence[float | None]) -> MlpSaturati
 
 # ---- loaded latency ------------------------------------------------------------------------------
 
+# A knee is where queueing makes latency climb; a curve whose latency at saturation never rises this many times
+# its idle latency has none to find. Every loaded-latency ladder of tests/fixtures/mlc_samples that reaches DRAM's
+# saturation rises 1.45x (Denverton) to 5.1x (Comet Lake) there; the flat curves of busy 2-vCPU guests stay under
+# 1.25x at their saturated end, though single points spike higher.
+KNEE_MIN_RISE = 1.3
+SATURATED_SHARE = 0.9   # the saturated end of a ladder: its points within 10% of the peak bandwidth
+
+
 @dataclass(frozen=True)
 class LoadedLatency:
     points: int
-    idle_latency_ns: float | None          # latency at the lightest load (smallest bandwidth)
+    idle_latency_ns: float | None          # the no-load point where the curve has one, else the lightest load
     peak_bandwidth_gb_s: float | None
-    knee_bandwidth_gb_s: float | None      # Kneedle
+    knee_bandwidth_gb_s: float | None      # Kneedle's point
     knee_latency_ns: float | None
     doubling_bandwidth_gb_s: float | None  # where latency first reaches twice idle (interpolated)
     knee_outstanding_lines: float | None   # Little's law at the knee: bandwidth / 64 B x latency
     note: str | None
+    knee_low_gb_s: float | None = None     # the knee lies in [low, high]: the next bandwidths below and above it
+    knee_high_gb_s: float | None = None
+    saturated_latency_ns: float | None = None  # median latency at >= 90% of the peak bandwidth: the rise over idle
+    idle_source: str | None = None         # 'no-load point' | 'lightest load'
 
 
 def kneedle_index(x: Sequence[float], y: Sequence[float]) -> int | None:
@@ -871,38 +886,60 @@ def kneedle_index(x: Sequence[float], y: Sequence[float]) -> int | None:
     return best if difference[best] > 0 else None
 
 
-def infer_loaded_latency(bandwidth_gb_s: Sequence[float], latency_ns: Sequence[float]) -> LoadedLatency:
+def infer_loaded_latency(bandwidth_gb_s: Sequence[float], latency_ns: Sequence[float],
+                         idle_ns: float | None = None) -> LoadedLatency:
     """Idle latency, peak bandwidth, knee, doubling point and Little's-law lines in flight from
-    (bandwidth, latency) pairs of a loaded-latency ladder, in any order."""
+    (bandwidth, latency) pairs of a loaded-latency ladder, in any order. `idle_ns` is the latency with no
+    load at all (the loaded_latency kernel's idle point); without it the lightest load stands for idle.
+
+    A knee is named only where the latency at saturation (the median over the points within 10% of the peak
+    bandwidth, so that one spike at light load does not count as a rise) is at least KNEE_MIN_RISE x idle: on a
+    curve that stays flat Kneedle still finds a 'farthest point', which is noise. The knee is given as the bandwidth interval from
+    the ladder's next bandwidth below Kneedle's point to its next one above (the ladder cannot place it
+    closer)."""
     pairs = sorted((latency, bandwidth) for bandwidth, latency in zip(bandwidth_gb_s, latency_ns)
                    if bandwidth is not None and latency is not None and bandwidth > 0 and latency > 0)
     if len(pairs) < 3:
-        return LoadedLatency(len(pairs), None, None, None, None, None, None,
-                             f"{len(pairs)} usable (bandwidth, latency) pairs: need three or more")
+        return LoadedLatency(len(pairs), idle_ns, None, None, None, None, None,
+                             f"{len(pairs)} usable (bandwidth, latency) pairs: need three or more",
+                             idle_source="no-load point" if idle_ns else None)
     # Latency grows with load while bandwidth may fall back past saturation: order by latency (load).
     latency = [pair[0] for pair in pairs]
     bandwidth = [pair[1] for pair in pairs]
-    idle_index = min(range(len(pairs)), key=bandwidth.__getitem__)
-    idle = latency[idle_index]
+    if idle_ns is not None and idle_ns > 0:
+        idle, idle_source = idle_ns, "no-load point"
+    else:
+        idle, idle_source = latency[min(range(len(pairs)), key=bandwidth.__getitem__)], "lightest load"
+    highest = max(latency)
+    saturated = statistics.median(ns for ns, gb_s in pairs if gb_s >= SATURATED_SHARE * max(bandwidth))
     notes = []
-    knee = kneedle_index(bandwidth, latency)
-    knee_bw = knee_lat = lines = None
-    if knee is None:
+    knee = kneedle_index(bandwidth, latency) if saturated >= KNEE_MIN_RISE * idle else None
+    knee_bw = knee_lat = lines = low = high = None
+    if saturated < KNEE_MIN_RISE * idle:
+        notes.append(f"no knee: latency at saturation (within {1 - SATURATED_SHARE:.0%} of the peak bandwidth) is "
+                     f"{saturated / idle:.2f} x idle ({saturated:.4g} ns vs {idle:.4g} ns, {idle_source}); a knee "
+                     f"needs {KNEE_MIN_RISE:g} x")
+    elif knee is None:
         notes.append("no knee: the curve does not bend")
     else:
         knee_bw, knee_lat = bandwidth[knee], latency[knee]
+        low = max((value for value in bandwidth if value < knee_bw), default=knee_bw)
+        high = min((value for value in bandwidth if value > knee_bw), default=knee_bw)
         lines = knee_bw * 1e9 / LINE_BYTES * knee_lat * 1e-9
     doubling = None
-    for index in range(1, len(pairs)):
+    for index in range(len(pairs)):
         if latency[index] >= 2 * idle:
+            if index == 0:
+                doubling = bandwidth[0]
+                break
             previous = index - 1
             share = (2 * idle - latency[previous]) / (latency[index] - latency[previous])
             doubling = bandwidth[previous] + share * (bandwidth[index] - bandwidth[previous])
             break
     if doubling is None:
-        notes.append(f"latency never doubles (largest {max(latency):.4g} ns vs idle {idle:.4g} ns)")
+        notes.append(f"latency never doubles (largest {highest:.4g} ns vs idle {idle:.4g} ns)")
     return LoadedLatency(len(pairs), idle, max(bandwidth), knee_bw, knee_lat, doubling, lines,
-                         "; ".join(notes) or None)
+                         "; ".join(notes) or None, low, high, saturated, idle_source)
 
 
 # ---- bandwidth kernels ------------------------------------------------------------------------------
@@ -941,10 +978,10 @@ def amat_fit(miss_rate: Sequence[float], runtime_ns: Sequence[float]) -> AmatFit
     pairs = [(rate, time) for rate, time in zip(miss_rate, runtime_ns) if rate is not None and time is not None]
     if len(pairs) < 3:
         return AmatFit(None, None, None, f"{len(pairs)} points with a miss rate: need three or more")
-    rates = [rate for rate, _ in pairs]
+    rates = [rate for rate, _unused in pairs]
     if max(rates) == min(rates):
         return AmatFit(None, None, None, "every point has the same miss rate: no slope to fit")
-    times = [time for _, time in pairs]
+    times = [time for _unused, time in pairs]
     slope, intercept = statistics.linear_regression(rates, times)
     mean_time = statistics.fmean(times)
     total = sum((time - mean_time) ** 2 for time in times)

@@ -19,13 +19,25 @@ from dataclasses import asdict, dataclass
 
 import duckdb
 
-from fleetscope.report.sections import SECTIONS
+from fleetscope.analyze import firmware
+from fleetscope.catalog import flag_view
 from fleetscope.resources import sql
-from fleetscope.units import format_bytes
+from fleetscope.units import format_bytes, format_number
 
 DRAM_CHASE_MIN_NS = 25.0        # a dependent random chase in DRAM cannot be faster than this
+# An L1 hit takes 3 to 5 core cycles on every core of the reference library whose source states its clock (Golden
+# Cove 4.8, Zen 3 and 4, Neoverse N1, Cortex-A72 4.0, Gracemont and Firestorm 3.0): a first plateau twice the
+# slowest of them is not an L1 hit but timing overhead or a chain that is not dependent. Twice leaves room for a
+# clock stated at turbo while the core ran at base.
+L1_HIT_MAX_CYCLES = 10.0
+MAX_CORE_CLOCK_GHZ = 7.0        # no core runs faster (the fastest shipped boost is 6.2 GHz): a clock above is mismeasured
 DRAM_SIZED_FACTOR = 2           # a working set at least this many times the largest cache is DRAM-sized
 LOADED_IDLE_FACTOR = 1.5        # the lightest-load point of a loaded-latency curve vs the measured idle latency
+# Load only ever adds queueing: a loaded point below the idle latency by at least this share, with the two CI95s
+# apart (or, for MLC's ladders, which carry no CI, by LOADED_BELOW_IDLE_NO_CI) is measured on another clock or
+# is noise, and the curve under it is not a loaded-latency curve to read.
+LOADED_BELOW_IDLE_MIN = 0.02
+LOADED_BELOW_IDLE_NO_CI = 0.05
 HUGE_PAGE_BYTES = 2 * 1024 * 1024
 NT_OVER_READ_FACTOR = 1.5     # single-thread non-temporal write GB/s vs read GB/s at DRAM size
 NT_SIZE_AGREEMENT = 0.2       # two such figures at different DRAM sizes within this fraction confirm each other
@@ -67,6 +79,10 @@ class Run:
     largest_cache_bytes: int | None
     relative_curve: bool = False     # a reference host's published curve in ns over L1 (tinymembench)
     point_noise: tuple = ()   # PointNoise rows (point_samples.sql), read once for the noise rules
+    levels: tuple = ()        # the run's inferred_levels rows (dicts), computed before its flags
+    claims: tuple = ()        # the run's firmware_claims rows (fleetscope.analyze.firmware), computed before its flags
+    reference: bool = False   # a reference host's published curve (origin 'reference'), not a fleetscope run
+    pattern: str | None = None  # how a reference curve was measured (random-lines, line-per-page, sequential)
 
     def rows(self, query: str, *parameters: object) -> list[tuple]:
         """Rows of warehouse/queries/plausibility/<query>.sql: its first two parameters are this run's
@@ -110,6 +126,13 @@ def dram_chase_too_fast(run: Run) -> list[Flag]:
                                     in run.rows("latency_curve_dram_minima", dram_sized)]
         sources["pattern_stride_latency"] = [(f"random, stride {stride} B", ns) for stride, ns
                                              in run.rows("pattern_stride_dram_minima", dram_sized)]
+    if not sources.get("latency_curve") and not run.relative_curve:
+        # no swept size known to be DRAM-sized (an imported curve without its cache sizes, a sweep that stopped
+        # short of 2 x the LLC): the curve's own memory plateau, as `infer --csv` judges a curve alone
+        plateau = _memory_plateau(run)
+        if plateau is not None:
+            flags = [flag for flag in flags if flag.subject != "latency_curve"]
+            flags.append(plateau)
     for subject, values in sources.items():
         if values:
             flags.append(_against(rule, subject, values, DRAM_CHASE_MIN_NS, "ns", comparison,
@@ -118,6 +141,77 @@ def dram_chase_too_fast(run: Run) -> list[Flag]:
         flags.append(Flag(rule, "not_run", "run", reason="this run has no DRAM-sized random chase "
                           "(latency sweep, zero_queue DRAM, mlp k = 1 or pattern_stride random)"))
     return flags
+
+
+def _first_kind_levels(run: Run) -> list[dict]:
+    """The inferred levels of the run's fastest core kind (all of them on a one-kind host), every page policy."""
+    kinds = [level.get("core_kind") for level in run.levels]
+    fastest = kinds[0] if kinds else None
+    return [level for level in run.levels if level.get("core_kind") == fastest and level.get("level")]
+
+
+def _memory_plateau(run: Run) -> Flag | None:
+    """dram_chase_too_fast on the memory plateau the inference found (the level labelled DRAM, or without reported
+    cache sizes the last plateau when the sweep ends on it), for a run with no swept size known to be DRAM-sized;
+    None when the curve has no such plateau."""
+    rule, subject = "dram_chase_too_fast", "latency_curve"
+    if run.pattern == "sequential":
+        return Flag(rule, "not_run", subject, reason="a sequential walk's memory plateau measures the prefetchers, "
+                    "not a dependent chase's latency")
+    largest = dict(run.rows("latency_curve_largest"))
+    checked, notes = [], []
+    for policy in dict.fromkeys(level["page_policy"] for level in _first_kind_levels(run)):
+        levels = sorted((level for level in _first_kind_levels(run) if level["page_policy"] == policy),
+                        key=lambda level: level["level_index"])
+        memory = next((level for level in levels if level["level"] == "DRAM"), None)
+        if memory is None and len(levels) > 1 and levels[-1]["capacity_bytes"] is None \
+                and levels[-1]["plateau_last_bytes"] == largest.get(policy):
+            memory = levels[-1]
+            notes.append(f"{policy} {memory['level']} is the sweep's last plateau (up to "
+                         f"{format_bytes(largest[policy])}): memory, unless the sweep stopped before it")
+        if memory is not None and memory.get("latency_ns") is not None:
+            checked.append((f"{policy} {memory['level']} plateau from {format_bytes(memory['plateau_first_bytes'])} "
+                            "(inferred)", memory["latency_ns"]))
+    if not checked:
+        return None
+    return _against(rule, subject, checked, DRAM_CHASE_MIN_NS, "ns",
+                    f"memory plateau of a dependent random chase < {DRAM_CHASE_MIN_NS:g} ns (no swept size is known "
+                    "to be DRAM-sized: the curve's own memory plateau)", lambda ns: ns < DRAM_CHASE_MIN_NS, min,
+                    "; " + "; ".join(notes) if notes else "")
+
+
+def first_plateau_above_l1_hit(run: Run) -> list[Flag]:
+    """A curve whose first plateau is far above an L1 hit in core cycles (L1_HIT_MAX_CYCLES): what it calls L1 holds
+    timing overhead (a lab report's 3.5 ns at 5.8 GHz is 20 cycles) or a chain that is not dependent, and every
+    level above it carries the same error. Cycles are the level's latency at the clock fleetscope measured, or for
+    a reference curve the clock its source states."""
+    rule, subject = "first_plateau_above_l1_hit", "latency_curve"
+    if run.relative_curve:
+        return [Flag(rule, "not_run", subject, reason="a relative curve (ns over L1) has no L1 latency of its own")]
+    first = [level for level in _first_kind_levels(run) if level["level_index"] == 1 and level.get("latency_ns")]
+    if not first:
+        return [Flag(rule, "not_run", subject, reason="no first plateau was inferred from a latency curve in this run")]
+    timed = [level for level in first if level.get("latency_cycles")]
+    if not timed:
+        why = ("its source states no core clock (`fleetscope import curve --clock-ghz`)" if run.reference
+               else "the run measured no core clock")
+        return [Flag(rule, "not_run", subject, reason=f"the first plateau ({format_number(first[0]['latency_ns'])} "
+                     f"ns) cannot be put in cycles: {why}")]
+    clocks = {level["page_policy"]: level["latency_cycles"] / level["latency_ns"] for level in timed}
+    wild = {policy: clock for policy, clock in clocks.items() if not 0.1 <= clock <= MAX_CORE_CLOCK_GHZ}
+    if wild:
+        policy, clock = next(iter(wild.items()))
+        return [Flag(rule, "not_run", subject, reason=f"the core clock behind the {policy} curve's cycles, "
+                     f"{format_number(clock)} GHz, is no core's (none runs above {MAX_CORE_CLOCK_GHZ:g} GHz): its "
+                     "cycles cannot be trusted, so neither can a count of them")]
+    checked = [(f"{level['page_policy']} {level['level']}: {format_number(level['latency_ns'])} ns at "
+                f"{format_number(clocks[level['page_policy']])} GHz", level["latency_cycles"]) for level in timed]
+    broken = any(cycles > L1_HIT_MAX_CYCLES for _, cycles in checked)
+    return [_against(rule, subject, checked, L1_HIT_MAX_CYCLES, "cycles",
+                     f"first plateau > {L1_HIT_MAX_CYCLES:g} core cycles (an L1 hit takes 3 to 5)",
+                     lambda cycles: cycles > L1_HIT_MAX_CYCLES, max,
+                     "; not an L1 hit: the curve carries timing overhead or its loads are not dependent, and every "
+                     "level above it the same error" if broken else "")]
 
 
 def _megatransfers(dimm: dict) -> int | None:
@@ -129,10 +223,20 @@ def _megatransfers(dimm: dict) -> int | None:
 
 
 def dram_peak_gb_s(facts: dict) -> tuple[float | None, str]:
-    """Upper bound of the DRAM bandwidth from dmidecode's DIMMs: the sum over DIMMs of transfers per second x
-    bus width (exact with one DIMM per channel; DIMMs sharing a channel only lower the true peak).
-    Returns (GB/s, how it was computed) or (None, why not)."""
+    """The host's theoretical DRAM bandwidth: the peak the inventory states for it (fleet_dram_peak_gbps: the user
+    knows the machine better than a VM's firmware does), else the DIMMs' peak the facts read from the SMBIOS table
+    (per channel its speed x width; a DIMM per channel where the locators name none, an upper bound), else (a
+    bundle from before) dmidecode's DIMMs summed the same way. Returns (GB/s, how) or (None, why not)."""
     memory = facts.get("memory") or {}
+    if memory.get("dram_peak_stated_gbps"):
+        return float(memory["dram_peak_stated_gbps"]), "stated for the host in the inventory (fleet_dram_peak_gbps)"
+    smbios = memory.get("smbios")
+    if smbios is not None:
+        if smbios.get("peak_gbps"):
+            return float(smbios["peak_gbps"]), (f"SMBIOS: {smbios.get('populated')} DIMMs on {smbios.get('channels')} "
+                                                f"channels, {smbios.get('channels_from')}")
+        return None, (f"no DRAM peak from SMBIOS ({smbios.get('reason') or smbios.get('peak_note')}) and none stated "
+                      "for the host (fleet_dram_peak_gbps)")
     dimms = memory.get("dimms") or []
     if not dimms:
         return None, f"no DIMMs in the facts ({memory.get('dimms_note') or 'dmidecode reported none'})"
@@ -180,6 +284,27 @@ def bandwidth_above_dram_peak(run: Run) -> list[Flag]:
     comparison = f"DRAM-sized bandwidth > theoretical peak {peak:.4g} GB/s ({how})"
     return [_against(rule, subject, values, peak, "GB/s", comparison, lambda gb_s: gb_s > peak, max)
             for subject, values in measured.items()]
+
+
+def firmware_claims_disagree(run: Run) -> list[Flag]:
+    """What the firmware claims against what the run measured (fleetscope.analyze.firmware's rows): an HMAT latency
+    or a SLIT distance more than LATENCY_FACTOR away from the measured one, either way, or an HMAT bandwidth the run
+    beat. A comparison no peer makes: a wrong table misleads every tool that trusts it. (The DIMMs' peak is
+    bandwidth_above_dram_peak's.)"""
+    rule, subject = "firmware_claims_disagree", "firmware_claims"
+    claims = [row for row in run.claims if row["source"] in ("ACPI HMAT", "ACPI SLIT")]
+    compared = [row for row in claims if row["verdict"] != firmware.NOT_COMPARED]
+    if not compared:
+        notes = sorted({row["note"] for row in claims if row["note"]})
+        return [Flag(rule, "not_run", subject, reason="; ".join(notes) or "no firmware claim in the facts")]
+    broken = [row for row in compared if row["verdict"] == firmware.DISAGREES]
+    worst = max(broken or compared, key=lambda row: abs(math.log(row["ratio"])))
+    item = f"{worst['source']} {worst['figure']}"
+    evidence = (f"{len(broken)} of {len(compared)} claims disagree; {'worst' if broken else 'farthest'} {item}: "
+                f"claims {worst['claimed']:.4g} {worst['unit']}, measured {worst['measured']:.4g} ({worst['measured_by']})")
+    return [Flag(rule, "flagged" if broken else "clear", subject, item, worst["ratio"], firmware.LATENCY_FACTOR,
+                 "ratio", f"measured / claimed outside [1/{firmware.LATENCY_FACTOR:g}, {firmware.LATENCY_FACTOR:g}] "
+                 f"for a latency or distance, above {1 + firmware.BANDWIDTH_EXCESS:g} for a bandwidth", evidence)]
 
 
 def _grant_shortfalls(rows: list[tuple]) -> list[tuple[str, float]]:
@@ -248,6 +373,64 @@ def loaded_idle_far_above_idle(run: Run) -> list[Flag]:
             for subject, values in curves.items()]
 
 
+def _below_idle_flag(subject: str, idle_text: str, checked: list[tuple[str, float, bool]], threshold: float,
+                     comparison: str) -> Flag:
+    """One loaded_below_idle row over (item, share below idle, counts): flagged where any item counts."""
+    rule = "loaded_below_idle"
+    broken = [item for item in checked if item[2]]
+    item, share, _ = max(broken or checked, key=lambda entry: entry[1])
+    evidence = (f"{len(broken)} of {len(checked)} loaded points below idle ({idle_text}); "
+                f"{'worst' if broken else 'lowest'} {item}: {share:.1%} below")
+    return Flag(rule, "flagged" if broken else "clear", subject, item, share, threshold, "fraction", comparison,
+                evidence)
+
+
+def loaded_below_idle(run: Run) -> list[Flag]:
+    """A loaded point whose latency is below the idle latency: load only adds queueing, so such a point was
+    measured on a faster clock (an uncore or memory clock raised by the load) or is noise, and a knee read
+    from its curve would be too. The kernel's points are compared with its own idle point (the chase without
+    load threads) and count only where their CI95s are apart; MLC's ladders with MLC's idle DRAM latency."""
+    rule = "loaded_below_idle"
+    flags = []
+    points = run.rows("loaded_latency_points_ci")
+    idle = [row for row in points if row[2] == 0]
+    loaded = [row for row in points if row[2] > 0]
+    if loaded and idle:
+        _, _, _, idle_ns, idle_low, idle_high = min(idle, key=lambda row: row[3])
+        checked = []
+        for traffic, delay, _, median, low, high in loaded:
+            share = 1 - median / idle_ns
+            apart = high is not None and idle_low is not None and high < idle_low
+            checked.append((f"{traffic} delay {delay}: {median:.4g} ns [CI95 {_ci(low)}, {_ci(high)}]", share,
+                            apart and share >= LOADED_BELOW_IDLE_MIN))
+        flags.append(_below_idle_flag(
+            "loaded_latency_curve", f"the chase without load threads: {idle_ns:.4g} ns [CI95 {_ci(idle_low)}, "
+            f"{_ci(idle_high)}]", checked, LOADED_BELOW_IDLE_MIN,
+            f"loaded point's latency at least {LOADED_BELOW_IDLE_MIN:.0%} below the idle point's, their CI95s apart"))
+    elif loaded:
+        flags.append(Flag(rule, "not_run", "loaded_latency_curve", reason="the loaded_latency curve has no idle point "
+                          "(the chase without load threads) to compare its loaded points with"))
+    ladder = run.rows("mlc_loaded_points")
+    mlc_idle = run.rows("idle_mlc_dram")[0][0]
+    if ladder and mlc_idle:
+        checked = [(f"{traffic or 'unspecified'} delay {delay} ({path} run {index}): {latency:.4g} ns",
+                    1 - latency / mlc_idle, 1 - latency / mlc_idle >= LOADED_BELOW_IDLE_NO_CI)
+                   for path, index, traffic, delay, latency in ladder]
+        flags.append(_below_idle_flag("mlc_loaded_latency", f"MLC idle latency (DRAM): {mlc_idle:.4g} ns", checked,
+                                      LOADED_BELOW_IDLE_NO_CI,
+                                      f"loaded point's latency at least {LOADED_BELOW_IDLE_NO_CI:.0%} below MLC's "
+                                      "idle DRAM latency (MLC gives no CI)"))
+    elif ladder:
+        flags.append(Flag(rule, "not_run", "mlc_loaded_latency", reason="MLC measured no idle DRAM latency "
+                          "(--idle_latency) to compare its loaded-latency ladder with"))
+    return flags or [Flag(rule, "not_run", "run", reason="no loaded-latency curve in this run (neither the "
+                          "loaded_latency kernel nor MLC --loaded_latency ran)")]
+
+
+def _ci(value: float | None) -> str:
+    return "?" if value is None else f"{value:.4g}"
+
+
 def stride_bytes_counted(run: Run) -> list[Flag]:
     """Byte accounting that counts stride bytes instead of the lines moved."""
     rule = "stride_bytes_counted"
@@ -292,7 +475,7 @@ def nt_write_far_above_read(run: Run) -> list[Flag]:
         return [Flag(rule, "not_run", "bandwidth_points", reason="sysfs reported no cache sizes, so no working set "
                      "is known to be DRAM-sized")]
     rows = run.rows("nt_write_and_read_dram", dram_sized)
-    read = max((gb_s for _, _, store, _, gb_s in rows if store == "none"), default=None)
+    read = max((gb_s for _unused, _unused, store, _unused, gb_s in rows if store == "none"), default=None)
     sized = [(experiment, op, size, gb_s) for experiment, op, store, size, gb_s in rows if store == "nt"]
     if read is None or not sized:
         return [Flag(rule, "not_run", "bandwidth_points", reason="no single-thread DRAM-sized read and non-temporal "
@@ -301,7 +484,7 @@ def nt_write_far_above_read(run: Run) -> list[Flag]:
 
     def confirmed(size: int, gb_s: float) -> bool:
         return any(other != size and abs(other_gb_s - gb_s) <= NT_SIZE_AGREEMENT * gb_s
-                   for _, _, other, other_gb_s in sized)
+                   for _unused, _unused, other, other_gb_s in sized)
 
     best: dict[str, tuple[float, int]] = {}  # item -> its highest figure and that figure's working set
     for experiment, op, size, gb_s in sized:
@@ -312,15 +495,10 @@ def nt_write_far_above_read(run: Run) -> list[Flag]:
                      if gb_s > threshold and gb_s not in unconfirmed]
     note = (f"; above {NT_OVER_READ_FACTOR:g} x read but confirmed by size scaling: " + ", ".join(confirmations)
             if confirmations else "")
-    return [_against(rule, "bandwidth_points", [(item, gb_s) for item, (gb_s, _) in best.items()], threshold,
+    return [_against(rule, "bandwidth_points", [(item, gb_s) for item, (gb_s, _unused) in best.items()], threshold,
                      "GB/s", f"single-thread non-temporal write > {NT_OVER_READ_FACTOR:g} x read ({read:.4g} GB/s) "
                      f"at DRAM size, and no figure at another DRAM size within {NT_SIZE_AGREEMENT:.0%}",
                      lambda gb_s: gb_s in unconfirmed, max, note)]
-
-
-def _section_view(experiment: str) -> str:
-    """The view whose section shows an experiment's numbers (where its flags appear), else `points`."""
-    return next((section.view for section in SECTIONS if section.experiment == experiment), "points")
 
 
 def _interval(median: float, low: float, high: float) -> str:
@@ -377,7 +555,7 @@ def experiments_disagree(run: Run) -> list[Flag]:
     rule = "experiments_disagree"
     chases = [_Chase(experiment, f"{level + ' ' if level else ''}{format_bytes(size)} {policy}", size, policy,
                      median, low, high, _canary(before, after))
-              for experiment, _, level, size, policy, median, low, high, before, after in run.rows("chase_points")
+              for experiment, _unused, level, size, policy, median, low, high, before, after in run.rows("chase_points")
               if median and median > 0 and low is not None and high is not None]
     pairs: list[tuple[_Chase, _Chase]] = []
     for index, one in enumerate(chases):
@@ -400,7 +578,7 @@ def experiments_disagree(run: Run) -> list[Flag]:
         checked = [(f"{one.experiment} {one.label} vs {other.experiment} {other.label}", _gap(one, other))
                    for one, other in own]
         worst_one, worst_other = max(own, key=lambda pair: _gap(*pair))
-        flags.append(_against(rule, _section_view(experiment), checked, DISAGREEMENT_GAP, "fraction", comparison,
+        flags.append(_against(rule, flag_view(experiment), checked, DISAGREEMENT_GAP, "fraction", comparison,
                               lambda gap: gap > DISAGREEMENT_GAP, max,
                               f"; {worst_one.text()} vs {worst_other.text()}"))
     return flags
@@ -422,7 +600,7 @@ def storage_littles_law(run: Run) -> list[Flag]:
     for subject in sorted({row[0] for row in rows}):
         own = [row for row in rows if row[0] == subject]
         checked = [(f"{item} ({engine}): {in_flight:.3g} in flight at queue depth {depth}",
-                    in_flight / depth) for _, item, engine, depth, in_flight in own]
+                    in_flight / depth) for _unused, item, engine, depth, in_flight in own]
         flags.append(_against(rule, subject, checked, LITTLE_FACTOR, "ratio", comparison,
                               lambda ratio: abs(math.log(ratio)) > math.log(LITTLE_FACTOR) if ratio > 0 else True,
                               lambda values, key: max(values, key=lambda pair: abs(math.log(max(pair[1], 1e-12))))))
@@ -449,7 +627,7 @@ def threads_shared_one_cpu(run: Run) -> list[Flag]:
         if len(members) >= 2 and len(seen) == 1 and len(next(iter(seen))) == 1:
             checked.setdefault(experiment, []).append((f"{label}: all {len(members)} threads seen on CPU "
                                                        f"{next(iter(seen))[0]} alone", 1.0))
-        timed = [(cpu_s, windows_s) for *_, cpu_s, windows_s in members if cpu_s is not None and windows_s]
+        timed = [(cpu_s, windows_s) for *_unused, cpu_s, windows_s in members if cpu_s is not None and windows_s]
         if len(timed) == len(members) >= 2:
             used = sum(cpu_s / windows_s for cpu_s, windows_s in timed)
             checked.setdefault(experiment, []).append((f"{label}: the threads' task clock over their windows", used))
@@ -463,7 +641,7 @@ def threads_shared_one_cpu(run: Run) -> list[Flag]:
     if not checked:
         return [Flag(rule, "not_run", "run", reason="the placements of two or more threads recorded neither the "
                      "CPUs their threads ran on nor their CPU time")]
-    return [_against(rule, _section_view(experiment), values, ONE_CPU_UTILIZED, "CPUs",
+    return [_against(rule, flag_view(experiment), values, ONE_CPU_UTILIZED, "CPUs",
                      f"CPUs' worth of time used by threads placed on different CPUs <= {ONE_CPU_UTILIZED:g}",
                      lambda cpus: cpus <= ONE_CPU_UTILIZED, min, notes.get(experiment, ""))
             for experiment, values in sorted(checked.items())]
@@ -557,7 +735,7 @@ def _noise_rule(run: Run, rule: str, measure: Callable[[PointNoise], tuple[float
     flags = []
     for experiment, values in sorted(checked.items()):
         worst = max(values, key=lambda pair: pair[1])
-        flags.append(_against(rule, _section_view(experiment), values, threshold, unit, comparison, breaks, max,
+        flags.append(_against(rule, flag_view(experiment), values, threshold, unit, comparison, breaks, max,
                               f"; {seen[worst[0]]}"))
     return flags
 
@@ -634,20 +812,24 @@ def measured_while_throttling(run: Run) -> list[Flag]:
 
 
 RULES: tuple[Callable[[Run], list[Flag]], ...] = (
-    dram_chase_too_fast, bandwidth_above_dram_peak, huge_pages_not_granted, loaded_idle_far_above_idle,
-    stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law,
+    dram_chase_too_fast, first_plateau_above_l1_hit, bandwidth_above_dram_peak, firmware_claims_disagree,
+    huge_pages_not_granted,
+    loaded_idle_far_above_idle, loaded_below_idle, stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law,
     threads_shared_one_cpu, noisy_point, bimodal_point, canary_drift, measured_while_throttling,
 )
 
 
-def check_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> list[dict]:
-    """Every rule's rows for one run, as dicts for the `flags` table."""
+def check_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str, levels: list[dict] = (),
+              claims: list[dict] = ()) -> list[dict]:
+    """Every rule's rows for one run, as dicts for the `flags` table; `levels` and `claims`: the run's
+    inferred_levels and firmware_claims rows."""
     facts_row = connection.execute(sql("plausibility/run_facts"), [run_id, host]).fetchone()
     facts = json.loads(facts_row[0]) if facts_row else {}
     largest = connection.execute(sql("plausibility/largest_cache"), [run_id, host]).fetchone()[0]
     stated = connection.execute(sql("derive/curve_reading"), [run_id, host]).fetchone()
     run = Run(connection, run_id, host, facts, largest, relative_curve=bool(stated and stated[2]),
-              point_noise=tuple(point_noise(connection, run_id, host)))
+              point_noise=tuple(point_noise(connection, run_id, host)), levels=tuple(levels), claims=tuple(claims),
+              reference=stated is not None, pattern=stated[0] if stated else None)
     return [asdict(flag) for rule in RULES for flag in rule(run)]
 
 

@@ -235,10 +235,10 @@ def _samples_problem(samples: list) -> str | None:
                 f"({MAX_SAMPLES_PER_POINT}) a point may hold")
     low, high = _INTEGER_RANGE
     for index, value in enumerate(samples):
-        if type(value) is float:
+        if isinstance(value, float):
             if value - value == 0.0:  # NaN and infinities give NaN
                 continue
-        elif type(value) is int and low <= value <= high:
+        elif isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
             continue
         if isinstance(value, bool) or not isinstance(value, int | float):
             return f"at $.samples[{index}]: {json.dumps(value)[:60]} is not of type 'number'"
@@ -531,7 +531,7 @@ def _hash_files(manifest: dict, manifest_bytes: bytes, bundle_root: Path, displa
     hash; refuses a bundle larger than MAX_BUNDLE_BYTES before reading any of it."""
     named = [(index, relative, raw_index, _resolve(bundle_root, relative, where), where)
              for index, relative, raw_index, where in _named_files(manifest, bundle_root, display)]
-    sizes = {relative: path.stat().st_size if path.is_file() else 0 for _, relative, _, path, _ in named}
+    sizes = {relative: path.stat().st_size if path.is_file() else 0 for _unused, relative, _unused, path, _unused in named}
     total = len(manifest_bytes) + sum(sizes.values())
     if total > MAX_BUNDLE_BYTES:
         largest = max(sizes, key=sizes.get)
@@ -637,7 +637,7 @@ def stated_content(path: Path) -> tuple[str, str, str] | None:
         if manifest.get("bundle_schema") != SUPPORTED_BUNDLE_SCHEMA or \
                 (manifest.get("run_id"), manifest.get("host")) != (bundle_root.parent.name, bundle_root.name):
             return None
-        content_sha256, _ = _hash_files(manifest, manifest_bytes, bundle_root, display)
+        content_sha256, _unused = _hash_files(manifest, manifest_bytes, bundle_root, display)
     except Exception:  # noqa: BLE001 - anything amiss is for open_bundle to find and name
         return None
     return manifest["run_id"], manifest["host"], content_sha256
@@ -647,9 +647,9 @@ def load_bundle(path: Path) -> Bundle:
     """Validate the whole bundle at `path`, every file of it, and return it; raise BundleError on the
     first problem found."""
     bundle = open_bundle(path)
-    for _ in bundle.points():
+    for _unused in bundle.points():
         pass
-    for _ in bundle.raw_outputs():
+    for _unused in bundle.raw_outputs():
         pass
     return bundle
 

@@ -81,8 +81,8 @@ def parse_curve(text: str, path: str, relative: bool = False) -> Curve:
         raise CurveCsvError(path, header_line, "a relative curve must be a bytes,ns curve (a pages,ns curve's "
                             "costs are read above its first plateau already)")
     sizes, ns, std, not_positive = [], [], [], []
-    rows = csv.reader(io.StringIO("\n".join(line for _, line in lines[1:])))
-    for (number, _), row in zip(lines[1:], rows):
+    rows = csv.reader(io.StringIO("\n".join(line for _unused, line in lines[1:])))
+    for (number, _unused), row in zip(lines[1:], rows):
         where = (path, number)
         if len(row) < len(header):
             raise CurveCsvError(*where, f"{len(row)} fields, the header has {len(header)}")
@@ -107,7 +107,7 @@ def parse_curve(text: str, path: str, relative: bool = False) -> Curve:
     if not_positive and not relative:
         # a relative curve's first plateau reads 0: every non-positive row lies below every positive one
         first_positive = min((size for size, value in zip(sizes, ns) if value > 0), default=math.inf)
-        where, _, value_text = next((row for row in not_positive if row[1] > first_positive), (None, None, None))
+        where, _unused, value_text = next((row for row in not_positive if row[1] > first_positive), (None, None, None))
         if where is not None:
             raise CurveCsvError(*where, f"ns must be a positive number, not {value_text!r} (a relative curve, ns over "
                                 "L1, reads 0 only on its first plateau; say --relative if the curve is relative)")

@@ -28,14 +28,14 @@ from pathlib import Path
 import duckdb
 
 from fleetscope.ingest.bundle import (Bundle, BundleError, Point, name_pattern, open_bundle, stated_content,
-                              utc_timestamp)
+                                      utc_timestamp)
 from fleetscope.analyze.derive import DERIVED_TABLES, derive_run, is_current
 from fleetscope.errors import UserError
 from fleetscope.analyze.inference import INFERENCE_VERSION
 from fleetscope.store.query import printable
 from fleetscope.resources import sql
 from fleetscope.store.warehouse import (INSERT_BATCH_ROWS, STAGE, apply_migrations, attach_stage, create_views, insert_rows,
-                                  quoted, using)
+                                        quoted, using)
 
 # Every table holding rows of one (run_id, host); `hosts` is shared by all runs of a host.
 RUN_TABLES = ("tool_samples", "raw_outputs", "point_samples", "points", "experiments", "knob_values", "cache_levels",
@@ -482,7 +482,7 @@ def ingest_bundles(connection: duckdb.DuckDBPyConnection, paths: list[Path], job
                           pool.submit(_worker_stage, path, loaded_at)))
             # at most two bundles a worker staged ahead of the writer
             while queue and (queue[0][1] is None or queue[0][1].done() or
-                             sum(future is not None for _, future in queue) > 2 * jobs):
+                             sum(future is not None for _unused, future in queue) > 2 * jobs):
                 yield _next(connection, queue, loaded_at)
         while queue:
             yield _next(connection, queue, loaded_at)

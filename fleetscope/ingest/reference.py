@@ -6,8 +6,9 @@ by `fleetscope reference list` and loaded by `fleetscope reference load`.
 A curve becomes a real bundle, results/<run_id>/<host>/, as `fleetscope import` makes one (fleetscope.ingest.imports):
 the CSV kept verbatim as raw/curve/<file> (parsed again on ingest, with the same FILE:LINE checks as `infer
 --csv`), its points as a `latency_sweep` (bytes,ns) or `tlb` (pages,ns, chain 'published') results file, and
-the manifest's `reference` saying where it came from and how it was measured (pattern, page size, relative),
-which the ingest's inference reads it by. Ingest, inference and the plausibility rules then treat it as any
+the manifest's `reference` saying where it came from and how it was measured (the tool, pattern, page size,
+relative, and the core clock where the source states one), which the ingest's inference and plausibility rules
+read it by. Ingest, inference and the plausibility rules then treat it as any
 run; pages, compare and outliers mark it as a reference (runs.origin). The run id comes from the host, the
 CSV and its date, so loading the same curve again changes nothing, and a corrected --source or --cpu-model
 replaces the run in place.
@@ -34,6 +35,8 @@ from fleetscope.resources import REFERENCES_DIR, sql
 LIBRARY_DIR = REFERENCES_DIR
 SUPPORTED_LIBRARY_SCHEMA = 1
 MAX_SOURCE_CHARS = 2000  # the manifest schema's limit on `reference.source`
+MAX_TOOL_CHARS = 200     # ... on `reference.tool`
+MIN_CLOCK_GHZ, MAX_CLOCK_GHZ = 0.01, 10.0  # ... on `reference.clock_ghz`
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,8 @@ class Reference:
     cpu_identity: tuple[tuple[str, object], ...] = ()  # vendor/family/model or implementer/parts, as facts.cpu has them
     name: str | None = None          # the library entry it came from
     notes: str | None = None
+    tool: str | None = None          # what measured it (ramlat, tinymembench ...), as the source names it
+    clock_ghz: float | None = None   # the core clock the source states it ran at (None: it states none)
 
 
 @dataclass(frozen=True)
@@ -115,6 +120,10 @@ def _bundle_files(reference: Reference, csv_name: str, content: bytes, curve: Cu
         stated["name"] = reference.name
     if reference.notes:
         stated["notes"] = reference.notes
+    if reference.tool:
+        stated["tool"] = reference.tool
+    if reference.clock_ghz is not None:
+        stated["clock_ghz"] = reference.clock_ghz
     cpu = {**dict(reference.cpu_identity), "model_name": reference.cpu_model}
     facts: dict = {"hostname": reference.host, "cpu": cpu}
     if reference.caches:
@@ -145,6 +154,11 @@ def import_curve(results_dir: Path, csv_path: Path, reference: Reference, *,
         raise UserError("--cpu-model: say which CPU the curve was measured on")
     if len(reference.source) > MAX_SOURCE_CHARS:
         raise UserError(f"--source: at most {MAX_SOURCE_CHARS} characters")
+    if reference.tool is not None and not 0 < len(reference.tool) <= MAX_TOOL_CHARS:
+        raise UserError(f"--measured-by: say which tool measured the curve, in at most {MAX_TOOL_CHARS} characters")
+    if reference.clock_ghz is not None and not MIN_CLOCK_GHZ <= reference.clock_ghz <= MAX_CLOCK_GHZ:
+        raise UserError(f"--clock-ghz {reference.clock_ghz:g}: a core clock between {MIN_CLOCK_GHZ:g} and "
+                        f"{MAX_CLOCK_GHZ:g} GHz")
     if list(reference.caches) != sorted(reference.caches):
         raise UserError("--caches: give the cache sizes smallest level first, e.g. 32k,1m,32m")
     csv_path = Path(csv_path)
@@ -199,7 +213,7 @@ def library(directory: Path = LIBRARY_DIR) -> list[LibraryEntry]:
         identity = tuple((key, tuple(value) if isinstance(value, list) else value)
                          for key, value in item.get("cpu_identity", {}).items())
         reference = Reference(item["host"], item["cpu_model"], item["source"], reading, tuple(item["caches"]),
-                              identity, item["host"], item.get("notes"))
+                              identity, item["host"], item.get("notes"), item.get("tool"), item.get("clock_ghz"))
         entries.append(LibraryEntry(reference, file, "pages" if "pages" in header.lower().split(",") else "bytes"))
     return entries
 
@@ -226,5 +240,6 @@ def library_rows(entries: list[LibraryEntry]) -> list[dict]:
     return [{"host": entry.reference.host, "cpu_model": entry.reference.cpu_model, "kind": entry.kind,
              "pattern": entry.reference.reading.pattern, "page_bytes": entry.reference.reading.page_bytes,
              "relative": entry.reference.reading.relative, "caches_bytes": list(entry.reference.caches),
+             "tool": entry.reference.tool, "clock_ghz": entry.reference.clock_ghz,
              "file": entry.file.name, "source": entry.reference.source, "notes": entry.reference.notes}
             for entry in entries]

@@ -31,6 +31,10 @@ WHOLE = ",d"
 RULE_GREY, LEVEL_COLOR = "#777", "#c2410c"
 # A legend for lines drawn over their CI band: solid strokes, not the band's faint fill.
 LINE_LEGEND = {"symbolType": "stroke", "symbolOpacity": 1}
+# A strokeDash legend that shows its dashes: Vega draws such a legend's symbols with no stroke of their own.
+DASH_LEGEND = {"symbolType": "stroke", "symbolStrokeWidth": 2, "symbolSize": 300,
+               "encode": {"symbols": {"update": {"stroke": {"value": "#555"}}}}}
+SOLID, DASHED = [1, 0], [5, 3]
 
 
 class ChartError(ValueError):
@@ -61,11 +65,17 @@ def tip(field: str, title: str | None = None, *, number: bool = True, whole: boo
     return q(field, title, format=WHOLE if whole else NUMBER)
 
 
-def log2_axis(values: list[float], field_name: str, title: str, *, as_bytes: bool) -> dict:
-    """A log-2 x encoding over `values` (all > 0) with a tick per octave (every other one past 16)."""
+# Ticks a log-2 axis labels at most: a full-width chart's, and a half-width one's (the fleet and compare pages
+# put two charts side by side, where '16,384' and '8,192' an octave apart run into each other).
+MAX_TICKS, HALF_WIDTH_TICKS = 17, 9
+
+
+def log2_axis(values: list[float], field_name: str, title: str, *, as_bytes: bool, max_ticks: int = MAX_TICKS) -> dict:
+    """A log-2 x encoding over `values` (all > 0) with a tick per octave, or per two or more where that would
+    be more than `max_ticks` ticks."""
     low = math.floor(math.log2(min(values)))
     high = max(math.ceil(math.log2(max(values))), low + 1)
-    step = 1 if high - low <= 16 else 2
+    step = max(1, math.ceil((high - low + 1) / max_ticks))
     axis = {"values": [2**exponent for exponent in range(low, high + 1, step)], "grid": False,
             **({"labelExpr": BYTES_LABEL_EXPR} if as_bytes else {"format": WHOLE})}
     return q(field_name, title, scale={"type": "log", "base": 2, "domain": [2**low, 2**high]}, axis=axis)
@@ -78,6 +88,44 @@ def log_scale(values: list[float]) -> dict:
     if domain[0] == domain[1]:
         domain[1] *= 10
     return {"type": "log", "domain": domain, "nice": False}
+
+
+# A heat map's colours span at least this share of its largest value: two cells that differ by less than the
+# noise of a c2c pair (0.5 %: '166 ns' and '166 ns') read as one colour, not as the two ends of the scale.
+HEAT_MIN_SPAN = 0.1
+
+
+def heat_domain(values: list[float]) -> list[float]:
+    """The colour domain of a heat map over `values`: their range, widened about its middle to at least
+    HEAT_MIN_SPAN x the largest magnitude."""
+    low, high = min(values), max(values)
+    span = HEAT_MIN_SPAN * max(abs(low), abs(high))
+    if high - low < span:
+        middle = (low + high) / 2
+        low, high = middle - span / 2, middle + span / 2
+    return [low, high]
+
+
+def heat_map(chart: Chart, data: dict, *, x: dict, y: dict, field: str, title: str, values: list[float],
+             tooltip: list[dict], labels: bool) -> None:
+    """Cells coloured by `field` on viridis over heat_domain(values), and with `labels` each cell's figure written
+    on it (black on the light half of the scale, white on the dark)."""
+    domain = heat_domain(values)
+    chart.layer(data, "rect", x=x, y=y, tooltip=tooltip,
+                color=q(field, title, scale={"scheme": "viridis", "domain": domain}, legend={"format": NUMBER}))
+    if labels:
+        chart.layer(data, "text", x=x, y=y, text=q(field, format=NUMBER),
+                    color={"condition": {"test": f"datum[{field!r}] > {sum(domain) / 2!r}", "value": "black"},
+                           "value": "white"})
+
+
+def whole_ticks(values: list[float], max_ticks: int = HALF_WIDTH_TICKS) -> dict:
+    """An axis labelled at whole numbers from the smallest to the largest of `values` (every one, or every
+    second, third ... so that at most `max_ticks` show): never a tick at 1.5 threads, which ',d' would print as
+    '2' (Vega's tickMinStep does not stop it)."""
+    low, high = math.floor(min(values)), math.ceil(max(values))
+    step = max(1, math.ceil((high - low + 1) / max_ticks))
+    return {"values": list(range(low, high + 1, step)), "format": WHOLE}
 
 
 def whole_axis(values: list[int]) -> dict:
@@ -118,7 +166,7 @@ def core_kinds(rows: list[dict]) -> list[str]:
     them. The queries name a kind only on a host with more than one (hybrid P/E cores, Arm big.LITTLE), so on
     a host with one kind this is [] and its charts and tables stay as they were. A value naming several kinds
     ('P-core + E-core': threads that ran on both) is a kind of its own here."""
-    return [kind for kind, _ in by_core_kind(rows) if kind]
+    return [kind for kind, _unused in by_core_kind(rows) if kind]
 
 
 def kind_series(kinds: list[str], row: dict, label: str | None = None) -> str | None:
@@ -293,7 +341,7 @@ def level_marks(chart: Chart, levels: list[dict]) -> None:
                 "label": f"{level['level']} {level_size_text(level)}"}
                for level in levels if (level.get("capacity_bytes") or level.get("size_low_bytes"))
                and level.get("level") != "DRAM"]
-    records, _ = drawable(records, "onset", "completion", "capacity", log=True)
+    records, _unused = drawable(records, "onset", "completion", "capacity", log=True)
     if not records:
         return
     data = chart.data(records)
@@ -301,8 +349,8 @@ def level_marks(chart: Chart, levels: list[dict]) -> None:
                 tooltip=[tip("label", "inferred level", number=False), tip("onset", "rise from (B)", whole=True),
                          tip("completion", "rise to (B)", whole=True)])
     chart.layer(data, {"type": "rule", "color": LEVEL_COLOR, "opacity": 0.7}, x=q("capacity"))
-    chart.layer(data, {"type": "text", "align": "left", "dx": 3, "baseline": "bottom", "y": {"expr": "height"},
-                       "dy": -2, "color": LEVEL_COLOR}, x=q("capacity"), text=n("label"))
+    # a bracket with its estimate is a long label: stacked in rows where two would overprint
+    bottom_labels(chart, records, "capacity", LEVEL_COLOR)
 
 
 def ci_band(chart: Chart, records: list[dict], *, x: dict, color: dict, opacity: float = 0.15,
@@ -326,3 +374,28 @@ def bars_with_ci(chart: Chart, records: list[dict], *, x: str, x_title: str, y: 
     if low and high and any(record.get(low) is not None and record.get(high) is not None for record in records):
         chart.layer(data, {"type": "rule", "color": "#222"}, x=x_encoding, y=q(low), y2={"field": high},
                     **({"xOffset": n(group)} if group else {}))
+
+
+# Labels of rules at the bottom of a log-2 axis: at least this many octaves apart to share a row (a label is about
+# two octaves wide on a half-page chart).
+LABEL_ROW_OCTAVES = 3
+LABEL_ROW_PX = 13
+
+
+def label_rows(records: list[dict], field: str) -> list[list[dict]]:
+    """Records of rule labels placed on a log-2 axis, in rows that never overprint: sorted by `field`, each goes to
+    the lowest row whose last label is at least LABEL_ROW_OCTAVES to its left."""
+    rows: list[list[dict]] = []
+    for record in sorted(records, key=lambda record: record[field]):
+        row = next((row for row in rows if math.log2(record[field] / row[-1][field]) >= LABEL_ROW_OCTAVES), None)
+        if row is None:
+            rows.append(row := [])
+        row.append(record)
+    return rows
+
+
+def bottom_labels(chart: Chart, records: list[dict], field: str, color: str) -> None:
+    """Rule labels at the bottom of the plot, one row above the other where they would overprint (label_rows)."""
+    for index, row in enumerate(label_rows(records, field)):
+        chart.layer(row, {"type": "text", "align": "left", "dx": 3, "baseline": "bottom", "y": {"expr": "height"},
+                          "dy": -2 - LABEL_ROW_PX * index, "color": color}, x=q(field), text=n("label"))

@@ -1,6 +1,6 @@
 """The derived tables a host page shows (what fleetscope.analyze.derive wrote for the run: the inferred hierarchy
-beside sysfs, TLB reach, MLP saturation, loaded-latency figures, bandwidth per level, the SAXPY fit and
-every plausibility check), from one list keyed by table name.
+beside sysfs, TLB reach, MLP saturation, loaded-latency figures, bandwidth per level, the SAXPY fit, the firmware's
+claims beside the measured figures and every plausibility check), from one list keyed by table name.
 
 Each table's rows for a run come from warehouse/queries/report/derived_<table>.sql; charts and the summary
 read them from the same dict (`derived_rows`), and the page shows each table under its title.
@@ -9,11 +9,11 @@ read them from the same dict (`derived_rows`), and the page shows each table und
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import Callable
 
+from fleetscope import catalog
 from fleetscope.report.charts import level_size_text
-from fleetscope.report.sections import Column
+from fleetscope.report.sections import SECTIONS, Column
 from fleetscope.units import format_count_bracket
 
 
@@ -22,7 +22,13 @@ class DerivedTable:
     name: str                    # the warehouse table (one of fleetscope.analyze.derive's)
     title: str
     columns: tuple[Column, ...]
-    section: str | None = None   # the id of the section whose curve it is inferred from (the page links it)
+
+    @property
+    def section(self) -> str | None:
+        """The id of the section whose curve it is inferred from (the page links it): the first section of
+        the experiments the catalogue says feed it."""
+        experiments = catalog.fed_by(self.name)
+        return next((section.id for section in SECTIONS if section.experiment in experiments), None)
 
     @property
     def html_id(self) -> str:
@@ -32,43 +38,49 @@ class DerivedTable:
 # Each core kind's rows on a host with more than one (their kind and the CPU measured), shown first.
 _KIND = (Column("core_kind", "core kind", per_kind=True), Column("cpu", "CPU", "count", per_kind=True))
 
-DERIVED: tuple[DerivedTable, ...] = (
+SHOWN_TABLES: tuple[DerivedTable, ...] = (
     DerivedTable("inferred_levels", "Cache levels: effective vs sysfs", (
         *_KIND, Column("page_policy", "pages"), Column("level", "level"), Column("latency_ns", "latency", "ns"),
+        Column("latency_over_l1_ns", "over L1 (a relative curve)", "ns", optional=True),
         Column("latency_cycles", "cycles", "number"), Column("size_text", "size: bracket · best estimate"),
         Column("size_estimator", "read at"), Column("sysfs_size_bytes", "sysfs size", "bytes"),
         Column("onset_bytes", "rise from", "bytes"), Column("completion_bytes", "rise to", "bytes"),
-        Column("note", "note")), "latency"),
+        Column("note", "note"))),
     DerivedTable("inferred_tlb", "TLB entries and page-walk cost", (
         *_KIND, Column("page_size", "page size"), Column("l1_text", "L1 entries: bracket · estimate"),
         Column("l1_onset_pages", "L1 step from", "count"), Column("l1_completion_pages", "to", "count"),
         Column("l1_miss_ns", "L1 miss", "ns"), Column("l2_text", "L2 entries: bracket · estimate"),
         Column("l2_onset_pages", "L2 step from", "count"), Column("l2_completion_pages", "to", "count"),
-        Column("walk_ns", "walk", "ns"), Column("note", "note")), "tlb"),
+        Column("walk_ns", "walk", "ns"), Column("note", "note"))),
     DerivedTable("inferred_mlp", "Memory-level parallelism", (
         Column("working_set_bytes", "working set", "bytes"), Column("saturation_chains", "saturates at k", "count"),
         Column("max_mlp", "largest MLP", "number"), Column("max_mlp_chains", "at k", "count"),
-        Column("note", "note")), "mlp"),
+        Column("note", "note"))),
     DerivedTable("inferred_loaded_latency", "Loaded latency: idle, peak, knee", (
         Column("source", "source"), Column("path", "output"), Column("traffic", "traffic"),
-        Column("idle_latency_ns", "idle", "ns"), Column("peak_bandwidth_gb_s", "peak", "gb_s"),
-        Column("knee_bandwidth_gb_s", "knee", "gb_s"), Column("knee_latency_ns", "knee latency", "ns"),
+        Column("idle_latency_ns", "idle", "ns"), Column("idle_source", "idle from"),
+        Column("saturated_latency_ns", "at saturation", "ns"), Column("peak_bandwidth_gb_s", "peak", "gb_s"),
+        Column("knee_low_gb_s", "knee from", "gb_s"), Column("knee_high_gb_s", "knee to", "gb_s"),
+        Column("knee_bandwidth_gb_s", "Kneedle point", "gb_s"), Column("knee_latency_ns", "its latency", "ns"),
         Column("doubling_bandwidth_gb_s", "2× idle at", "gb_s"),
-        Column("knee_outstanding_lines", "lines in flight at knee", "number"), Column("note", "note")),
-        "loaded-latency"),
+        Column("knee_outstanding_lines", "lines in flight at knee", "number"), Column("note", "note"))),
     DerivedTable("inferred_level_bandwidth", "Bandwidth per inferred level", (
         *_KIND, Column("level", "level"), Column("op", "op"), Column("store", "stores"),
         Column("bandwidth_gb_s", "bandwidth", "gb_s"), Column("sizes", "sweep points", "count"),
-        Column("note", "note")), "bandwidth"),
+        Column("note", "note"))),
     DerivedTable("inferred_saxpy", "SAXPY: slowdown and miss-cost fit", (
         *_KIND, Column("strides", "strides", "count"), Column("max_slowdown", "largest slowdown", "number"),
         Column("max_slowdown_stride", "at stride", "count"), Column("miss_event", "miss counter"),
         Column("hit_ns", "hit", "ns"), Column("miss_penalty_ns", "miss penalty", "ns"),
-        Column("r_squared", "R²", "number"), Column("note", "note")), "saxpy"),
+        Column("r_squared", "R²", "number"), Column("note", "note"))),
+    DerivedTable("firmware_claims", "Firmware's figures beside the measured", (
+        Column("source", "firmware"), Column("figure", "figure"), Column("claimed", "claims", "number"),
+        Column("measured", "measured", "number"), Column("unit", "unit"), Column("ratio", "measured / claimed", "number"),
+        Column("measured_by", "measured by"), Column("verdict", "verdict"), Column("note", "note"))),
     DerivedTable("flags", "Plausibility checks", ()),
 )
 
-DERIVED_NAMES: tuple[str, ...] = tuple(table.name for table in DERIVED)
+SHOWN_TABLE_NAMES: tuple[str, ...] = tuple(table.name for table in SHOWN_TABLES)
 
 
 def _readable(name: str, row: dict) -> dict:
@@ -85,4 +97,4 @@ def _readable(name: str, row: dict) -> dict:
 def derived_rows(fetch: Callable[[str], list[dict]]) -> dict[str, list[dict]]:
     """Every derived table's rows of one run, by table name, with the texts their tables show; `fetch(query)`
     returns the run's rows of warehouse/queries/report/<query>.sql."""
-    return {table.name: [_readable(table.name, row) for row in fetch(f"derived_{table.name}")] for table in DERIVED}
+    return {table.name: [_readable(table.name, row) for row in fetch(f"derived_{table.name}")] for table in SHOWN_TABLES}

@@ -15,6 +15,7 @@ drag along.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from fleetscope import catalog
 from fleetscope.report import summary
 from fleetscope.store.batch import Batch
 from fleetscope.errors import UserError
@@ -107,6 +109,10 @@ class Run:
     inventory_groups: tuple[str, ...] | None
     is_reference: bool = False    # a reference host's published curve (origin 'reference'), not a lab machine
     reference_source: str | None = None
+    reference_tool: str | None = None      # what measured it, as its source names it
+    reference_method: str | None = None    # how: reference_method()'s words
+    reference_clock_ghz: float | None = None
+    reference_notes: str | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -120,12 +126,29 @@ def rows_of(connection: duckdb.DuckDBPyConnection, query: str, parameters: Seque
     return [dict(zip(columns, row)) for row in cursor.fetchall()]
 
 
+_PATTERNS = {"random-lines": "a dependent chase over random lines",
+             "line-per-page": "a dependent chase with one line per page (TLB steps inside the curve)",
+             "sequential": "a sequential walk (prefetchers hide latency)"}
+
+
+def reference_method(pattern: str | None, page_bytes: int | None, relative: bool | None) -> str | None:
+    """How a reference curve was measured, in words: 'a dependent chase with one line per page (TLB steps inside
+    the curve), 4 KiB pages, ns per load'; None for a run that is no reference."""
+    if pattern is None:
+        return None
+    page = f"{format_bytes(page_bytes)} pages" if page_bytes else "page size not stated"
+    unit = "ns over L1 (a relative curve)" if relative else "ns per load"
+    return f"{_PATTERNS.get(pattern, pattern)}, {page}, {unit}"
+
+
 def runs(connection: duckdb.DuckDBPyConnection) -> list[Run]:
     """Every run in the warehouse with its host's identity, newest first per host."""
     return [Run(row["host"], row["run_id"], row["started_at"], row["status"], row["recency"],
                 row["microarchitecture"], bool(row["uarch_known"]), row["cpu_model_name"],
                 tuple(row["inventory_groups"]) if row["inventory_groups"] is not None else None,
-                bool(row["is_reference"]), row["reference_source"])
+                bool(row["is_reference"]), row["reference_source"], row["reference_tool"],
+                reference_method(row["reference_pattern"], row["reference_page_bytes"], row["reference_relative"]),
+                row["reference_clock_ghz"], row["reference_notes"])
             for row in rows_of(connection, "compare/runs")]
 
 
@@ -149,7 +172,7 @@ def resolve(text: str, all_runs: list[Run]) -> Operand:
     inventory group) or uarch:NAME (of every host of that microarchitecture; 'zen4' matches 'Zen 4 (Genoa)'
     and 'Zen 4 (Raphael)', case, spaces and punctuation aside). Raises UserError naming what exists."""
     latest = [run for run in all_runs if run.recency == 1]
-    kind, _, name = text.partition(":") if text.startswith(("group:", "uarch:")) else ("", "", text)
+    kind, _unused, name = text.partition(":") if text.startswith(("group:", "uarch:")) else ("", "", text)
     if kind == "group":
         chosen = [run for run in latest if run.inventory_groups and name in run.inventory_groups]
         known = sorted({group for run in latest for group in run.inventory_groups or ()})
@@ -161,17 +184,24 @@ def resolve(text: str, all_runs: list[Run]) -> Operand:
         known = sorted({run.microarchitecture for run in latest})
         what = f"no host's latest run is of microarchitecture {name!r}; the fleet has: {'; '.join(known)}"
     elif "@" in text:
-        host, _, run_id = text.rpartition("@")
+        host, _unused, run_id = text.rpartition("@")
         kind, chosen = "run", [run for run in all_runs if run.host == host and run.run_id == run_id]
         others = [run.run_id for run in all_runs if run.host == host]
         what = (f"host {host!r} has no run {run_id!r}; its runs: {', '.join(others)}" if others
-                else f"no host {host!r} in the warehouse")
+                else f"no host {host!r} in the warehouse{did_you_mean(host, [run.host for run in latest])}")
     else:
         kind, chosen = "host", [run for run in latest if run.host == text]
-        what = f"no host {text!r} in the warehouse (an inventory group is group:NAME, a microarchitecture uarch:NAME)"
+        what = (f"no host {text!r} in the warehouse{did_you_mean(text, [run.host for run in latest])} (an inventory "
+                "group is group:NAME, a microarchitecture uarch:NAME)")
     if not chosen:
         raise UserError(what)
     return Operand(text, kind, tuple(sorted(chosen, key=lambda run: run.host)))
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """' (did you mean zen3-01?)' when `name` is a slip away from known names (difflib's ratio >= 0.6), else ''."""
+    close = difflib.get_close_matches(name, sorted(set(known)), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 # ---- the numbers of each run ---------------------------------------------------------------------------
@@ -246,7 +276,7 @@ def change(before: dict[str, float | None], after: dict[str, float | None],
              and isinstance(after.get(column.key), (int, float)) and before[column.key] != 0]
     if not moves:
         return None
-    _, relative, column = max(moves, key=lambda move: move[0])
+    _unused, relative, column = max(moves, key=lambda move: move[0])
     return {"column": column.key, "header": column.header, "relative": relative}
 
 
@@ -265,8 +295,8 @@ CAUSES: tuple[tuple[str, bool, str], ...] = (
     (r"tlb_l\d_entries", False, "a different page size, or a hypervisor's nested paging"),
     (r"mlp", False, "fewer misses in flight: an SMT sibling, prefetcher or power settings"),
 )
-# Levels are scored by their latency and size; storage is not a property of the CPU, so it has no peers here.
-PEER_HEADLINES = tuple(headline for headline in HEADLINES if headline.experiment != "fio")
+# Levels are scored by their latency and size; what is not a property of the CPU (storage) has no peers here.
+PEER_HEADLINES = tuple(headline for headline in HEADLINES if catalog.experiment(headline.experiment).peer_scored)
 _NOT_SCORED = {column.key for headline in HEADLINES if headline not in PEER_HEADLINES for column in headline.columns}
 
 
@@ -336,8 +366,8 @@ def outliers(latest: list[Run], values: dict[tuple[str, str], dict[str, float | 
             present = [(run, value) for run, value in present if isinstance(value, (int, float))]
             if len(present) <= min_peers:
                 continue
-            median = statistics.median(value for _, value in present)
-            mad = statistics.median(abs(value - median) for _, value in present)
+            median = statistics.median(value for _unused, value in present)
+            mad = statistics.median(abs(value - median) for _unused, value in present)
             if median == 0:
                 continue
             for run, value in present:
@@ -415,7 +445,7 @@ def mann_whitney_u(first: Sequence[float], second: Sequence[float]) -> tuple[flo
         tied = end - index + 1
         tie_term += tied**3 - tied
         index = end + 1
-    u1 = sum(rank for rank, (_, side) in zip(ranks, ordered) if side == 0) - n1 * (n1 + 1) / 2
+    u1 = sum(rank for rank, (_unused, side) in zip(ranks, ordered) if side == 0) - n1 * (n1 + 1) / 2
     if tie_term == 0 and n1 <= EXACT_LIMIT and n2 <= EXACT_LIMIT:
         cdf = _exact_u_cdf(n1, n2)
         low = cdf[int(u1)]
@@ -440,7 +470,7 @@ def level_samples(connection: duckdb.DuckDBPyConnection,
     found: dict[tuple[str, str], dict[str, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(dict))
     rows = connection.execute(sql("compare/level_samples")).fetchall()
     fastest = {}
-    for run_id, host, rank, *_ in rows:
+    for run_id, host, rank, *_unused in rows:
         fastest[(run_id, host)] = min(rank, fastest.get((run_id, host), rank))
     for run_id, host, rank, policy, level, values in rows:
         if rank == fastest[(run_id, host)]:
@@ -492,11 +522,11 @@ def deltas(operands: list[Operand], values: dict[tuple[str, str], dict[str, floa
             if delta["relative"] is not None and (reference or has_reference[0]):
                 # A published curve gives one value per size, not the samples the test needs: the two sides
                 # are not measured alike, so the difference is stated and never called significant.
-                delta["note"] = "a reference host's published curve: one value per size, not samples; no test"
+                delta["note"] = "a reference host's published curve gives one value per size, not samples"
             elif level and delta["relative"] is not None:
                 pooled = [value for run in operand.runs for value in samples.get(run.key, {}).get(level, [])]
                 if pooled_base and pooled:
-                    _, p_value = mann_whitney_u(pooled_base, pooled)
+                    _unused, p_value = mann_whitney_u(pooled_base, pooled)
                     delta.update(p_value=p_value, samples=[len(pooled_base), len(pooled)],
                                  significant=abs(delta["relative"]) >= threshold and p_value < alpha)
                 else:
@@ -526,12 +556,33 @@ def bracket_text(column: Column, bracket: dict | None) -> str:
     if bracket is None:
         return "—"
     return _bracket_format(column, bracket["low"], bracket["high"], bracket["estimate"], bracket["method"])
+# The figure a plausibility rule casts doubt on, where it is one of the compared columns (a pattern over their keys).
+FLAG_COLUMNS: dict[str, str] = {
+    "dram_chase_too_fast": r"dram_latency",
+    "first_plateau_above_l1_hit": r"l1_latency",
+    "bandwidth_above_dram_peak": r"read_.*_gb_s",
+    "huge_pages_not_granted": r"thp_granted",
+}
+
+
+def flagged_rows(rows: Callable[[str, tuple[str, str]], list[dict]], keys: Iterable[tuple[str, str]]
+                 ) -> dict[tuple[str, str], list[dict]]:
+    """The flagged plausibility rows of each (run_id, host): what `compare` shows beside the operands' figures."""
+    return {key: [flag for flag in rows("derived_flags", key) if flag["status"] == "flagged"]
+            for key in dict.fromkeys(keys)}
+
+
+def flags_of_column(column: str, flags: list[dict]) -> list[dict]:
+    """The flagged rows among `flags` whose rule casts doubt on `column` (FLAG_COLUMNS)."""
+    return [flag for flag in flags if flag["rule"] in FLAG_COLUMNS and re.fullmatch(FLAG_COLUMNS[flag["rule"]], column)]
 
 
 def compare_json(operands: list[Operand], rows: list[dict], threshold: float = SIGNIFICANT_CHANGE,
-                 alpha: float = SIGNIFICANT_P, kinds: dict[tuple[str, str], list[dict]] | None = None) -> dict:
+                 alpha: float = SIGNIFICANT_P, kinds: dict[tuple[str, str], list[dict]] | None = None,
+                 flags: dict[tuple[str, str], list[dict]] | None = None) -> dict:
     """`compare --format json` (its keys are documented in README.md and pinned by a test); `kinds`: each
-    core kind's hierarchy of the runs whose host has several (kind_levels)."""
+    core kind's hierarchy of the runs whose host has several (kind_levels); `flags`: each run's flagged
+    plausibility rows (flagged_rows)."""
     runs = list(dict.fromkeys(run for operand in operands for run in operand.runs))
     return {
         "baseline": operands[0].text,
@@ -541,7 +592,14 @@ def compare_json(operands: list[Operand], rows: list[dict], threshold: float = S
                       "reference": any(run.is_reference for run in operand.runs),
                       "runs": [{"host": run.host, "run_id": run.run_id, "microarchitecture": run.microarchitecture,
                                 "inventory_groups": list(run.inventory_groups or ()), "reference": run.is_reference,
-                                "reference_source": run.reference_source} for run in operand.runs]}
+                                "reference_source": run.reference_source, "reference_tool": run.reference_tool,
+                                "reference_method": run.reference_method,
+                                "reference_clock_ghz": run.reference_clock_ghz,
+                                "flags": [{"rule": flag["rule"], "subject": flag["subject"], "item": flag["item"],
+                                           "value": flag["value"], "threshold": flag["threshold"],
+                                           "unit": flag["unit"], "evidence": flag["evidence"]}
+                                          for flag in (flags or {}).get(run.key, [])]}
+                               for run in operand.runs]}
                      for operand in operands],
         "metrics": [{"metric": row["column"].key, "label": row["column"].header, "unit": unit_of(row["column"]),
                      "level": row["level"],
@@ -576,3 +634,21 @@ def describe_delta(row: dict, delta: dict) -> str:
 def moved(rows: list[dict]) -> list[str]:
     """describe_delta of every significant difference in `rows` (fleet.deltas)."""
     return [describe_delta(row, delta) for row in rows for delta in row["deltas"] if delta["significant"]]
+
+
+def tests_ran(rows: list[dict]) -> bool:
+    """Whether any difference in `rows` (fleet.deltas) was tested."""
+    return any(delta["p_value"] is not None for row in rows for delta in row["deltas"])
+
+
+def untested(rows: list[dict], threshold: float = SIGNIFICANT_CHANGE) -> list[dict]:
+    """Every difference of at least `threshold` that had no test, grouped by why: [{why (the deltas' note),
+    differences: ['ref-epyc-74f3-zen3: DRAM latency 170 ns -> 112 ns (-34.3%)', ...]}]."""
+    found: dict[str, list[str]] = {}
+    for row in rows:
+        for position, delta in enumerate(row["deltas"], start=1):
+            if delta["p_value"] is None and delta["relative"] is not None and abs(delta["relative"]) >= threshold:
+                found.setdefault(delta["note"], []).append(
+                    f"{delta['operand']}: {row['column'].header} {format_value(row['column'], row['values'][0])} -> "
+                    f"{format_value(row['column'], row['values'][position])} ({delta['relative']:+.1%})")
+    return [{"why": why, "differences": differences} for why, differences in found.items()]

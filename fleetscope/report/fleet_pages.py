@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fleetscope.report import charts, fleet, summary
-from fleetscope.report.charts import NUMBER, WHOLE, Chart, n, q, tip
+from fleetscope.report.charts import NUMBER, Chart, n, q, tip
 from fleetscope.report.sections import Column
 from fleetscope.units import KINDS, choose_unit, to_base
 
@@ -133,18 +133,27 @@ def inventory_keys(groups_by_host: dict[str, tuple[str, ...] | None]) -> dict[st
     return keys
 
 
+# Lab hosts' lines solid, reference hosts' (published curves) dashed: the records' field "kind".
+LAB, REFERENCE = "lab host", "reference host"
+
+
 def _overlay_spec(curve: Curve, records: list[dict], colour_title: str, *, dataset: str | None,
-                  bands: list[dict] | None = None, order: list[str] | None = None) -> dict:
+                  bands: list[dict] | None = None, order: list[str] | None = None, dashed: bool = False,
+                  y_symbol: str | None = None) -> dict:
     """Curves of several hosts or operands on one chart: one line per `line` field, coloured by `group`
-    (legend in `order`, else alphabetical). `dataset` names data the page fills in (the fleet page); else
-    `records` are inline."""
+    (legend in `order`, else alphabetical), and with `dashed` a reference host's line dashed (field "kind").
+    `dataset` names data the page fills in (the fleet page); else `records` are inline. `y_symbol`: the unit the
+    y values are in, where not the curve's base unit."""
     xs = [record["x"] for record in records]
     ys = [record["y"] for record in records] + [value for band in bands or () for value in (band["low"], band["high"])]
     if curve.x_log:
-        x = charts.log2_axis(xs, "x", curve.x_title, as_bytes=curve.x_kind == "bytes")
+        x = charts.log2_axis(xs, "x", curve.x_title, as_bytes=curve.x_kind == "bytes", max_ticks=charts.HALF_WIDTH_TICKS)
+    elif curve.x_kind == "count":  # threads, chains: whole numbers only, never a tick at 1.5
+        x = q("x", curve.x_title, axis=charts.whole_ticks(xs))
     else:
-        x = q("x", curve.x_title, axis={"format": NUMBER if curve.x_kind == "gb_s" else WHOLE})
-    y_unit = f" ({_Y_SYMBOLS[curve.y_kind]})" if curve.y_kind in _Y_SYMBOLS else ""
+        x = q("x", curve.x_title, axis={"format": NUMBER})
+    symbol = y_symbol or _Y_SYMBOLS.get(curve.y_kind)
+    y_unit = f" ({symbol})" if symbol else ""
     y_scale = charts.log_scale(ys) if curve.y_log else {"zero": curve.y_kind != "ns"}
     y = q("y", f"{curve.y_title}{y_unit}{', log scale' if curve.y_log else ''}", scale=y_scale, axis={"format": NUMBER})
     colour = n("group", colour_title, legend=charts.LINE_LEGEND, **({"sort": order} if order else {}))
@@ -153,53 +162,85 @@ def _overlay_spec(curve: Curve, records: list[dict], colour_title: str, *, datas
         chart.layer(bands, {"type": "area", "opacity": 0.15}, x=x, y=q("low", scale=y_scale), y2={"field": "high"},
                     color=colour)
     line = {"data": {"name": dataset}} if dataset else {"data": chart.data(records)}
+    dash = {"strokeDash": n("kind", "", scale={"domain": [LAB, REFERENCE], "range": [charts.SOLID, charts.DASHED]},
+                            legend=charts.DASH_LEGEND)} if dashed else {}
     chart.layers.append({**line, "mark": {"type": "line", "point": len(records) <= 400, "strokeWidth": 1.4},
-                         "encoding": {"x": x, "y": y, "color": colour, "detail": n("line"), "order": q("x"),
+                         "encoding": {"x": x, "y": y, "color": colour, "detail": n("line"), "order": q("x"), **dash,
                                       "tooltip": [tip("line", "line", number=False), tip("group", colour_title, number=False),
                                                   tip("x", curve.x_title), tip("y", curve.y_title)]}})
-    return chart.spec(curve.title, curve.family, height=260)
+    return chart.spec(curve.title, curve.family + ("; dashed: reference hosts' published curves" if dashed else ""),
+                      height=260)
 
 
-def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries: dict[str, dict | None]) -> dict:
-    """The fleet page's variables: `hosts` are fleet_overview rows (with `page`), `summaries` each host's
-    latest summary by host, `previous` the summary of the run before (None where there is none)."""
-    values = {host["host"]: (summaries.get(host["host"]) or {}).get("values", {}) for host in hosts}
-    columns = fleet.measured_columns(values.values())
-    units = column_units(columns, list(values.values()))
-    keys = inventory_keys({host["host"]: tuple(host["inventory_groups"]) if host["inventory_groups"] is not None
-                           else None for host in hosts})
-    runs = [fleet.Run(host["host"], host["last_run_id"], host["last_run_started_at"], host["last_run_status"], 1,
-                      host["microarchitecture"], bool(host["uarch_known"]), host["cpu_model_name"],
-                      tuple(host["inventory_groups"]) if host["inventory_groups"] is not None else None,
-                      bool(host["is_reference"]), host["reference_source"])
-             for host in hosts]
-    by_key = {run.key: values[run.host] for run in runs}
-    found = fleet.outliers(runs, by_key, fleet.peer_columns(columns))
+def _rows(hosts: list[dict], indices: dict[str, int], values: dict[str, dict], previous: dict[str, dict | None],
+          summaries: dict[str, dict | None], columns: list[Column], units: dict[str, object],
+          moved: dict[str, list[str]] | None = None) -> list[dict]:
+    """One table row per host: its cells for `columns`, its flags, its largest change since its previous run and
+    the figures that moved by `fleetscope check`'s rule (`moved`, the 'changed' badge)."""
     rows = []
-    for index, host in enumerate(hosts):
+    for host in hosts:
         before = (previous.get(host["host"]) or {}).get("values")
-        moved = fleet.change(before, values[host["host"]], columns) if before else None
         rows.append({
-            "index": index, "host": host,
+            "index": indices[host["host"]], "host": host,
             "cells": [(cell(column, values[host["host"]].get(column.key), units, values[host["host"]]),
                        fleet.size_order(values[host["host"]], column) if fleet.is_size(column)
                        else values[host["host"]].get(column.key))
                       for column in columns],
             "flagged": values[host["host"]].get(fleet.FLAGGED.key),
-            "change": moved, "measured": summaries.get(host["host"]) is not None,
+            "change": fleet.change(before, values[host["host"]], columns) if before else None,
+            "measured": summaries.get(host["host"]) is not None,
+            "moved": (moved or {}).get(host["host"], []),
         })
+    return rows
+
+
+def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries: dict[str, dict | None],
+                  moved: dict[str, list[str]] | None = None) -> dict:
+    """The fleet page's variables: `hosts` are fleet_overview rows (with `page`), `summaries` each host's
+    latest summary by host, `previous` the summary of the run before (None where there is none), `moved` the
+    figures of each host that moved since its previous run by `fleetscope check`'s rule, in words (the
+    'changed' badge).
+
+    Reference hosts (published curves) are a section of their own: no lab grouping, median or outlier group
+    takes them in, and their table shows how each curve was measured. Their curves are drawn beside the lab's,
+    dashed, except a relative one (ns over L1), which has no place on an absolute axis."""
+    values = {host["host"]: (summaries.get(host["host"]) or {}).get("values", {}) for host in hosts}
+    indices = {host["host"]: index for index, host in enumerate(hosts)}
+    lab = [host for host in hosts if not host["is_reference"]]
+    references = [host for host in hosts if host["is_reference"]]
+    columns = fleet.measured_columns([values[host["host"]] for host in lab])
+    units = column_units(columns, [values[host["host"]] for host in lab])
+    reference_columns = [column for column in fleet.measured_columns([values[host["host"]] for host in references])
+                         if column.key not in (fleet.THP_GRANTED.key,)]
+    reference_units = column_units(reference_columns, [values[host["host"]] for host in references])
+    keys = inventory_keys({host["host"]: tuple(host["inventory_groups"]) if host["inventory_groups"] is not None
+                           else None for host in lab})
+    keys.update({host["host"]: REFERENCE_GROUP for host in references})
+    runs = [fleet.Run(host["host"], host["last_run_id"], host["last_run_started_at"], host["last_run_status"], 1,
+                      host["microarchitecture"], bool(host["uarch_known"]), host["cpu_model_name"],
+                      tuple(host["inventory_groups"]) if host["inventory_groups"] is not None else None,
+                      bool(host["is_reference"]), host["reference_source"])
+            for host in hosts]
+    by_key = {run.key: values[run.host] for run in runs}
+    found = fleet.outliers(runs, by_key, fleet.peer_columns(columns))
+    lab_values = {host["host"]: values[host["host"]] for host in lab}
     return {
         "columns": [{"key": column.key, "header": header(column, units)} for column in columns],
-        "rows": rows,
-        # a reference host's published figures are grouped apart: no lab group's median takes them in
+        "rows": _rows(lab, indices, values, previous, summaries, columns, units, moved),
+        "reference_columns": [{"key": column.key, "header": header(column, reference_units)}
+                              for column in reference_columns],
+        "reference_rows": [{**row, "method": fleet.reference_method(row["host"]["reference_pattern"],
+                                                                    row["host"]["reference_page_bytes"],
+                                                                    row["host"]["reference_relative"])}
+                           for row in _rows(references, indices, values, previous, summaries, reference_columns,
+                                            reference_units)],
+        "relative": [host["host"] for host in references if host["reference_relative"]],
+        # the lab's groups only: a published curve measured by another tool is no member of a lab group
         "groupings": [_grouping("microarchitecture", "Microarchitecture",
-                                {host["host"]: [f"{REFERENCE_GROUP}: {host['microarchitecture']}" if host["is_reference"]
-                                                else host["microarchitecture"]] for host in hosts},
-                                columns, values, units),
+                                {host["host"]: [host["microarchitecture"]] for host in lab}, columns, lab_values, units),
                       _grouping("inventory", "Inventory group",
-                                {host["host"]: [REFERENCE_GROUP] if host["is_reference"]
-                                 else list(host["inventory_groups"] or ["(groups not recorded)"])
-                                 for host in hosts}, columns, values, units)],
+                                {host["host"]: list(host["inventory_groups"] or ["(groups not recorded)"])
+                                 for host in lab}, columns, lab_values, units)],
         "references": found.references,
         "outliers": _outlier_rows(found, {host["host"]: host["page"] for host in hosts}),
         "max_points": MAX_CURVE_POINTS,
@@ -207,11 +248,13 @@ def fleet_context(hosts: list[dict], previous: dict[str, dict | None], summaries
         "kinds": [{"host": host["host"], "page": host["page"], "kinds": (summaries.get(host["host"]) or {})["core_kinds"]}
                   for host in hosts if (summaries.get(host["host"]) or {}).get("core_kinds")],
         "outlier_groups": found.groups,
+        "changed": [{"host": host["host"], "page": host["page"], "moved": moved[host["host"]]} for host in hosts
+                    if (moved or {}).get(host["host"])],
         "data": _fleet_data(hosts, keys, summaries),
     }
 
 
-# The group a reference host (a published curve, not a lab machine) is shown in on the fleet page.
+# The colour key of a reference host (a published curve, not a lab machine) on the fleet page's charts.
 REFERENCE_GROUP = "reference hosts"
 
 
@@ -254,11 +297,13 @@ def _fleet_data(hosts: list[dict], keys: dict[str, str], summaries: dict[str, di
               for curve in FLEET_CURVES}
     specs = {}
     for curve in FLEET_CURVES:
-        records = [{"x": x, "y": y} for _, xs, ys in curves[curve.id] for x, y in zip(xs, ys)]
+        records = [{"x": x, "y": y} for _unused, xs, ys in curves[curve.id] for x, y in zip(xs, ys)]
         if records:
-            specs[curve.id] = _overlay_spec(curve, records, "group", dataset=curve.id)
+            specs[curve.id] = _overlay_spec(curve, records, "group", dataset=curve.id,
+                                            dashed=any(hosts[index]["is_reference"] for index, *_ in curves[curve.id]))
     return {"hosts": [{"name": host["host"], "page": host["page"], "microarchitecture": host["microarchitecture"],
-                       "inventory": keys[host["host"]], "cpu": host["cpu_model_name"] or "(CPU model not recorded)"}
+                       "inventory": keys[host["host"]], "cpu": host["cpu_model_name"] or "(CPU model not recorded)",
+                       "kind": REFERENCE if host["is_reference"] else LAB}
                       for host in hosts],
             "curves": {key: value for key, value in curves.items() if key in specs}, "specs": specs}
 
@@ -273,6 +318,7 @@ class Comparison:
     rows: list[dict]
     curves: list[dict]
     kinds: dict[tuple[str, str], list[dict]] = field(default_factory=dict)  # summary.kind_levels per run
+    flags: dict[tuple[str, str], list[dict]] = field(default_factory=dict)  # fleet.flagged_rows per run
 
 
 def compare(connection, texts: list[str], *, with_curves: bool = True, threshold: float = fleet.SIGNIFICANT_CHANGE,
@@ -286,7 +332,16 @@ def compare(connection, texts: list[str], *, with_curves: bool = True, threshold
     samples = fleet.level_samples(connection, keys)
     rows = fleet.deltas(operands, values, samples, fleet.measured_columns(values.values()), threshold, alpha)
     return Comparison(operands, rows, operand_curves(operands, batch.rows) if with_curves else [],
-                      fleet.kind_levels(batch.rows, keys))
+                      fleet.kind_levels(batch.rows, keys), fleet.flagged_rows(batch.rows, keys))
+
+
+def _y_unit(curve: Curve, records: list[dict]):
+    """The unit a curve's y values read best in (fleetscope.units.choose_unit, as a table of them would print
+    them: storage latencies in µs), or None for a curve whose values have no unit to choose."""
+    if curve.y_kind not in KINDS:
+        return None
+    quantity, _ = KINDS[curve.y_kind]
+    return choose_unit(quantity, [to_base(record["y"], curve.y_kind) for record in records])
 
 
 def operand_curves(operands: list[fleet.Operand], rows_of: Callable[[str, tuple[str, str]], list[dict]]
@@ -305,7 +360,8 @@ def operand_curves(operands: list[fleet.Operand], rows_of: Callable[[str, tuple[
                 x = statistics.median(row["x"] for row in points)
                 ys = sorted(row["y"] for row in points)
                 records.append({"line": operand.text, "group": operand.text, "x": x, "y": statistics.median(ys),
-                                "runs": len(points)})
+                                "runs": len(points), "kind": REFERENCE if all(run.is_reference for run in operand.runs)
+                                else LAB})
                 if len(ys) > 1:
                     quartiles = statistics.quantiles(ys, n=4, method="inclusive")
                     bands.append({"group": operand.text, "x": x, "low": quartiles[0], "high": quartiles[2]})
@@ -316,13 +372,32 @@ def operand_curves(operands: list[fleet.Operand], rows_of: Callable[[str, tuple[
             records = [record for record in records if record["y"] > 0]
             bands = [band for band in bands if band["low"] > 0]
         if records:
+            unit = _y_unit(curve, records)
+            if unit is not None:  # the unit the page's tables print these values in (storage: µs, not ns)
+                records = [{**record, "y": unit.scaled(to_base(record["y"], curve.y_kind))} for record in records]
+                bands = [{**band, "low": unit.scaled(to_base(band["low"], curve.y_kind)),
+                          "high": unit.scaled(to_base(band["high"], curve.y_kind))} for band in bands]
             drawn.append({"curve": curve, "spec": _overlay_spec(curve, records, "operand", dataset=None, bands=bands,
-                                                                order=[operand.text for operand in operands])})
+                                                                order=[operand.text for operand in operands],
+                                                                dashed=any(record["kind"] == REFERENCE
+                                                                           for record in records),
+                                                                y_symbol=unit.symbol if unit else None)})
     return drawn
 
 
-def compare_context(operands: list[fleet.Operand], rows: list[dict], curves: list[dict]) -> dict:
-    """The comparison page's variables: the operands, the per-column table and the curves by family."""
+# The page's words for why a difference had no test (fleet.deltas' notes, which --format json keeps whole).
+_NO_TEST = {"a reference host's published curve gives one value per size, not samples": "none: a published curve",
+            "a summary figure: no samples to test": "none: a summary figure",
+            "no raw samples of this level's plateau on both sides: no test": "none: no samples on both sides"}
+
+
+def compare_context(operands: list[fleet.Operand], rows: list[dict], curves: list[dict],
+                    flags: dict[tuple[str, str], list[dict]] | None = None,
+                    threshold: float = fleet.SIGNIFICANT_CHANGE) -> dict:
+    """The comparison page's variables: the operands (and how each reference curve among them was measured),
+    what differs (tested and significant, and large without a test), the per-column table with each operand's
+    flagged figures marked, the operands' plausibility flags and the curves by family."""
+    flags = flags or {}
     table = []
     for row in rows:
         column = row["column"]
@@ -332,16 +407,37 @@ def compare_context(operands: list[fleet.Operand], rows: list[dict], curves: lis
             if delta["p_value"] is not None:
                 test = f"p = {delta['p_value']:.2g} ({delta['samples'][0]} vs {delta['samples'][1]} samples)"
             else:
-                test = delta["note"]
+                test = _NO_TEST.get(delta["note"], delta["note"])
             deltas.append({"text": text, "test": test, "significant": delta["significant"]})
+        doubted = [sorted({flag["rule"] for run in operand.runs
+                           for flag in fleet.flags_of_column(column.key, flags.get(run.key, []))})
+                   for operand in operands]
         shown = ([fleet.bracket_text(column, bracket) for bracket in row["brackets"]] if row.get("brackets")
                  else [fleet.format_value(column, value) for value in row["values"]])
         table.append({"label": column.header, "shown": shown,
-                      "deltas": deltas, "level": row["level"]})
+                      "flags": doubted, "deltas": deltas, "level": row["level"]})
     families: dict[str, list[dict]] = defaultdict(list)
     for item in curves:
         families[item["curve"].family].append(item)
     hosts = {run.host for operand in operands for run in operand.runs}
-    return {"operands": operands, "table": table, "families": list(families.items()), "moved": fleet.moved(rows),
+    runs = list(dict.fromkeys(run for operand in operands for run in operand.runs))
+    return {"operands": operands, "table": table, "any_flagged_figure": any(any(row["flags"]) for row in table),
+            "families": list(families.items()), "moved": fleet.moved(rows),
+            "untested": fleet.untested(rows, threshold), "tested": fleet.tests_ran(rows),
+            "no_test_because": ("a reference host's published curve gives one value per size, not the samples a test "
+                                "needs" if any(run.is_reference for run in runs)
+                                else "no level has raw samples of its plateau on both sides"),
+            "references": [run for run in runs if run.is_reference],
+            "flags": [{"run": run, "flags": flags.get(run.key, []), "rules": _by_rule(flags.get(run.key, []))}
+                      for run in runs],
             "drift": len(hosts) == 1 and all(operand.kind in ("run", "host") for operand in operands),
             "not_drawn": [curve.title for curve in CURVES if curve.id not in {item["curve"].id for item in curves}]}
+
+
+def _by_rule(flags: list[dict]) -> list[dict]:
+    """Flagged rows per rule, in the order they come: {rule, count, subjects, first} (first: its first row)."""
+    rules: dict[str, list[dict]] = {}
+    for flag in flags:
+        rules.setdefault(flag["rule"], []).append(flag)
+    return [{"rule": rule, "count": len(rows), "subjects": list(dict.fromkeys(row["subject"] for row in rows)),
+             "first": rows[0]} for rule, rows in rules.items()]

@@ -67,7 +67,7 @@ def comparison(connection: duckdb.DuckDBPyConnection, texts: Sequence[str],
 
 def figures(result: Comparison) -> pl.DataFrame:
     """Every figure per operand and each operand's difference from the baseline with its test, as text."""
-    context = fleet_pages.compare_context(result.operands, result.rows, result.curves)
+    context = fleet_pages.compare_context(result.operands, result.rows, result.curves, result.flags)
     names = [operand.text for operand in result.operands]
     columns = ["figure", *names, *[f"{name} vs {names[0]}" for name in names[1:]],
                *[f"test {name}" for name in names[1:]]]
@@ -130,7 +130,7 @@ def host_runs(connection: duckdb.DuckDBPyConnection, host: str) -> list[str]:
 
 def drift(result: Comparison) -> pl.DataFrame:
     """The levels of two runs of one host side by side: latency before and after, the change, the test."""
-    context = fleet_pages.compare_context(result.operands, result.rows, result.curves)
+    context = fleet_pages.compare_context(result.operands, result.rows, result.curves, result.flags)
     rows = [{"level": row["level"], "baseline": row["shown"][0], "compared": row["shown"][1],
              "change": row["deltas"][0]["text"], "test": row["deltas"][0]["test"],
              "moved": "yes" if row["deltas"][0]["significant"] else "no"}

@@ -35,10 +35,10 @@ import vl_convert
 
 from fleetscope import __version__
 
-from fleetscope.report import fleet, fleet_pages, summary
+from fleetscope.report import check, fleet, fleet_pages, summary
 from fleetscope.store.batch import Batch, records
 from fleetscope.report.sections import FAMILIES, SECTIONS, Column, Section, SectionData, shown_columns
-from fleetscope.report.derived_tables import DERIVED, derived_rows
+from fleetscope.report.derived_tables import SHOWN_TABLES, derived_rows
 from fleetscope.resources import PACKAGE_DIR, QUERIES_DIR, TEMPLATES_DIR, WAREHOUSE_DIR, sql
 from fleetscope.units import (KINDS, QUANTITIES, Unit, choose_unit, format_bytes, format_count, format_number,
                               format_percent, format_with_unit, readable_text, to_base)
@@ -235,7 +235,7 @@ def _sections(fetch: Callable[[str], list[dict]], caches: list[dict], experiment
 def _derived_tables(derived: dict[str, list[dict]], shown_sections: set[str]) -> list[dict]:
     """The derived tables with rows, each with the section it was inferred from (when that is on the page)."""
     items = []
-    for derived_table in DERIVED:
+    for derived_table in SHOWN_TABLES:
         rows = derived[derived_table.name]
         if not derived_table.columns or not rows:
             continue
@@ -487,7 +487,7 @@ def write_reports(connection: duckdb.DuckDBPyConnection, out_dir: Path, *, rewri
                 stale.append((run, runs, run["run_id"] == host["last_run_id"]))
     for start in range(0, len(stale), BATCH_RUNS):
         chunk = stale[start:start + BATCH_RUNS]
-        batch = Batch(connection, [(run["run_id"], run["host"]) for run, _, _ in chunk])
+        batch = Batch(connection, [(run["run_id"], run["host"]) for run, _unused, _unused in chunk])
         for run, runs, is_latest in chunk:
             failures, summary_record = _write_host_page(out_dir, environment, host_template, common, asset, batch,
                                                         run, runs, is_latest)
@@ -515,12 +515,32 @@ def write_reports(connection: duckdb.DuckDBPyConnection, out_dir: Path, *, rewri
                   if len(runs_by_host[host["host"]]) > 1 else None for host in hosts}
         _write_atomically(index, environment.get_template("index.html.j2").render(
             **common, hosts=hosts, refused=refused, root="", vega_script=asset, fleet_script=fleet_asset,
-            fleet=fleet_pages.fleet_context(hosts, before, latest)).encode("utf-8"))
+            fleet=fleet_pages.fleet_context(hosts, before, latest,
+                                            changed_since_previous(connection, runs_by_host, before, latest))
+        ).encode("utf-8"))
         result.written.append(index)
     _write_atomically(out_dir / MANIFEST_NAME, json.dumps(
         {"fleetscope_version": __version__, "asset": asset, "pages": pages, "summaries": summaries,
          "index": index_key}, sort_keys=True, separators=(",", ":")).encode("utf-8"))
     return result
+
+
+def changed_since_previous(connection: duckdb.DuckDBPyConnection, runs_by_host: dict[str, list[dict]],
+                           before: dict[str, dict | None], latest: dict[str, dict | None]) -> dict[str, list[str]]:
+    """The figures of each host's latest run that moved from its previous run by `fleetscope check`'s default
+    rule (fleetscope.report.check), in words; hosts with one run, or a run without a summary, have none."""
+    pairs = {}
+    for host, runs in runs_by_host.items():
+        if len(runs) > 1 and (before.get(host) or {}).get("values") and (latest.get(host) or {}).get("values"):
+            pairs[host] = [fleet.Run(run["host"], run["run_id"], run["started_at"], run["status"], recency, "", False,
+                                     None, None, run.get("origin") == "reference") for recency, run in ((2, runs[1]), (1, runs[0]))]
+    if not pairs:
+        return {}
+    samples = fleet.level_samples(connection, [run.key for runs in pairs.values() for run in runs])
+    return {host: [check.describe(figure)
+                   for figure in check.moved_since_previous(before[host]["values"], latest[host]["values"], samples,
+                                                            previous_run, latest_run)]
+            for host, (previous_run, latest_run) in pairs.items()}
 
 
 def write_compare_page(out: Path, context: dict, threshold: float, alpha: float) -> Path:

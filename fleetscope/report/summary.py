@@ -15,7 +15,7 @@ from typing import Callable
 from fleetscope.analyze import precision
 from fleetscope.report.charts import by_core_kind, level_size_text, one_policy
 from fleetscope.report.sections import HEADLINES, SECTIONS, Figure, Headline
-from fleetscope.report.derived_tables import DERIVED
+from fleetscope.report.derived_tables import SHOWN_TABLES
 from fleetscope.units import format_bytes, format_number, format_time_ns, size_parts_text
 
 _REASON_CHARS = 240
@@ -99,7 +99,7 @@ def kind_levels(derived: dict[str, list[dict]]) -> list[dict]:
     kinds measured, or the one a run measured), fastest first: [{core_kind, cpu, levels (as `levels` gives
     them)}]; empty on a host with one kind."""
     kinds = by_core_kind(derived["inferred_levels"])
-    if len(kinds) < 2 and not any(kind for kind, _ in kinds):
+    if len(kinds) < 2 and not any(kind for kind, _unused in kinds):
         return []
     return [{"core_kind": kind, "cpu": next((row["cpu"] for row in rows if row.get("cpu") is not None), None),
              "levels": _numbered(one_policy(rows))} for kind, rows in kinds]
@@ -109,17 +109,30 @@ def kind_line(kind: dict) -> tuple[str, str]:
     """One kind's hierarchy on one line, as (the kind, its levels): ('P-core (CPU 4)', 'L1 45–49 KiB · sysfs
     48 KiB · 1 ns · 5 cycles; L2 1.19–1.3 MiB · sysfs 1.25 MiB · 3.2 ns · 16 cycles; …; DRAM 90 ns · 450 cycles')."""
     levels = [f"{level['level']} " + " · ".join(part for part in (
-        level_size_text(level), format_time_ns(level["latency_ns"]),
+        level_size_text(level), level_latency_text(level),
         level["latency_cycles"] is not None and f"{format_number(level['latency_cycles'])} cycles") if part)
-              for level in kind["levels"]]
+        for level in kind["levels"]]
     where = f" (CPU {kind['cpu']})" if kind["cpu"] is not None else ""
     return f"{kind['core_kind'] or 'unlabelled CPUs'}{where}", "; ".join(levels) or "nothing inferred"
 
 
+def level_latency_text(level: dict) -> str | None:
+    """A level's latency for people: '4.65 ns', or on a relative curve (ns over L1) '+2.35 ns over L1'."""
+    if level.get("latency_ns") is not None:
+        return format_time_ns(level["latency_ns"])
+    if level.get("latency_over_l1_ns") is not None:
+        return f"+{format_time_ns(level['latency_over_l1_ns'])} over L1"
+    return None
+
+
 def _hierarchy(derived: dict[str, list[dict]]) -> list[dict]:
+    """The summary's table, one row per level: its size as a bracket and best estimate; a relative curve's
+    latencies as '+2.35 ns' under 'over L1'."""
     return [{"level": level["level"], **dict(zip(("effective", "estimate"), size_parts_text(
                 level.get("size_low_bytes"), level.get("size_high_bytes"), level["capacity_bytes"], level.get("size_method")))),
-             "sysfs": format_bytes(level["sysfs_size_bytes"]) or None, "latency": format_time_ns(level["latency_ns"]) or None,
+             "sysfs": format_bytes(level["sysfs_size_bytes"]) or None,
+             "latency": (level_latency_text(level) if level.get("latency_over_l1_ns") is None
+                         else f"+{format_time_ns(level['latency_over_l1_ns'])}"),
              "cycles": format_number(level["latency_cycles"]) or None, "page_policy": level["page_policy"]}
             for level in levels(derived)]
 
@@ -150,7 +163,7 @@ def run_values(derived: dict[str, list[dict]],
             values.update({f"{size}_low": level.get("size_low_bytes"), f"{size}_high": level.get("size_high_bytes"),
                            f"{size}_method": level.get("size_method")})
         values[latency] = None if level.get("relative_to_l1") else level["latency_ns"]
-    for headline, figure, _ in computed:
+    for headline, figure, _unused in computed:
         for column in headline.columns:
             values[column.key] = figure.values.get(column.key) if figure else None
             values.update({f"{column.key}_{part}": figure.values[f"{column.key}_{part}"] for part in SIZE_PARTS
@@ -196,7 +209,7 @@ def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiment
         headlines.append(shown)
     hierarchy = _hierarchy(derived)
     levels_section = next(section for section in SECTIONS
-                          if section.id == next(table.section for table in DERIVED if table.name == "inferred_levels"))
+                          if section.id == next(table.section for table in SHOWN_TABLES if table.name == "inferred_levels"))
     level_notes = "; ".join(level["note"] for level in derived["inferred_levels"] if level["note"])
     flags = derived["flags"]
     return {
@@ -206,12 +219,13 @@ def build(fetch: Callable[[str], list[dict]], run: dict, facts: dict, experiment
         "memory": format_bytes(facts.get("mem_total_bytes")) or None,
         "duration": _duration(run["duration_s"]),
         "levels": hierarchy,
+        "levels_relative": any(level.get("latency_over_l1_ns") is not None for level in levels(derived)),
         "kind_levels": [dict(zip(("kind", "levels"), kind_line(kind)), id=f"summary-levels-{index}",
                              page_policy=kind["levels"][0]["page_policy"] if kind["levels"] else None)
                         for index, kind in enumerate(kind_levels(derived))],
         "levels_section": levels_section.id,
         "levels_missing": None if hierarchy else why_missing(levels_section.experiment, by_name,
-                                                          Figure(None, level_notes or None)),
+                                                             Figure(None, level_notes or None)),
         "headlines": headlines,
         "flag_counts": {status: sum(flag["status"] == status for flag in flags)
                         for status in ("flagged", "clear", "not_run")},

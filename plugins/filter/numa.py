@@ -12,7 +12,7 @@ def _cpus(cpulist) -> list[int]:
     """A sysfs CPU list ("0-3,8") as CPUs; an unreadable item ends the list (the facts hold it raw)."""
     cpus = []
     for item in str(cpulist or "").split(","):
-        first, _, last = item.strip().partition("-")
+        first, _unused, last = item.strip().partition("-")
         if not first.isdigit() or (last and not last.isdigit()):
             break
         cpus.extend(range(int(first), int(last or first) + 1))
@@ -22,7 +22,7 @@ def _cpus(cpulist) -> list[int]:
 def _nodes(numa) -> dict[str, list[int]]:
     """node name -> its CPUs, in node order; a memory-only node (CXL, HBM) has none but is a memory target."""
     return {name: _cpus(cpus) for name, cpus in sorted(((numa or {}).get("cpus") or {}).items(),
-                                                        key=lambda item: int(item[0].removeprefix("node")))}
+                                                       key=lambda item: int(item[0].removeprefix("node")))}
 
 
 def _skip(nodes: dict[str, list[int]]) -> str | None:
@@ -116,6 +116,7 @@ def c2c_cpus_plan(topology, requested=None):
                 for record in topology.get("cpus") or []}
     chosen = _cpus(requested)
     added = []
+
     def other_core(cpu, cores):
         return not any(cpu in siblings.get(other, {other}) for other in cores)
 

@@ -82,7 +82,7 @@ def _first_json(text):
     if start < 0:
         return None
     try:
-        document, _ = json.JSONDecoder().raw_decode(text, start)
+        document, _unused = json.JSONDecoder().raw_decode(text, start)
     except ValueError:
         return None
     return document if isinstance(document, dict) else None

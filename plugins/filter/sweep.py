@@ -53,7 +53,7 @@ def _label(option: str, value) -> str:
 def grid_points(argv, axes=None):
     """[{label, argv}] for tasks/run_points.yml: argv extended by one value of each axis, for every
     combination. axes is a list of {option, values}; no axes (or an empty list) is one point."""
-    axes = [axis for axis in (axes or [])]
+    axes = list(axes or [])
     for axis in axes:
         if not axis.get("values"):
             raise ValueError(f"grid_points: axis {axis.get('option')} has no values")

@@ -12,19 +12,11 @@ A refused host gets a failed manifest, written the same way (`manifest` instead 
 
 from __future__ import annotations
 
-import gzip
-import json
-import os
-import shutil
-import stat
-import tarfile
-import tempfile
-
-from ansible.module_utils.basic import AnsibleModule
-
 DOCUMENTATION = r"""
 module: fleetscope_bundle
 short_description: Unpack a host's bundle archive safely, or write a failed manifest, on the controller
+author:
+  - fleetscope maintainers (@fleetscope)
 description:
   - With O(archive), unpacks a gzip'd tar into O(dest). Only regular files and folders are accepted;
     symbolic and hard links, devices, FIFOs, sparse files, setuid/setgid modes, absolute paths, C(..),
@@ -59,6 +51,28 @@ options:
     type: int
 """
 
+EXAMPLES = r"""
+- name: Unpack a host's bundle on the controller (refused whole if it breaks a rule)
+  fleetscope.fleet.fleetscope_bundle:
+    archive: /srv/fleet/results/20261122T034500Z-a1b2c3/node1.tar.gz
+    dest: /srv/fleet/results/20261122T034500Z-a1b2c3/node1
+    host: node1
+    max_bytes: 268435456
+    max_files: 10000
+  delegate_to: localhost
+
+- name: Record a host that dropped out as a failed bundle
+  fleetscope.fleet.fleetscope_bundle:
+    dest: /srv/fleet/results/20261122T034500Z-a1b2c3/node2
+    host: node2
+    manifest:
+      bundle_schema: 1
+      run_id: 20261122T034500Z-a1b2c3
+      host: node2
+      status: failed
+  delegate_to: localhost
+"""
+
 RETURN = r"""
 files:
   description: Files and folders unpacked.
@@ -69,6 +83,17 @@ bytes:
   type: int
   returned: always
 """
+
+import gzip
+import json
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+
 
 FILE_MODE = 0o644
 FOLDER_MODE = 0o755

@@ -7,6 +7,38 @@ read on a host is recorded with the reason, never guessed.
 
 from __future__ import annotations
 
+DOCUMENTATION = r"""
+module: fleetscope_facts
+short_description: Environment snapshot for memory-hierarchy measurements
+author:
+  - fleetscope maintainers (@fleetscope)
+description:
+  - CPU, caches per level from sysfs (size, ways, line size, sharing, instances), TLB where the CPU
+    reports it, memory and DIMMs (dmidecode; and the SMBIOS table read from sysfs with the DIMMs' theoretical
+    peak), NUMA with the firmware's distances (SLIT) and HMAT figures, SMT, kernel and cmdline, THP, hugepages,
+    governor, boost, perf_event_paranoid, virtualization, compiler, microcode and tool versions.
+options: {}
+"""
+
+EXAMPLES = r"""
+- name: Take the environment snapshot
+  fleetscope.fleet.fleetscope_facts:
+  environment:
+    LC_ALL: C
+  register: snapshot
+
+- name: Show the caches sysfs reports
+  ansible.builtin.debug:
+    var: snapshot.fleetscope_facts.caches
+"""
+
+RETURN = r"""
+fleetscope_facts:
+  description: The snapshot, stored verbatim in the result bundle's manifest.
+  type: dict
+  returned: always
+"""
+
 import glob
 import os
 import platform
@@ -16,22 +48,6 @@ import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
 
-DOCUMENTATION = r"""
-module: fleetscope_facts
-short_description: Environment snapshot for memory-hierarchy measurements
-description:
-  - CPU, caches per level from sysfs (size, ways, line size, sharing, instances), TLB where the CPU
-    reports it, memory and DIMMs (dmidecode), NUMA, SMT, kernel and cmdline, THP, hugepages,
-    governor, boost, perf_event_paranoid, virtualization, compiler, microcode and tool versions.
-options: {}
-"""
-
-RETURN = r"""
-fleetscope_facts:
-  description: The snapshot, stored verbatim in the result bundle's manifest.
-  type: dict
-  returned: always
-"""
 
 ENV = dict(os.environ, LC_ALL="C", LANG="C")
 UNAVAILABLE = "unavailable"
@@ -83,7 +99,7 @@ def cpulist(text: str | None) -> list[int]:
     """'0-3,8,10-11' as [0, 1, 2, 3, 8, 10, 11]; [] for None or an empty list."""
     cpus = []
     for part in filter(None, (text or "").strip().split(",")):
-        low, _, high = part.partition("-")
+        low, _unused, high = part.partition("-")
         cpus.extend(range(int(low), int(high or low) + 1))
     return cpus
 
@@ -344,7 +360,7 @@ def tlb_facts(info: dict) -> dict:
 def meminfo() -> dict:
     values = {}
     for line in (read("/proc/meminfo", "") or "").splitlines():
-        key, _, rest = line.partition(":")
+        key, _unused, rest = line.partition(":")
         parts = rest.split()
         if parts and parts[0].isdigit():
             values[key] = int(parts[0]) * (1024 if len(parts) > 1 and parts[1] == "kB" else 1)
@@ -361,13 +377,180 @@ def dimm_facts() -> dict:
             current = {}
             dimms.append(current)
         elif current is not None and ":" in line:
-            key, _, value = line.strip().partition(":")
+            key, _unused, value = line.strip().partition(":")
             if key in ("Size", "Type", "Speed", "Configured Memory Speed", "Manufacturer",
                        "Part Number", "Locator", "Bank Locator", "Rank", "Data Width"):
                 current[key.lower().replace(" ", "_")] = value.strip()
     populated = [d for d in dimms if d.get("size") and "No Module" not in d["size"]]
     note = None if populated else "dmidecode lists no populated memory devices (common in VMs)"
     return {"dimms": populated, "dimms_note": note}
+
+
+# ---- what the firmware claims: SMBIOS memory devices and ACPI HMAT -----------------------------------
+
+DMI_TABLE = "/sys/firmware/dmi/tables/DMI"          # the whole SMBIOS table (root only)
+DMI_ENTRIES = "/sys/firmware/dmi/entries/17-*/raw"  # each type 17 structure alone (root only)
+DMI_MAX_BYTES = 1 << 20      # a real table is a few KiB to a few tens of KiB
+DMI_MAX_DEVICES = 1024       # memory device slots
+MEMORY_TYPES = {0x0F: "SDRAM", 0x12: "DDR", 0x13: "DDR2", 0x18: "DDR3", 0x1A: "DDR4", 0x1B: "LPDDR", 0x1C: "LPDDR2",
+                0x1D: "LPDDR3", 0x1E: "LPDDR4", 0x20: "HBM", 0x21: "HBM2", 0x22: "DDR5", 0x23: "LPDDR5", 0x24: "HBM3"}
+
+
+def read_bytes(path: str, limit: int) -> bytes | None:
+    try:
+        with open(host_path(path), "rb") as handle:
+            return handle.read(limit + 1)
+    except OSError:
+        return None
+
+
+def smbios_structures(table: bytes) -> list[tuple[int, bytes, list[str]]]:
+    """(type, formatted area, strings) of each structure of an SMBIOS table (DSP0134: a header of type, length
+    and handle, the formatted area, then strings each ending in NUL and the set in a second NUL), up to the end
+    of table (type 127) or a structure that runs past the data. One pass over the bytes."""
+    found, offset = [], 0
+    while offset + 4 <= len(table) and len(found) < 4 * DMI_MAX_DEVICES:
+        kind, length = table[offset], table[offset + 1]
+        if length < 4 or offset + length > len(table):
+            break
+        end = table.find(b"\0\0", offset + length)
+        if end < 0:
+            break
+        strings = table[offset + length:end].split(b"\0") if end > offset + length else []
+        found.append((kind, table[offset:offset + length], [item.decode("ascii", "replace").strip() for item in strings]))
+        if kind == 127:
+            break
+        offset = end + 2
+    return found
+
+
+def memory_device(area: bytes, strings: list[str]) -> dict:
+    """One SMBIOS type 17 structure's fields (DSP0134 3.x offsets; a field past the structure's length, as in an
+    older SMBIOS, is None): size, type, locators, rated and configured speed (MT/s), widths."""
+    def word(offset: int) -> int | None:
+        return int.from_bytes(area[offset:offset + 2], "little") if len(area) >= offset + 2 else None
+
+    def dword(offset: int) -> int | None:
+        return int.from_bytes(area[offset:offset + 4], "little") if len(area) >= offset + 4 else None
+
+    def text(offset: int) -> str | None:
+        index = area[offset] if len(area) > offset else 0
+        return strings[index - 1] if 0 < index <= len(strings) else None
+
+    def speed(offset: int, extended: int) -> int | None:
+        value = word(offset)
+        if value == 0xFFFF:
+            value = dword(extended)
+        return value or None
+
+    size = word(0x0C)
+    if size == 0x7FFF:
+        size_bytes = ((dword(0x1C) or 0) & 0x7FFFFFFF) << 20
+    elif size in (None, 0xFFFF):
+        size_bytes = None  # unknown
+    else:
+        size_bytes = (size & 0x7FFF) << (10 if size & 0x8000 else 20)
+    width = word(0x0A)
+    return {"locator": text(0x10), "bank": text(0x11), "size_bytes": size_bytes,
+            "type": MEMORY_TYPES.get(area[0x12]) if len(area) > 0x12 else None,
+            "speed_mts": speed(0x15, 0x54), "configured_speed_mts": speed(0x20, 0x58),
+            "data_width_bits": width if width not in (None, 0, 0xFFFF) else None}
+
+
+_CHANNEL = re.compile(r"CHANNEL[ _-]?([A-Z0-9]+)|(?:^|[^A-Z0-9])CH[ _-]?([A-Z0-9])(?:[^A-Z0-9]|$)")
+_SOCKET = re.compile(r"(?:^|[^A-Z0-9])(P|CPU|NODE|PROC|SOCKET)[ _-]?(\d+)")
+
+
+def channel_of(device: dict) -> str | None:
+    """The memory channel a DIMM sits on, where its bank or device locator names one ('P0 CHANNEL A', 'DIMM 0';
+    'Node0_Channel1_Dimm0'; 'CPU1_CH2_DIMM0'), with its socket where named; None where they name none ('DIMM_A1':
+    whether A is a channel or a socket is the board maker's convention, not SMBIOS')."""
+    text = f"{device.get('bank') or ''} {device.get('locator') or ''}".upper()
+    channel = _CHANNEL.search(text)
+    if channel is None:
+        return None
+    socket = _SOCKET.search(text)
+    where = f"{socket.group(1)}{socket.group(2)} " if socket else ""
+    return f"{where}channel {channel.group(1) or channel.group(2)}"
+
+
+def dram_peak(populated: list[dict]) -> dict:
+    """The DIMMs' theoretical peak: per channel its slowest DIMM's configured (else rated) speed x its data width,
+    summed. Channels from the locators where every DIMM names one; else each DIMM counts as a channel of its own,
+    an upper bound (DIMMs sharing a channel share its bus)."""
+    if not populated:
+        return {"channels": None, "channels_from": None, "peak_gbps": None,
+                "peak_note": "no populated memory device in the SMBIOS table (common in VMs)"}
+    named = [channel_of(device) for device in populated]
+    if all(named):
+        keys, how = named, "the locators name each DIMM's channel"
+    else:
+        keys, how = [f"DIMM {index}" for index in range(len(populated))], (
+            "one per populated DIMM, an upper bound: the locators name no channel")
+    channels: dict[str, list[dict]] = {}
+    for key, device in zip(keys, populated):
+        channels.setdefault(key, []).append(device)
+    total, notes = 0.0, []
+    for key, devices in channels.items():
+        speeds = [device["configured_speed_mts"] or device["speed_mts"] for device in devices]
+        if not all(speeds):
+            return {"channels": len(channels), "channels_from": how, "peak_gbps": None,
+                    "peak_note": f"{devices[0]['locator'] or key} states no speed"}
+        width = max(device["data_width_bits"] or 64 for device in devices)
+        if any(device["data_width_bits"] is None for device in devices):
+            notes.append(f"{key}: no data width stated, 64 bits taken")
+        total += min(speeds) * 1e6 * width / 8 / 1e9
+    return {"channels": len(channels), "channels_from": how, "peak_gbps": round(total, 3),
+            "peak_note": "; ".join(notes) or None}
+
+
+def smbios_memory() -> dict:
+    """The memory devices (type 17) of the SMBIOS table, read from sysfs without dmidecode: the whole table where
+    readable, else each type 17 entry; the populated ones, their channels and the DIMMs' theoretical peak."""
+    table = read_bytes(DMI_TABLE, DMI_MAX_BYTES)
+    source = DMI_TABLE
+    if table is None:
+        entries = sorted(host_glob(DMI_ENTRIES), key=lambda path: int(re.search(r"/17-(\d+)/", path).group(1)))
+        entries = entries[:DMI_MAX_DEVICES]  # in the kernel's order of the structures, as the table holds them
+        table = b"".join(read_bytes(path, 4096) or b"" for path in entries)
+        source = "/sys/firmware/dmi/entries" if entries else None
+    if not table or source is None:
+        return {"source": None, "reason": f"{DMI_TABLE} and {DMI_ENTRIES} cannot be read (no SMBIOS table: a VM "
+                "or a board without one; or not root)"}
+    if len(table) > DMI_MAX_BYTES:
+        return {"source": source, "reason": f"the SMBIOS table is over {DMI_MAX_BYTES} bytes: not read"}
+    devices = [memory_device(area, strings) for kind, area, strings in smbios_structures(table)
+               if kind == 17][:DMI_MAX_DEVICES]
+    populated = [device for device in devices if device["size_bytes"]]
+    return {"source": source, "reason": None, "slots": len(devices), "populated": len(populated),
+            "dimms": populated, **dram_peak(populated)}
+
+
+def hmat_facts() -> dict:
+    """What the ACPI HMAT claims per memory node for its nearest initiators (the kernel's access0 class): read and
+    write latency (ns) and bandwidth (MB/s), and which nodes those initiators are. A 0 is no figure (firmware
+    that fills the table with zeros)."""
+    nodes = []
+    for path in host_glob("/sys/devices/system/node/node[0-9]*/access0/initiators"):
+        node = int(path.split("/node/node", 1)[1].split("/", 1)[0])
+        try:
+            names = os.listdir(host_path(path))
+        except OSError:
+            continue
+        figures = {name: value if (value := number(f"{path}/{name}")) and value > 0 else None
+                   for name in ("read_latency", "write_latency", "read_bandwidth", "write_bandwidth")}
+        nodes.append({"node": node, "initiators": sorted(int(name[4:]) for name in names
+                                                         if re.fullmatch(r"node\d+", name)),
+                      "read_latency_ns": figures["read_latency"], "write_latency_ns": figures["write_latency"],
+                      "read_bandwidth_mb_s": figures["read_bandwidth"],
+                      "write_bandwidth_mb_s": figures["write_bandwidth"]})
+    nodes.sort(key=lambda item: item["node"])
+    if not nodes:
+        return {"nodes": [], "reason": "no HMAT figures in sysfs (node*/access0/initiators): the firmware has no "
+                "HMAT, or the kernel predates 5.2"}
+    if not any(value for item in nodes for key, value in item.items() if key.endswith(("_ns", "_mb_s"))):
+        return {"nodes": nodes, "reason": "the firmware's HMAT states every latency and bandwidth as 0: no figures"}
+    return {"nodes": nodes, "reason": None}
 
 
 def numa_facts() -> dict:
@@ -377,7 +560,8 @@ def numa_facts() -> dict:
     distances = {os.path.basename(n): [int(v) for v in (read(f"{n}/distance") or "").split()] for n in nodes}
     return {"nodes": len(nodes) or 1,
             "cpus": {os.path.basename(n): read(f"{n}/cpulist") for n in nodes},
-            "distances": distances if any(distances.values()) else {}}
+            "distances": distances if any(distances.values()) else {},
+            "hmat": hmat_facts()}
 
 
 def virtualization() -> str:
@@ -397,7 +581,7 @@ def first_line(argv: list[str]) -> str:
 def os_release() -> dict:
     values = {}
     for line in (read("/etc/os-release", "") or "").splitlines():
-        key, _, value = line.partition("=")
+        key, _unused, value = line.partition("=")
         values[key.lower()] = value.strip('"')
     return {k: values[k] for k in ("pretty_name", "id", "version_id") if k in values}
 
@@ -484,7 +668,7 @@ def collect() -> dict:
         "memory": {"mem_total_bytes": mem.get("MemTotal", 0),
                    "mem_available_bytes": mem.get("MemAvailable", 0),
                    "swap_total_bytes": mem.get("SwapTotal", 0),
-                   **dimm_facts()},
+                   **dimm_facts(), "smbios": smbios_memory()},
         "numa": numa,
         "kernel": {"release": platform.release(), "version": platform.version(),
                    "cmdline": read("/proc/cmdline", UNAVAILABLE)},

@@ -15,20 +15,11 @@ file, the problem and the recovery named; nothing is changed then.
 
 from __future__ import annotations
 
-import fcntl
-import glob
-import json
-import os
-import re
-import tempfile
-import time
-from contextlib import contextmanager
-
-from ansible.module_utils.basic import AnsibleModule
-
 DOCUMENTATION = r"""
 module: fleetscope_knob
 short_description: Record, apply and restore measurement knobs (THP, hugepages, governor, ...) under a host lock
+author:
+  - fleetscope maintainers (@fleetscope)
 description:
   - Knobs are named; each maps to one or more sysfs/procfs files on the host.
   - C(action=apply) takes the host's lock and records every known knob's original value in
@@ -67,6 +58,28 @@ options:
     type: dict
 """
 
+EXAMPLES = r"""
+- name: Take the host's lock, record the knobs and apply the profile
+  fleetscope.fleet.fleetscope_knob:
+    action: apply
+    state_file: /var/lib/fleetscope/tuning-state.json
+    run_id: 20261122T034500Z-a1b2c3
+    knobs:
+      thp_enabled: always
+      nr_hugepages: 0
+
+- name: Put every knob back and verify it
+  fleetscope.fleet.fleetscope_knob:
+    action: restore
+    state_file: /var/lib/fleetscope/tuning-state.json
+    run_id: 20261122T034500Z-a1b2c3
+
+- name: Read the knobs without changing anything
+  fleetscope.fleet.fleetscope_knob:
+    action: probe
+    state_file: /var/lib/fleetscope/tuning-state.json
+"""
+
 RETURN = r"""
 knobs:
   description: One entry per known knob with name, path, available, before, applied, after, note.
@@ -85,6 +98,18 @@ locked:
   type: bool
   returned: by apply when it took or held the lock
 """
+
+import fcntl
+import glob
+import json
+import os
+import re
+import tempfile
+import time
+from contextlib import contextmanager
+
+from ansible.module_utils.basic import AnsibleModule
+
 
 THP = "/sys/kernel/mm/transparent_hugepage"
 

@@ -11,16 +11,17 @@ it is the run user's own; one of another user is left alone, named in a warning,
 
 from __future__ import annotations
 
-import os
-import shutil
-import stat
-import tempfile
-
-from ansible.module_utils.basic import AnsibleModule
-
 DOCUMENTATION = r"""
 module: fleetscope_scratch
 short_description: Create a run's fresh, private scratch directory under a scratch root only root controls
+description:
+  - Creates O(root)/fleetscope-O(run_id)-<random> with mode 0700, owned by the run's user, after checking
+    that every folder from / down to O(root) belongs to root or to the run's user and is writable by
+    nobody else unless it is sticky (like /var/tmp).
+  - A folder of the same run id left by an earlier attempt is removed when it is the run user's own;
+    one of another user is left alone, named in a warning, and never used.
+author:
+  - fleetscope maintainers (@fleetscope)
 options:
   root:
     description: The scratch root (fleet_scratch_root).
@@ -30,6 +31,18 @@ options:
     description: The run id; the directory is <root>/fleetscope-<run_id>-<random>.
     type: str
     required: true
+"""
+
+EXAMPLES = r"""
+- name: Create this run's scratch directory
+  fleetscope.fleet.fleetscope_scratch:
+    root: /var/tmp
+    run_id: 20261122T034500Z-a1b2c3
+  register: scratch
+
+- name: Build in it
+  ansible.builtin.command:
+    argv: [make, -C, "{{ scratch.path }}/kernels"]
 """
 
 RETURN = r"""
@@ -42,6 +55,13 @@ removed:
   type: list
   returned: success
 """
+
+import os
+import shutil
+import stat
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
 
 
 class Unsafe(Exception):

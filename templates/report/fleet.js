@@ -1,24 +1,33 @@
-// The fleet page's script (fleetscope report writes it once into assets/): sorts the hosts table by a
-// clicked heading, filters the table and the charts by the words typed (every word must appear in a host's
-// row, its groups or its CPU model), and draws each chart with one line per shown host, coloured by the
-// grouping chosen. Plain JavaScript, no network: Vega comes from the vega-embed bundle beside it.
+// The fleet page's script (fleetscope report writes it once into assets/): sorts the lab hosts' table and the
+// reference hosts' table by a clicked heading, filters both tables and the charts by the words typed (every
+// word must appear in a host's row, its groups or its CPU model), and draws each chart with one line per
+// shown host, coloured by the grouping chosen (a reference host's line dashed). Plain JavaScript, no network:
+// Vega comes from the vega-embed bundle beside it.
 (function () {
   "use strict";
   var root = document.documentElement;
   var data = JSON.parse(document.getElementById("fleet-data").textContent);
-  var table = document.getElementById("hosts");
-  var body = table.tBodies[0];
-  var rows = Array.prototype.slice.call(body.rows);
+  var tables = ["hosts", "references-table"].map(function (id) { return document.getElementById(id); })
+    .filter(Boolean);
+  var rows = [];
+  var haystacks = [];
   var filter = document.getElementById("fleet-filter");
   var colour = document.getElementById("fleet-colour");
   var counter = document.getElementById("fleet-count");
   var containers = Array.prototype.slice.call(document.querySelectorAll("div.chart[data-curve]"));
   var views = {};
-  var shown = rows.map(function () { return true; });
-  var haystacks = rows.map(function (row) {
-    var host = data.hosts[Number(row.dataset.index)];
-    return (row.textContent + " " + host.inventory + " " + host.cpu + " " + host.microarchitecture).toLowerCase();
-  });
+  var shown = data.hosts.map(function () { return true; });
+
+  function collectRows() {  // every host row of both tables, in the order the page shows them
+    rows = [];
+    tables.forEach(function (table) { rows = rows.concat(Array.prototype.slice.call(table.tBodies[0].rows)); });
+    haystacks = rows.map(function (row) {
+      var host = data.hosts[Number(row.dataset.index)];
+      return (row.textContent + " " + host.inventory + " " + host.cpu + " " + host.microarchitecture).toLowerCase();
+    });
+  }
+
+  function hosts(count) { return count + (count === 1 ? " host" : " hosts"); }
 
   function applyFilter() {
     var words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
@@ -29,17 +38,18 @@
       row.hidden = !match;
       count += match ? 1 : 0;
     });
-    counter.textContent = count === rows.length ? rows.length + " hosts" : count + " of " + rows.length + " hosts";
+    counter.textContent = count === rows.length ? hosts(rows.length) : count + " of " + hosts(rows.length);
     draw();
   }
 
   function sortBy(heading) {
+    var body = heading.closest("table").tBodies[0];
     var column = Array.prototype.indexOf.call(heading.parentNode.children, heading);
     var numeric = heading.classList.contains("num");
     var descending = heading.getAttribute("aria-sort") === "ascending";
     Array.prototype.forEach.call(heading.parentNode.children, function (other) { other.removeAttribute("aria-sort"); });
     heading.setAttribute("aria-sort", descending ? "descending" : "ascending");
-    var keyed = rows.map(function (row) {
+    var keyed = Array.prototype.slice.call(body.rows).map(function (row) {
       var cell = row.cells[column];
       var raw = cell.hasAttribute("data-sort") ? cell.getAttribute("data-sort") : cell.textContent.trim();
       return {row: row, key: numeric ? (raw === "" ? null : Number(raw)) : raw.toLowerCase()};
@@ -51,11 +61,7 @@
       return (a.key < b.key ? -1 : 1) * (descending ? -1 : 1);
     });
     keyed.forEach(function (item) { body.appendChild(item.row); });
-    rows = keyed.map(function (item) { return item.row; });
-    haystacks = rows.map(function (row) {
-      var host = data.hosts[Number(row.dataset.index)];
-      return (row.textContent + " " + host.inventory + " " + host.cpu + " " + host.microarchitecture).toLowerCase();
-    });
+    collectRows();
   }
 
   var pending = null;
@@ -83,7 +89,8 @@
         var host = data.hosts[curve[0]];
         if (!shown[curve[0]]) { return; }
         for (var point = 0; point < curve[1].length; point++) {
-          records.push({line: host.name, group: host[grouping], x: curve[1][point], y: curve[2][point]});
+          records.push({line: host.name, group: host[grouping], kind: host.kind, x: curve[1][point],
+                        y: curve[2][point]});
         }
       });
       if (views[id]) { views[id].finalize(); delete views[id]; }
@@ -109,10 +116,13 @@
              function (error) { root.dataset.charts = "failed"; console.error(error); });
   }
 
-  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (heading) {
-    heading.classList.add("sortable");
-    heading.addEventListener("click", function () { sortBy(heading); });
+  tables.forEach(function (table) {
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (heading) {
+      heading.classList.add("sortable");
+      heading.addEventListener("click", function () { sortBy(heading); });
+    });
   });
+  collectRows();
   Array.prototype.forEach.call(document.querySelectorAll("button.group-filter"), function (button) {
     button.addEventListener("click", function () {
       filter.value = button.dataset.filter;

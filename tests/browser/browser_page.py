@@ -37,6 +37,30 @@ CHARTS_PROBE = """(() => Array.from(document.querySelectorAll('div.chart')).map(
 }))()"""
 
 
+# Per chart container: pairs of text labels that overprint or touch each other (boxes less than 3 px apart side by
+# side while overlapping by more than a pixel up and down): axis labels within one axis, and the chart's own text
+# marks (rule labels, knee labels) among themselves. Labels Vega hid (opacity 0) do not count.
+OVERLAP_PROBE = """(() => {
+  const visible = t => getComputedStyle(t).opacity !== '0' && t.getAttribute('opacity') !== '0' && t.textContent.trim();
+  const overlapping = (texts) => {
+    const boxes = texts.filter(visible).map(t => ({text: t.textContent, box: t.getBoundingClientRect()}));
+    const pairs = [];
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i].box, b = boxes[j].box;
+      if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > -3 &&
+          Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1) pairs.push([boxes[i].text, boxes[j].text]);
+    }
+    return pairs;
+  };
+  return Array.from(document.querySelectorAll('div.chart')).map(container => {
+    const axes = Array.from(container.querySelectorAll('.role-axis'))
+      .map(axis => overlapping(Array.from(axis.querySelectorAll('.role-axis-label text'))));
+    const marks = overlapping(Array.from(container.querySelectorAll('.mark-text.role-mark text')));
+    return {id: container.id, pairs: [].concat(...axes, marks)};
+  }).filter(chart => chart.pairs.length);
+})()"""
+
+
 class DevTools:
     """The DevTools protocol calls the tests need, over one page's websocket; every event is kept."""
 
@@ -157,6 +181,10 @@ class Browser:
 
     def evaluate(self, expression: str):
         return self.devtools.evaluate(expression)
+
+    def overprinted_labels(self) -> list[dict]:
+        """The charts of the open page with labels that overprint each other: [{id, pairs of label texts}]."""
+        return self.evaluate(OVERLAP_PROBE)
 
     def box(self, selector: str) -> dict | None:
         """The element's box in the viewport (top, bottom, left, right in CSS pixels), scrolled to the top."""

@@ -39,10 +39,13 @@ def test_every_page_loads_without_a_console_message_and_every_chart_draws(defaul
         loaded = browser.open(page)
         assert loaded.console == [], (page.name, loaded.console)
         assert [url for url in loaded.requests if not url.startswith("file:")] == [], page.name
+        assert browser.overprinted_labels() == [], page.name  # no axis tick or rule label runs into another
         if page.name == "index.html":
             assert loaded.charts_state == "drawn" and len(loaded.charts) == 4  # the fleet page's curves of every host
             for chart in loaded.charts:
                 assert chart["svg"] and chart["marks"] > 0 and not chart["nan"], chart
+            assert browser.evaluate("document.getElementById('fleet-count').textContent") == "1 host"
+            assert browser.evaluate("document.getElementById('fleet-counts').textContent").startswith("1 lab host in")
             continue
         assert len(page.read_bytes()) <= PAGE_LIMIT_BYTES
         assert browser.evaluate("document.documentElement.scrollWidth <= window.innerWidth")  # no sideways scroll
@@ -67,6 +70,9 @@ def test_the_summary_is_the_first_screen(default_report, browser, tmp_path):
     for label in ("TLB", "Memory-level parallelism", "Read bandwidth", "Loaded-latency knee", "Storage p99"):
         assert label in text
     assert re.search(r"\d+ flagged, \d+ clear, \d+ not run", text)
+    # the run's loaded latency never rises (a 2-vCPU guest, one load thread): no knee, and how far it rose
+    assert re.search(r"Loaded-latency knee\s+none: latency at saturation is 1\.\d\d × idle \([\d.]+ ns vs [\d.]+ ns at "
+                     r"no load, peak [\d.]+ GB/s, read traffic\); a knee needs 1\.3 ×", text), text
     # one line per flagged rule, however many points it flags, so the flags never push the summary off screen
     rules = browser.evaluate("Array.from(document.querySelectorAll('#summary-flags li > a:first-child'))"
                              ".map(a => a.textContent)")
@@ -89,3 +95,25 @@ def test_raw_tables_are_collapsed_under_their_chart(default_report, browser):
     assert tables and all(table["collapsed"] and not table["visible"] for table in tables), tables
     bandwidth = next(table for table in tables if table["id"] == "bandwidth-table")
     assert bandwidth["collapsed"]
+
+
+def test_the_tlb_chart_draws_each_chain_as_its_subtitle_says(default_report, browser):
+    """Solid is the one-line-per-page chain and dashed the control chain, as the subtitle says; the legend draws
+    the two differently."""
+    browser.open(default_report / "localhost.html")
+    subtitle = " ".join(browser.evaluate("Array.from(document.querySelectorAll('#tlb-chart .role-title-subtitle text'))"
+                                         ".map(t => t.textContent)"))
+    assert subtitle.startswith("solid: one line per page; dashed: control chain")
+    legend = browser.evaluate("""Array.from(document.querySelectorAll('#tlb-chart .role-legend')).flatMap(legend =>
+      Array.from(legend.querySelectorAll('.role-legend-symbol path')).map((symbol, index) => ({
+        label: legend.querySelectorAll('.role-legend-label text')[index].textContent,
+        dash: symbol.getAttribute('stroke-dasharray'), stroke: symbol.getAttribute('stroke')})))""")
+    chains = {entry["label"]: entry for entry in legend if entry["label"] in ("one line per page", "control chain")}
+    assert chains["one line per page"]["dash"] in (None, "1,0") and chains["control chain"]["dash"] == "5,3", legend
+    assert all(entry["stroke"] for entry in chains.values())  # drawn, not an empty symbol
+    # the page's 4 KiB curves: the one-line-per-page chain (above the control from the L1 DTLB's reach on) is solid
+    lines = browser.evaluate("""Array.from(document.querySelectorAll('#tlb-chart .mark-line.role-mark path')).map(p => ({
+      dash: p.getAttribute('stroke-dasharray'), top: p.getBBox().y}))""")
+    solid = [line for line in lines if line["dash"] in (None, "1,0")]
+    dashed = [line for line in lines if line["dash"] == "5,3"]
+    assert solid and dashed and min(line["top"] for line in solid) < min(line["top"] for line in dashed)

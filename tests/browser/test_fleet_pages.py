@@ -57,7 +57,13 @@ def test_the_fleet_page_shows_the_groups_and_the_one_outlier(reports, browser):
     cells = browser.evaluate("(() => { const r = Array.from(document.querySelectorAll('#hosts tbody tr')).find(r => "
                              "r.cells[0].textContent.trim() == 'rpl-03'); return Array.from(r.cells).map(c => "
                              "c.textContent.trim()); })()")
-    assert any(text.startswith("+6") and "DRAM latency" in text for text in cells), cells
+    assert any("+6" in text and "DRAM latency" in text for text in cells), cells
+    # ... which `fleetscope check`'s rule calls a change: the one host badged, its figures in the badge's title
+    badges = browser.evaluate("Array.from(document.querySelectorAll('#hosts .status-changed')).map(b => "
+                              "[b.closest('tr').cells[0].querySelector('a').textContent, b.title])")
+    assert [host for host, _ in badges] == ["rpl-03"]
+    assert "DRAM latency" in badges[0][1] and "Mann-Whitney p = " in badges[0][1]
+    assert browser.evaluate("document.querySelector('#fleet-changed a').textContent") == "rpl-03"
 
 
 def type_filter(browser, text: str) -> None:

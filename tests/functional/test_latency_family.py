@@ -57,7 +57,9 @@ def test_latency_sweep_has_both_page_policies(family):
 
 
 def test_zero_queue_levels_rise(family):
-    levels = dict(rows(family, "select level, median_ns from zero_queue_levels"))
+    # Minima: other work on a shared machine only ever adds time, so the order of the levels holds in them
+    # however busy the machine was (medians can cross where the L2 point caught a burst of load).
+    levels = dict(rows(family, "select level, min_ns from zero_queue_levels"))
     assert levels["L1d"] < levels["L2"] < levels["DRAM"]
     assert levels["DRAM"] >= 25
 
@@ -98,7 +100,8 @@ def test_pattern_stride_and_write_cost_land(family):
 
 
 def test_c2c_matrix_is_symmetric_within_noise(family):
-    matrix = {(a, b): ns for a, b, ns in rows(family, "select cpu_a, cpu_b, median_ns from c2c_matrix")}
+    # minima, as above: a busy sibling guest slows one direction's samples, not its fastest round trip
+    matrix = {(a, b): ns for a, b, ns in rows(family, "select cpu_a, cpu_b, min_ns from c2c_matrix")}
     assert matrix and all(a != b for a, b in matrix)
     for (a, b), ns in matrix.items():
         assert 0.33 < ns / matrix[(b, a)] < 3, (a, b, ns, matrix[(b, a)])

@@ -35,6 +35,17 @@ def test_runtime_lock_has_no_development_tools_and_the_dev_lock_agrees_with_it()
     assert {name: version for name, version in dev.items() if name in runtime} == runtime
 
 
+def test_the_notebooks_are_an_extra_locked_at_the_runtime_lock_s_versions(tmp_path):
+    runtime, notebooks = pins(PROJECT / "requirements.lock"), pins(PROJECT / "requirements-notebooks.lock")
+    dev = pins(PROJECT / "requirements-dev.lock")
+    extra = {"marimo", "polars", "altair"}
+    assert not extra & set(runtime), sorted(extra & set(runtime))  # the controller installs without them
+    assert extra <= set(notebooks) and extra <= set(dev)
+    assert {name: version for name, version in notebooks.items() if name in runtime} == runtime
+    assert {name: version for name, version in dev.items() if name in notebooks} == notebooks
+    assert "-r requirements-notebooks.lock" in make_dry_run("notebooks", tmp_path)
+
+
 def make_dry_run(target: str, tmp_path: Path) -> str:
     venv = tmp_path / f"venv-{target}"
     proc = subprocess.run(["make", "-n", target, f"VENV={venv}", "PYTHON=python3"], cwd=PROJECT,

@@ -1,4 +1,4 @@
-"""fleetscope.analyze.derive.DERIVED, the one list of derived tables, against the warehouse the migrations build:
+"""fleetscope.analyze.derive.DERIVATIONS, the one list of derived tables, against the warehouse the migrations build:
 every table in it exists with a column for every key its function writes (insert_rows keeps only the
 table's columns, so a key without one would be lost without a word), and no inferred table is left out.
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from fleetscope.analyze.derive import DERIVED, DERIVED_TABLES
+from fleetscope.analyze.derive import DERIVATIONS, DERIVED_TABLES
 from fleetscope.ingest.load import ingest_bundle
 from fleetscope.store.warehouse import open_warehouse
 
@@ -77,7 +77,7 @@ def test_every_derived_table_exists_with_the_columns_its_function_writes(run_inp
     with duckdb.connect(str(database)) as connection:
         tables = columns(connection)
         computed: dict[str, list[dict]] = {}
-        for derived in DERIVED:
+        for derived in DERIVATIONS:
             assert derived.table in tables, f"{derived.table}: no such table in a freshly migrated warehouse"
             computed[derived.table] = derived.rows(connection, [run_id, host], computed)
             written = {key for row in computed[derived.table] for key in row} | {"run_id", "host"}
@@ -93,4 +93,4 @@ def test_every_derived_table_exists_with_the_columns_its_function_writes(run_inp
 def test_no_derived_table_is_left_out_of_the_list(tmp_path):
     with open_warehouse(tmp_path / "fleet.duckdb") as connection:
         inferred = {table for table in columns(connection) if table.startswith(("inferred_", "inference_"))}
-    assert inferred | {"flags"} == set(DERIVED_TABLES)
+    assert inferred | {"firmware_claims", "flags"} == set(DERIVED_TABLES)

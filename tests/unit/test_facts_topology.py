@@ -91,7 +91,9 @@ def test_two_socket_xeon_nodes_distances_llc_and_throttle_counters(facts_module,
     assert facts["llc_domains"] == ["0-7", "8-15"]
     assert [die["cpus"] for die in facts["dies"]] == ["0-7", "8-15"]
     assert facts["numa"] == {"nodes": 2, "cpus": {"node0": "0-7", "node1": "8-15"},
-                             "distances": {"node0": [10, 21], "node1": [21, 10]}}
+                             "distances": {"node0": [10, 21], "node1": [21, 10]},
+                             "hmat": {"nodes": [], "reason": "no HMAT figures in sysfs (node*/access0/initiators): the "
+                                      "firmware has no HMAT, or the kernel predates 5.2"}}
     cpu9 = next(cpu for cpu in facts["cpus"] if cpu["cpu"] == 9)
     assert cpu9["node"] == "node1" and cpu9["package"] == 1
     assert "core_throttle_count" in cpu9["thermal_throttle"]

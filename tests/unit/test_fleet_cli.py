@@ -6,6 +6,7 @@ their significance; both --format json documents keep the keys README.md documen
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from fleet_bundles import EARLIER_RUN_ID, GROUPS
@@ -15,7 +16,8 @@ OUTLIER_KEYS = {"host", "run_id", "group", "metric", "label", "unit", "value", "
                 "robust_z", "peers", "cause"}
 COMPARE_KEYS = {"baseline", "test", "operands", "metrics", "core_kinds"}
 OPERAND_KEYS = {"operand", "kind", "reference", "runs"}
-RUN_KEYS = {"host", "run_id", "microarchitecture", "inventory_groups", "reference", "reference_source"}
+RUN_KEYS = {"host", "run_id", "microarchitecture", "inventory_groups", "reference", "reference_source", "reference_tool",
+            "reference_method", "reference_clock_ghz", "flags"}
 METRIC_KEYS = {"metric", "label", "unit", "level", "values", "brackets", "deltas"}
 DELTA_KEYS = {"operand", "relative", "p_value", "samples", "significant", "note"}
 
@@ -75,6 +77,18 @@ def test_compare_two_groups_finds_their_differences_significant(db, cli):
     assert bandwidth["note"] == "a summary figure: no samples to test"
 
 
+def test_compare_lists_the_large_differences_it_did_not_test_beside_the_tested_ones(db, cli, tmp_path):
+    proc = cli("compare", "--db", db, "group:raptor_lake", "group:zen3", "--out", tmp_path / "groups.html")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "significant differences:" and "Mann-Whitney" in lines[1]
+    untested = lines.index("differences of 5% or more without a test (a summary figure: no samples to test):")
+    # read bandwidth is 1/1.5 of raptor lake's (each host within +-2%): about -33%, stated, never tested
+    assert any(re.fullmatch(r"  group:zen3: read 1 thread [\d.]+ GB/s -> [\d.]+ GB/s \(-3[1-5]\.\d%\)", line)
+               for line in lines[untested + 1:]), lines
+    assert "no test ran" not in proc.stdout
+
+
 def test_compare_a_host_with_itself_across_runs_is_the_drift_view(db, cli, tmp_path):
     before, now = f"rpl-03@{EARLIER_RUN_ID}", "rpl-03"
     document = json.loads(cli("compare", "--db", db, before, now, "--format", "json").stdout)
@@ -94,3 +108,20 @@ def test_compare_says_what_an_unknown_operand_could_be(db, cli):
     assert proc.returncode == 1
     assert "no host's latest run is in inventory group 'rack_9'; groups: lab, neoverse, raptor_lake, zen3" in proc.stderr
     assert cli("compare", "--db", db, "rpl-01").returncode == 1
+
+
+def test_compare_writes_beside_the_fleet_page_by_default(db, cli, tmp_path):
+    proc = cli("compare", "--db", db, "rpl-01", "rpl-02", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "wrote reports/compare.html" in proc.stdout
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["reports"]  # nothing dropped where one stands
+    assert (tmp_path / "reports" / "compare.html").is_file() and (tmp_path / "reports" / "assets").is_dir()
+
+
+def test_an_unknown_host_gets_the_closest_names(db, cli):
+    proc = cli("compare", "--db", db, "rpl-3", "rpl-01")
+    assert proc.returncode == 1 and "no host 'rpl-3' in the warehouse (did you mean rpl-03" in proc.stderr
+    proc = cli("compare", "--db", db, "zen301@20261201T000000Z-000000", "rpl-01")
+    assert proc.returncode == 1 and "no host 'zen301' in the warehouse (did you mean zen3-01" in proc.stderr
+    proc = cli("compare", "--db", db, "mainframe", "rpl-01")
+    assert proc.returncode == 1 and "did you mean" not in proc.stderr

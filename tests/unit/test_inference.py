@@ -216,9 +216,12 @@ def test_loaded_latency_figures_on_an_mlc_ladder():
               (5000, 82.00, 7788.2), (9000, 81.46, 4684.0), (20000, 81.40, 2541.9)]
     result = infer_loaded_latency([mb_s / 1000 for _, _, mb_s in ladder], [ns for _, ns, _ in ladder])
     assert result.points == 19
-    assert result.idle_latency_ns == 81.40
+    assert result.idle_latency_ns == 81.40 and result.idle_source == "lightest load"
     assert result.peak_bandwidth_gb_s == pytest.approx(216.643)
     assert result.knee_bandwidth_gb_s == pytest.approx(160.2429) and result.knee_latency_ns == 121.92
+    # the knee lies between the ladder points either side of Kneedle's: 111.6 GB/s (101 ns) and 215.1 GB/s (227 ns)
+    assert (result.knee_low_gb_s, result.knee_high_gb_s) == (pytest.approx(111.5874), pytest.approx(215.075))
+    assert result.saturated_latency_ns == pytest.approx(279.705)  # the six points within 10% of 216.6 GB/s
     # latency passes 2 x 81.4 = 162.8 ns between 121.92 ns (160.2 GB/s) and 227.05 ns (215.1 GB/s)
     assert 160.2 < result.doubling_bandwidth_gb_s < 215.1
     assert result.knee_outstanding_lines == pytest.approx(160.2429e9 / 64 * 121.92e-9)
@@ -229,6 +232,45 @@ def test_loaded_latency_with_too_few_pairs_or_no_doubling_says_why():
     flat = infer_loaded_latency([1.0, 5.0, 10.0, 20.0], [80.0, 81.0, 85.0, 100.0])
     assert flat.doubling_bandwidth_gb_s is None and "never doubles" in flat.note
     assert kneedle_index([1.0, 1.0], [2.0, 3.0]) is None
+
+
+def test_a_curve_whose_latency_never_rises_has_no_knee():
+    # The issue's host: latency stays at or under idle up to the peak (a 2-vCPU guest with one load thread);
+    # Kneedle alone named '2 GB/s at 165 ns (idle 173 ns)' on it
+    bandwidth = [0.9, 2.0, 4.1, 8.3, 16.0, 27.4]
+    latency = [171.0, 165.0, 168.0, 170.0, 172.0, 176.0]
+    flat = infer_loaded_latency(bandwidth, latency, idle_ns=173.0)
+    assert flat.knee_bandwidth_gb_s is None and flat.knee_low_gb_s is None and flat.knee_outstanding_lines is None
+    assert flat.idle_latency_ns == 173.0 and flat.idle_source == "no-load point" and flat.saturated_latency_ns == 176.0
+    assert ("no knee: latency at saturation (within 10% of the peak bandwidth) is 1.02 x idle (176 ns vs 173 ns, "
+            "no-load point); a knee needs 1.3 x") in flat.note
+    # one slow point at light load is no rise: the saturated end decides
+    spiked = infer_loaded_latency([*bandwidth, 0.5], [*latency, 400.0], idle_ns=173.0)
+    assert spiked.knee_bandwidth_gb_s is None and spiked.saturated_latency_ns == 176.0
+    assert flat.peak_bandwidth_gb_s == 27.4
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_knee_interval_holds_the_corner_of_synthetic_queueing_curves(seed):
+    """A ladder over a curve flat at idle up to a corner bandwidth, then rising linearly (a hockey stick), with ±1%
+    noise and a random ladder: the knee interval holds the corner; the same ladder over a flat curve has none."""
+    rng = random.Random(seed)
+    idle, peak = rng.uniform(60, 200), rng.uniform(10, 300)
+    corner = peak * rng.uniform(0.4, 0.7)
+    rise = rng.uniform(1.6, 5.0)  # latency at the peak over idle (at 90% of the peak: 1.4x or more)
+
+    def latency(bw: float) -> float:
+        past = max(bw - corner, 0.0) / (peak - corner)
+        return idle * (1 + (rise - 1) * past)
+
+    fractions = sorted({rng.uniform(0.02, 0.999) for _ in range(rng.randint(8, 20))} | {1.0})
+    bandwidth = [peak * fraction for fraction in fractions]
+    noisy = [latency(bw) * rng.uniform(0.99, 1.01) for bw in bandwidth]
+    result = infer_loaded_latency(bandwidth, noisy, idle_ns=idle)
+    assert result.knee_low_gb_s <= corner * 1.05 and result.knee_high_gb_s >= corner * 0.95, (corner, result)
+    assert result.knee_low_gb_s <= result.knee_bandwidth_gb_s <= result.knee_high_gb_s
+    flat = infer_loaded_latency(bandwidth, [idle * rng.uniform(0.95, 1.2) for _ in bandwidth], idle_ns=idle)
+    assert flat.knee_bandwidth_gb_s is None and "no knee" in flat.note
 
 
 def test_bandwidth_per_level_and_amat_take_plain_arrays():

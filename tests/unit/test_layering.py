@@ -129,3 +129,57 @@ def test_loading_and_reporting_modules_name_no_experiment():
              for line, text in strings(ast.parse((PROJECT / name).read_text(encoding="utf-8")))
              for match in names.finditer(text)]
     assert not found, "experiment-specific code belongs in its section and view:\n" + "\n".join(found)
+
+
+# The stages of a run, in the order data flows through the controller: a module may import its own stage and
+# the stages below it, never one above; ingest and report stand side by side and do not import each other.
+STAGE_RANKS = {"base": 0, "store": 1, "analyze": 2, "ingest": 3, "report": 3, "cli": 4}
+# Where a stage's folder holds leaves that must stay free of the rest of it: a parser reads one tool's text and
+# knows nothing of bundles, references or the warehouse.
+LEAVES = {"fleetscope.ingest.parsers": {"fleetscope.ingest.parsers"}}
+# Imports against the order still to be removed; the list can only shrink (an entry no longer needed fails).
+STAGE_EXEMPT: set[tuple[str, str]] = {
+    ("fleetscope.ingest.parsers.curve", "fleetscope.ingest.curve_csv"),  # parse_curve moves into the parser
+}
+
+
+def stage(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in STAGE_RANKS and parts[1] != "base":
+        return parts[1]
+    return "cli" if module in ("fleetscope.cli", "fleetscope.__main__") else "base"
+
+
+def stage_violations(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """(importer, imported) pairs that run against the stage order, or out of a leaf folder."""
+    found = set()
+    for module, imported_modules in graph.items():
+        for imported in imported_modules:
+            mine, theirs = stage(module), stage(imported)
+            if STAGE_RANKS[theirs] > STAGE_RANKS[mine] or (STAGE_RANKS[theirs] == STAGE_RANKS[mine] and theirs != mine):
+                found.add((module, imported))
+            for leaf, allowed in LEAVES.items():
+                if module.startswith(leaf) and stage(imported) == mine and not imported.startswith(tuple(allowed)):
+                    found.add((module, imported))
+    return found
+
+
+def test_no_module_imports_a_later_stage():
+    paths = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {module: imports(path, set(paths)) - {module} for module, path in paths.items()}
+    found = stage_violations(graph)
+    assert not sorted(found - STAGE_EXEMPT), ("imports against the stage order cli -> report | ingest -> analyze -> "
+                                              "store -> base:\n" + "\n".join(f"{a} imports {b}" for a, b in
+                                                                            sorted(found - STAGE_EXEMPT)))
+    assert not sorted(STAGE_EXEMPT - found), f"no longer needed, remove from STAGE_EXEMPT: {sorted(STAGE_EXEMPT - found)}"
+
+
+def test_the_stage_check_finds_a_later_stage_and_a_sibling():
+    graph = {"fleetscope.analyze.derive": {"fleetscope.store.warehouse", "fleetscope.report.sections"},
+             "fleetscope.ingest.load": {"fleetscope.report.pages", "fleetscope.analyze.derive", "fleetscope.units"},
+             "fleetscope.ingest.parsers.curve": {"fleetscope.ingest.curve_csv", "fleetscope.ingest.parsers"},
+             "fleetscope.cli": {"fleetscope.report.pages"}, "fleetscope.units": {"fleetscope.store.query"}}
+    assert stage_violations(graph) == {("fleetscope.analyze.derive", "fleetscope.report.sections"),
+                                       ("fleetscope.ingest.load", "fleetscope.report.pages"),
+                                       ("fleetscope.ingest.parsers.curve", "fleetscope.ingest.curve_csv"),
+                                       ("fleetscope.units", "fleetscope.store.query")}

@@ -14,9 +14,10 @@ import pytest
 from fleetscope.analyze.plausibility import BIMODAL_MAX_SAMPLES, point_noise
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "mlc_samples"
-RULES = {"dram_chase_too_fast", "bandwidth_above_dram_peak", "huge_pages_not_granted", "loaded_idle_far_above_idle",
-         "stride_bytes_counted", "nt_write_far_above_read", "experiments_disagree", "storage_littles_law",
-         "threads_shared_one_cpu", "noisy_point", "bimodal_point", "canary_drift", "measured_while_throttling"}
+RULES = {"dram_chase_too_fast", "first_plateau_above_l1_hit", "bandwidth_above_dram_peak", "firmware_claims_disagree",
+         "huge_pages_not_granted", "loaded_idle_far_above_idle", "loaded_below_idle", "stride_bytes_counted",
+         "nt_write_far_above_read", "experiments_disagree", "storage_littles_law", "threads_shared_one_cpu",
+         "noisy_point", "bimodal_point", "canary_drift", "measured_while_throttling"}
 
 
 def point(experiment: str, kernel: str, params: dict, ns: float, context: dict | None = None) -> dict:
@@ -42,7 +43,8 @@ def pattern_stride(stride: int, footprint_per_line: int) -> list[dict]:
             for pattern in ("random_cycle", "sequential")]
 
 
-def load(bundles, cli, tmp_path, *, manifest=None, results=None, mlc: tuple[str, ...] = ()) -> duckdb.DuckDBPyConnection:
+def load(bundles, cli, tmp_path, *, manifest=None, results=None, mlc: tuple[str, ...] = (),
+         mlc_params: dict[str, dict] | None = None) -> duckdb.DuckDBPyConnection:
     manifest = manifest or bundles.manifest()
     results = results or {"results/latency_sweep.jsonl": bundles.latency_points()}
     for path in results:
@@ -51,7 +53,10 @@ def load(bundles, cli, tmp_path, *, manifest=None, results=None, mlc: tuple[str,
             manifest["experiments"].append({"name": name, "status": "ok", "file": path, "error": None, "wall_s": 1.0})
     if mlc:
         manifest["experiments"].append({"name": "mlc", "status": "ok", "file": None, "error": None, "wall_s": 1.0,
-                                        "notes": [], "raw": [{"path": f"raw/mlc/{name}", "tool": "mlc"} for name in mlc]})
+                                        "notes": [], "raw": [{"path": f"raw/mlc/{name}", "tool": "mlc",
+                                                                 **({"params": mlc_params[name]}
+                                                                    if name in (mlc_params or {}) else {})}
+                                                                for name in mlc]})
         results = {**results, **{f"raw/mlc/{name}": (SAMPLES / name).read_text() for name in mlc}}
     bundles.write(manifest, results=results)
     db = tmp_path / "fleet.duckdb"
@@ -82,6 +87,7 @@ def test_a_clean_run_has_every_rule_and_no_flag(bundles, cli, tmp_path):
     assert "no DIMMs in the facts (dmidecode: no SMBIOS memory devices)" in by[("bandwidth_above_dram_peak", "run")]["reason"]
     assert "no DRAM-sized bandwidth measured" in by[("bandwidth_above_dram_peak", "run")]["reason"]
     assert "no loaded-latency curve" in by[("loaded_idle_far_above_idle", "run")]["reason"]
+    assert "no HMAT figures in the facts" in by[("firmware_claims_disagree", "firmware_claims")]["reason"]
     assert by[("stride_bytes_counted", "bandwidth_points")]["status"] == "not_run"
     assert by[("nt_write_far_above_read", "bandwidth_points")]["status"] == "not_run"
     assert all(row["reason"] for row in rows if row["status"] == "not_run")
@@ -140,6 +146,65 @@ def test_a_loaded_latency_idle_point_far_above_the_idle_latency_is_flagged(bundl
     assert "zero_queue DRAM median" in flag["comparison"]
     (inferred,) = connection.execute("SELECT idle_latency_ns, knee_latency_ns, points FROM inferred_loaded_latency").fetchall()
     assert inferred == (81.40, 121.92, 19)
+
+
+def loaded_curve(idle: tuple[float, float], loaded: list[tuple[float, float, float]]) -> list[dict]:
+    """loaded_latency kernel records: the idle point (median, CI95 half-width) and read-traffic points
+    (GB/s, median, CI95 half-width), heaviest load last."""
+    records = []
+    delays = [20000, 5000, 1000, 200, 50, 0][-len(loaded):]
+    for traffic, delay, gb_s, median, half in [("idle", None, 0.0, *idle)] + [
+            ("read", delay, *point) for delay, point in zip(delays, loaded)]:
+        samples = [median - half, median, median + half]
+        records.append({"schema_version": 1, "experiment": "loaded_latency", "kernel": "loaded_latency",
+                        "metric": "loaded_latency", "unit": "ns",
+                        "params": {"traffic": traffic, "read_lines": 1, "write_lines": 0, "store": "regular",
+                                   "delay": delay, "load_threads": 0 if traffic == "idle" else 1,
+                                   "working_set_bytes": 1 << 28},
+                        "samples": samples, "context": {"bandwidth_gb_s": gb_s},
+                        "summary": {"min": samples[0], "median": median, "mean": median, "ci95_low": samples[0],
+                                    "ci95_high": samples[2], "count": 3}})
+    return records
+
+
+# The issue's host: a loaded curve that never rises, its lightest loads below the idle latency
+FLAT_BELOW_IDLE = [(0.9, 171.0, 1.0), (2.0, 165.0, 1.0), (4.1, 168.0, 1.0), (8.3, 170.0, 1.0), (16.0, 172.0, 1.0),
+                   (27.4, 176.0, 1.0)]
+
+
+def test_a_loaded_point_below_the_idle_latency_is_flagged_with_its_evidence(bundles, cli, tmp_path):
+    results = {"results/latency_sweep.jsonl": bundles.latency_points(),
+               "results/loaded_latency.jsonl": loaded_curve((173.0, 1.0), FLAT_BELOW_IDLE)}
+    connection = load(bundles, cli, tmp_path, results=results)
+    (flag,) = flags(connection, "loaded_below_idle")
+    assert flag["status"] == "flagged" and flag["subject"] == "loaded_latency_curve"
+    assert flag["item"] == "read delay 5000: 165 ns [CI95 164, 166]"
+    assert flag["value"] == pytest.approx(8 / 173) and flag["threshold"] == 0.02
+    # 171 ns [170, 172] is not apart from idle's [172, 174]: only 165 and 168 count
+    assert flag["evidence"].startswith("2 of 6 loaded points below idle (the chase without load threads: 173 ns "
+                                       "[CI95 172, 174]); worst")
+    # and the curve has no knee: its latency never rises 1.3 x idle
+    (inferred,) = connection.execute("SELECT knee_bandwidth_gb_s, idle_latency_ns, idle_source, saturated_latency_ns, note "
+                                     "FROM inferred_loaded_latency").fetchall()
+    assert inferred[:4] == (None, 173.0, "no-load point", 176.0) and "no knee" in inferred[4]
+
+
+def test_loaded_points_within_the_idle_points_noise_are_clear(bundles, cli, tmp_path):
+    wide = [(gb_s, median, 6.0) for gb_s, median, _ in FLAT_BELOW_IDLE]
+    results = {"results/latency_sweep.jsonl": bundles.latency_points(),
+               "results/loaded_latency.jsonl": loaded_curve((173.0, 6.0), wide)}
+    (flag,) = flags(load(bundles, cli, tmp_path, results=results), "loaded_below_idle")
+    assert flag["status"] == "clear" and flag["evidence"].startswith("0 of 6 loaded points below idle")
+
+
+def test_an_mlc_ladder_is_checked_against_mlcs_idle_latency(bundles, cli, tmp_path):
+    # a real Skylake-SP's outputs: idle 80.8 ns, the ladder's lightest load 81.4 ns (MLC gives no CI: 5% margin)
+    connection = load(bundles, cli, tmp_path, mlc=("csit_skx_loaded_latency.txt", "csit_skx_idle_latency.txt"),
+                      mlc_params={"csit_skx_idle_latency.txt": {"level": "DRAM"}})
+    (flag,) = flags(connection, "loaded_below_idle")
+    assert flag["subject"] == "mlc_loaded_latency" and flag["threshold"] == 0.05 and flag["status"] == "clear"
+    assert flag["evidence"].startswith("0 of 19 loaded points below idle (MLC idle latency (DRAM): 80.8 ns); lowest")
+    assert flag["value"] == pytest.approx(1 - 81.40 / 80.8)
 
 
 def test_stride_bytes_counted_instead_of_lines_is_flagged(bundles, cli, tmp_path):
@@ -445,3 +510,73 @@ def test_a_point_larger_than_any_sampler_takes_is_judged_for_spread_not_split(bu
     assert noisy["status"] == "clear" and noisy["evidence"].startswith("0 of 2 checked")
     (bimodal,) = flags(connection, "bimodal_point")
     assert bimodal["evidence"].startswith("0 of 1 checked")
+
+
+# ---- what the firmware claims --------------------------------------------------------------------------
+
+XEON_SMBIOS = {"source": "/sys/firmware/dmi/entries", "reason": None, "slots": 24, "populated": 8,
+               "dimms": [{"locator": f"DIMM_{socket}{slot}", "bank": None, "size_bytes": 4 << 30, "type": "DDR3",
+                          "speed_mts": 1600, "configured_speed_mts": 1600, "data_width_bits": 64}
+                         for socket in "AB" for slot in range(1, 5)],
+               "channels": 8, "channels_from": "one per populated DIMM, an upper bound: the locators name no channel",
+               "peak_gbps": 102.4, "peak_note": None}
+
+
+@pytest.mark.parametrize("memory, status, threshold, how", [
+    ({"smbios": XEON_SMBIOS}, "flagged", 102.4, "SMBIOS: 8 DIMMs on 8 channels"),
+    # the inventory's word wins over the firmware's (a VM's SMBIOS describes whatever its hypervisor says)
+    ({"smbios": XEON_SMBIOS, "dram_peak_stated_gbps": 400.0}, "clear", 400.0, "stated for the host in the inventory"),
+    ({"smbios": {"source": None, "reason": "no SMBIOS table"}}, "not_run", None, "set"),
+])
+def test_the_dram_peak_comes_from_smbios_or_the_inventory_without_dmidecode(bundles, cli, tmp_path, memory, status,
+                                                                            threshold, how):
+    """csit_skx_peak_injection_bandwidth.txt: MLC drew well over 102.4 GB/s at DRAM size, beyond the Xeon E5's
+    eight DDR3-1600 DIMMs (no dmidecode on the host: facts.memory.dimms is empty)."""
+    manifest = bundles.manifest()
+    manifest["facts"]["memory"].update(dimms=[], dimms_note="dmidecode: not installed", **memory)
+    (flag,) = flags(load(bundles, cli, tmp_path, manifest=manifest, mlc=("csit_skx_peak_injection_bandwidth.txt",)),
+                    "bandwidth_above_dram_peak")
+    assert flag["status"] == status and flag["threshold"] == (pytest.approx(threshold) if threshold else None)
+    if status == "not_run":
+        assert "no DRAM peak from SMBIOS (no SMBIOS table) and none stated for the host (fleet_dram_peak_gbps)" \
+            in flag["reason"]
+    else:
+        assert how in flag["comparison"]
+
+
+def numa_matrix(local_ns: float, remote_ns: float, local_gb_s: float) -> list[dict]:
+    base = {"working_set_bytes": 1 << 28}
+    cells = [point("numa_matrix", "chase", {**base, "cpu": 10 * cpu, "cpu_node": cpu, "mem_node": mem},
+                   local_ns if cpu == mem else remote_ns) for cpu in (0, 1) for mem in (0, 1)]
+    for cpu in (0, 1):
+        cell = point("numa_matrix", "bandwidth", {**base, "cpu": None, "cpus": [10 * cpu], "threads": 1,
+                                                  "cpu_node": cpu, "mem_node": cpu}, local_gb_s)
+        cells.append({**cell, "metric": "bandwidth", "unit": "GB/s"})
+    return cells
+
+
+@pytest.mark.parametrize("hmat_ns, hmat_mb_s, slit, status, worst", [
+    (80, 60000, 21, "clear", None),                     # 95 vs 80 ns, 38 vs 60 GB/s, 1.58 vs 2.1 x local
+    (30, 60000, 21, "flagged", "read latency, node 0 from node 0"),   # 95 ns measured, 30 claimed: over 2x
+    (80, 20000, 21, "flagged", "read bandwidth, node 0 from node 0"),  # 38 GB/s measured beats a 20 GB/s claim
+    (80, 60000, 40, "flagged", "latency node 0 to node 1, x local"),  # SLIT says 4x local, the run reads 1.58x
+])
+def test_what_the_firmware_claims_is_set_beside_the_measured_and_a_large_disagreement_flagged(
+        bundles, cli, tmp_path, hmat_ns, hmat_mb_s, slit, status, worst):
+    manifest = bundles.manifest()
+    manifest["facts"]["numa"] = {"nodes": 2, "distances": {"node0": [10, slit], "node1": [slit, 10]},
+                                 "hmat": {"nodes": [{"node": 0, "initiators": [0], "read_latency_ns": hmat_ns,
+                                                     "read_bandwidth_mb_s": hmat_mb_s}], "reason": None}}
+    connection = load(bundles, cli, tmp_path, manifest=manifest,
+                      results={"results/latency_sweep.jsonl": bundles.latency_points(),
+                               "results/numa_matrix.jsonl": numa_matrix(95.0, 150.0, 38.0)})
+    claims = {row[0]: row[1:] for row in connection.execute(
+        "SELECT figure, source, claimed, measured, verdict FROM firmware_claims").fetchall()}
+    assert claims["read latency, node 0 from node 0"][:3] == ("ACPI HMAT", hmat_ns, pytest.approx(95.0, rel=0.02))
+    assert claims["read bandwidth, node 0 from node 0"][1] == hmat_mb_s / 1000
+    assert claims["latency node 0 to node 1, x local"][1:3] == (slit / 10, pytest.approx(150 / 95, rel=0.02))
+    (flag,) = flags(connection, "firmware_claims_disagree")
+    assert flag["status"] == status
+    if worst:
+        disagreeing = 2 if worst.startswith("latency node") else 1  # the SLIT's both directions, or one HMAT figure
+        assert flag["item"].endswith(worst) and flag["evidence"].startswith(f"{disagreeing} of 4 claims disagree")

@@ -204,3 +204,17 @@ def test_a_writer_recreates_the_views_whose_file_changed_or_that_are_missing(bun
         assert connection.execute("SELECT count(*) FROM tlb_reach").fetchone() == (0,)
         mlp_curve = connection.execute("SELECT created_at FROM schema_views WHERE view_name = 'mlp_curve'").fetchone()
         assert mlp_curve == untouched
+
+
+def test_a_changed_view_that_reads_a_column_another_changed_view_adds_waits_for_it(bundles, cli, loaded_db):
+    """fleet_overview reads runs_overview's new columns (through latest_runs) and comes first alphabetically: created
+    while runs_overview is still an older fleetscope's, it fails to bind, and is created again after it."""
+    views = MIGRATIONS_DIR.parent / "views"
+    with duckdb.connect(str(loaded_db)) as connection:
+        body = views.joinpath("runs_overview.sql").read_text().split(" AS\n", 1)[1].rstrip().rstrip(";")
+        connection.execute(f"CREATE OR REPLACE VIEW runs_overview AS SELECT * EXCLUDE (reference_tool) FROM ({body})")
+        connection.execute("UPDATE schema_views SET sha256 = 'older' WHERE view_name IN ('runs_overview', 'fleet_overview')")
+    proc = cli("ingest", bundles.results_dir, "--db", loaded_db)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with duckdb.connect(str(loaded_db), read_only=True) as connection:
+        assert "reference_tool" in [row[0] for row in connection.execute("DESCRIBE fleet_overview").fetchall()]

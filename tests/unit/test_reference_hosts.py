@@ -144,9 +144,20 @@ def test_reference_list_and_load_once(cli, tmp_path):
     (tlb,) = rows(db, "SELECT l1_low_pages, l1_high_pages, l1_entries, l2_low_pages, l2_high_pages, l2_entries "
                       "FROM inferred_tlb WHERE host = 'ref-tegra-k1-cortex-a15'")
     assert tlb == (33, 40, None, 513, 520, 516)
-    # tinymembench's relative curve keeps its 0 ns L1 plateau, and the DRAM rule says why it cannot judge it
-    assert rows(db, "SELECT latency_ns FROM inferred_levels WHERE host = 'ref-graviton2-neoverse-n1' "
-                    "AND level = 'L1'") == [(0.0,)]
+    # tinymembench's relative curve keeps its 0 ns L1 plateau as ns over L1, never as a latency, and the DRAM rule
+    # says why it cannot judge it; its last plateau (2-32 MiB) is the 32 MiB L3, whose rise outlasts the sweep at
+    # 64 MiB, not memory
+    assert rows(db, "SELECT level, latency_ns, latency_cycles, round(latency_over_l1_ns, 1) FROM inferred_levels "
+                    "WHERE host = 'ref-graviton2-neoverse-n1' ORDER BY level_index") == [
+        ("L1", None, None, 0.0), ("L2", None, None, 2.3), ("L3", None, None, 29.3)]
+    # a curve whose source states its clock has its levels in cycles: every L1 of the library reads 3 to 5
+    l1_cycles = dict(rows(db, "SELECT host, latency_cycles FROM inferred_levels WHERE level = 'L1' "
+                              "AND latency_cycles IS NOT NULL"))
+    assert len(l1_cycles) == 7 and all(2.9 < cycles < 5.1 for cycles in l1_cycles.values()), l1_cycles
+    # ... so the real curves pass the L1-hit check, and the ones whose source states no clock say why it did not run
+    checked = dict(rows(db, "SELECT host, status FROM flags WHERE rule = 'first_plateau_above_l1_hit'"))
+    assert {host for host, status in checked.items() if status == "clear"} == set(l1_cycles)
+    assert checked["ref-graviton2-neoverse-n1"] == checked["ref-tegra-k1-cortex-a15"] == "not_run"
     assert rows(db, "SELECT status, reason LIKE 'a relative curve%' FROM flags WHERE host = 'ref-graviton2-neoverse-n1' "
                     "AND rule = 'dram_chase_too_fast'") == [("not_run", True)]
 
@@ -178,12 +189,36 @@ def test_compare_json_marks_the_reference_host_and_tests_no_difference_against_i
     (delta,) = dram["deltas"]
     assert delta["relative"] is not None and delta["significant"] is None and delta["p_value"] is None
     assert "reference host's published curve" in delta["note"]
+    run = reference["runs"][0]
+    assert run["reference_tool"] == "ramlat (wtarreau/ramspeed, 1xPTR)" and run["reference_clock_ghz"] == 4.5
+    assert run["reference_method"] == ("a dependent chase with one line per page (TLB steps inside the curve), "
+                                       "4 KiB pages, ns per load")
+    assert isinstance(lab["runs"][0]["flags"], list) and run["flags"] == []
     # a relative curve (ns over L1) gives no latency to compare; its sizes still compare
     relative = json.loads(cli("compare", "--db", db, "localhost", "ref-graviton2-neoverse-n1", "--format", "json").stdout)
     by_metric = {metric["metric"]: metric for metric in relative["metrics"]}
     assert by_metric["dram_latency"]["values"]["ref-graviton2-neoverse-n1"] is None
     assert by_metric["dram_latency"]["deltas"][0]["note"] == "not measured on both sides"
     assert by_metric["l2_size"]["deltas"][0]["relative"] is not None
+
+
+def test_compare_says_no_test_ran_against_a_reference_and_still_lists_the_large_differences(lab_and_reference, cli):
+    root, db = lab_and_reference
+    out = root / "compare.html"
+    proc = cli("compare", "--db", db, "localhost", "ref-xeon-w3-2435-sapphire-rapids", "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == ("no test ran: a reference host's published curve gives one value per size, not the samples a "
+                        "test needs")
+    assert "no level's latency differs" not in proc.stdout
+    assert lines[1] == ("differences of 5% or more without a test (a reference host's published curve gives one value "
+                        "per size, not samples):")
+    assert "  ref-xeon-w3-2435-sapphire-rapids: DRAM latency 170 ns -> 100 ns (-41.1%)" in lines
+    page = out.read_text(encoding="utf-8")
+    assert 'id="no-test"' in page and 'id="moved-none"' not in page and 'class="untested-list"' in page
+    # the page says how the reference curve was measured: its source, tool, method and the clock its source states
+    assert 'id="reference-sources"' in page and "ramlat (wtarreau/ramspeed, 1xPTR)" in page and "4.5 GHz" in page
+    assert "https://github.com/wtarreau/ramspeed/" in page
 
 
 def test_outliers_set_reference_hosts_aside(lab_and_reference, cli):
@@ -198,6 +233,60 @@ def test_outliers_set_reference_hosts_aside(lab_and_reference, cli):
             "ref-xeon-w3-2435-sapphire-rapids") in table.stdout
 
 
+# A Raptor Lake lab report's curve (i9-13900K, 5.8 GHz): its first plateau reads 3.5 ns, 20 cycles at that clock -
+# timing overhead, not an L1 hit - and its memory plateau 8.9 ns, which no dependent chase in DRAM reads.
+RPL_LAB_REPORT = "bytes,ns\n" + "".join(f"{size},{ns}\n" for size, ns in (
+    (4096, 3.5), (16384, 3.5), (32768, 3.5), (65536, 4.7), (262144, 4.7), (1048576, 4.8), (2097152, 5.6),
+    (4194304, 6.9), (16777216, 7.0), (33554432, 7.4), (67108864, 8.8), (134217728, 8.9), (268435456, 8.9),
+    (1073741824, 8.9)))
+
+
+def test_a_lab_reports_curve_with_timing_overhead_is_flagged_and_compare_shows_it(lab_and_reference, cli, tmp_path):
+    db = tmp_path / "fleet.duckdb"  # a copy: the module's warehouse keeps its two reference hosts for the others
+    shutil.copyfile(lab_and_reference[1], db)
+    root = tmp_path
+    csv = tmp_path / "rpl_lab_report.csv"
+    csv.write_text(RPL_LAB_REPORT, encoding="utf-8")
+    proc = cli("import", "curve", "--host", "ref-rpl-lab-report", "--cpu-model", "13th Gen Intel(R) Core(TM) i9-13900K",
+               "--source", "a lab report", "--clock-ghz", "5.8", "--caches", "48k,2m,36m", "--db", db,
+               "--results", root / "results", csv)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    flagged = {rule: (value, evidence) for rule, value, evidence in rows(
+        db, "SELECT rule, value, evidence FROM flags WHERE host = 'ref-rpl-lab-report' AND status = 'flagged'")}
+    assert set(flagged) == {"first_plateau_above_l1_hit", "dram_chase_too_fast"}
+    assert flagged["first_plateau_above_l1_hit"][0] == pytest.approx(3.5 * 5.8)
+    assert "not an L1 hit" in flagged["first_plateau_above_l1_hit"][1]
+    assert flagged["dram_chase_too_fast"][0] == 8.9
+    document = json.loads(cli("compare", "--db", db, "localhost", "ref-rpl-lab-report", "--format", "json").stdout)
+    (run,) = document["operands"][1]["runs"]
+    assert {flag["rule"] for flag in run["flags"]} == {"first_plateau_above_l1_hit", "dram_chase_too_fast"}
+    page = root / "rpl.html"
+    assert cli("compare", "--db", db, "localhost", "ref-rpl-lab-report", "--out", page).returncode == 0
+    html = page.read_text(encoding="utf-8")
+    assert 'title="flagged: first_plateau_above_l1_hit"' in html and "first_plateau_above_l1_hit" in html
+
+
+def test_a_curve_without_cache_sizes_has_its_memory_plateau_checked(cli, tmp_path):
+    """No --caches: no swept size is known to be DRAM-sized, so the rule judges the curve's own last plateau, as
+    `infer --csv` does; here a prefetched 'memory' of 22 ns, and the L1-hit rule says why it could not run."""
+    csv = tmp_path / "prefetched.csv"
+    plateaus = ((1 << 12, 1.2), (1 << 14, 1.2), (1 << 15, 1.2), (1 << 17, 4.0), (1 << 18, 4.0), (1 << 19, 4.1),
+                (1 << 21, 12.0), (1 << 22, 12.1), (1 << 23, 12.0), (1 << 25, 22.0), (1 << 26, 22.0), (1 << 27, 22.1),
+                (1 << 28, 22.0))
+    csv.write_text("bytes,ns\n" + "".join(f"{size},{ns}\n" for size, ns in plateaus), encoding="utf-8")
+    proc = cli("import", "curve", "--host", "ref-prefetched", "--cpu-model", "a CPU", "--db", tmp_path / "fleet.duckdb",
+               "--results", tmp_path / "results", csv)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    by_rule = {rule: (status, value, text) for rule, status, value, text in rows(
+        tmp_path / "fleet.duckdb", "SELECT rule, status, value, coalesce(evidence, reason) FROM flags "
+        "WHERE rule IN ('dram_chase_too_fast', 'first_plateau_above_l1_hit')")}
+    status, value, evidence = by_rule["dram_chase_too_fast"]
+    assert (status, value) == ("flagged", pytest.approx(22.0, abs=0.1))
+    assert "the sweep's last plateau (up to 256 MiB): memory, unless the sweep stopped before it" in evidence
+    assert by_rule["first_plateau_above_l1_hit"][0] == "not_run"
+    assert "its source states no core clock (`fleetscope import curve --clock-ghz`)" in by_rule["first_plateau_above_l1_hit"][2]
+
+
 def test_the_manifest_schema_holds_reference_bundles_to_their_contract(cli, tmp_path):
     from fleetscope.ingest.bundle import BundleError, load_bundle
 
@@ -208,7 +297,9 @@ def test_the_manifest_schema_holds_reference_bundles_to_their_contract(cli, tmp_
     for index, (change, complaint) in enumerate((({"profile": "quick"}, "profile"),              # a reference is an external run
                               ({"reference": None}, "reference"),            # origin reference says where from
                               ({"origin": "playbook"}, "reference"),         # and only a reference says so
-                              ({"reference": {**manifest["reference"], "pattern": "zigzag"}}, "pattern"))):
+                              ({"reference": {**manifest["reference"], "pattern": "zigzag"}}, "pattern"),
+                              ({"reference": {**manifest["reference"], "clock_ghz": 58}}, "clock_ghz"),
+                              ({"reference": {**manifest["reference"], "tool": ""}}, "tool"))):
         broken = tmp_path / "broken" / str(index) / bundle.parent.name / bundle.name
         shutil.copytree(bundle, broken)
         changed = {key: value for key, value in {**manifest, **change}.items() if value is not None}
@@ -225,7 +316,7 @@ def test_migration_008_gives_runs_loaded_before_it_their_origin(cli, tmp_path):
         connection.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, "
                            "applied_at TIMESTAMP NOT NULL)")
         for migration in sorted(MIGRATIONS_DIR.glob("*.sql")):
-            if migration.name.startswith("008"):
+            if int(migration.name[:3]) >= 8:  # a warehouse from before 008: `migrate` applies 008 and the later ones
                 continue
             connection.execute(migration.read_text())
             connection.execute("INSERT INTO schema_migrations VALUES (?, ?, now()::TIMESTAMP)",

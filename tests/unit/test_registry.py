@@ -1,8 +1,10 @@
-"""One registry of experiments: every place that lists them names the same ones.
+"""One catalogue of experiments (fleetscope/catalog.py): every other place that lists them is held to it.
 
-The kernel registry (`--list` of the built binary, from KERNELS in kernels/src/registry.c) is where an
-experiment measured by a kernel comes from. Each other place is compared with what it should hold,
-decided per place below; a disagreement names the place and the missing and extra experiments.
+The Python side reads the catalogue; what cannot (the kernel registry, the Ansible roles, the READMEs) is
+compared with it here, place by place: the kernels' `--list` (KERNELS in kernels/src/registry.c), the
+kernels role's experiment table, task files, switches and argument specs, the tag selection of the fleet
+role, the other roles' switches, the host page's sections, the warehouse's views and derived tables, and the
+README tables. A disagreement names the place and the missing and extra experiments.
 """
 
 from __future__ import annotations
@@ -15,17 +17,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from fleetscope import catalog
+from fleetscope.analyze.derive import DERIVED_TABLES
 from fleetscope.report.sections import SECTIONS
 from fleetscope.store.warehouse import open_warehouse
 
 PROJECT = Path(__file__).resolve().parents[2]
 ROLES = PROJECT / "roles"
-# Experiments no kernel measures: external tools, each run by its own role with its own switch
-# (`<name>_enabled` in roles/<name>/).
-NOT_KERNELS = {"fio", "mlc"}
-# Experiments a kernel measures but another role runs: the workloads role runs the `workload` kernel on the
-# commands a user names (switch `workloads_enabled` in roles/workloads/), so the kernels role has no entry.
-OTHER_ROLES = {"workloads"}
 _ENABLED = re.compile(r"^kernels_(\w+)_enabled$")
 _SELECTED = re.compile(r"\+ \['(\w+)'\]")
 
@@ -77,15 +75,23 @@ def yaml_file(path: Path) -> dict:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
-def test_every_place_names_the_same_experiments(kernel_list, warehouse_views):
-    measured = {experiment for experiments in kernel_list.values() for experiment in experiments}
-    every = measured | NOT_KERNELS
-    kernels_role = measured - OTHER_ROLES
+def test_every_place_names_the_catalogue_s_experiments(kernel_list, warehouse_views):
+    every = set(catalog.NAMES)
+    kernels_role = {experiment.name for experiment in catalog.EXPERIMENTS if experiment.role == "kernels"}
     problems = []
 
-    # The kernels role: its experiment table is the one Ansible-side list; a task file per entry, and the
-    # switch and tags of each entry follow from its name. Defaults and argument specs cannot be generated
-    # from the table, so they are held to it here.
+    # The kernel registry: the experiments each kernel feeds are the catalogue's.
+    feeds = {name: sorted(kernel for kernel, fed in kernel_list.items() if name in fed)
+             for name in {name for fed in kernel_list.values() for name in fed}}
+    problems += differences("fleetscope-kernels --list", set(feeds),
+                            {experiment.name for experiment in catalog.EXPERIMENTS if experiment.kernels})
+    problems += [f"fleetscope-kernels --list: {name} is fed by {feeds[name]}, the catalogue says "
+                 f"{sorted(catalog.experiment(name).kernels)}"
+                 for name in set(feeds) & every if feeds[name] != sorted(catalog.experiment(name).kernels)]
+
+    # The kernels role: its experiment table is its one Ansible-side list; a task file per entry, and the
+    # switch of each entry follows from its name. Defaults and argument specs cannot be generated from the
+    # table, so they are held to the catalogue here.
     table = yaml_file(ROLES / "kernels" / "vars" / "main.yml")["__kernels_experiments"]
     problems += differences("roles/kernels/vars/main.yml __kernels_experiments", set(table), kernels_role)
     for name, entry in table.items():
@@ -100,58 +106,75 @@ def test_every_place_names_the_same_experiments(kernel_list, warehouse_views):
     options = yaml_file(ROLES / "kernels" / "meta" / "argument_specs.yml")["argument_specs"]["main"]["options"]
     specs = {match.group(1) for key in options if (match := _ENABLED.match(key))}
     problems += differences("roles/kernels/meta/argument_specs.yml kernels_<name>_enabled", specs, kernels_role)
-    # The tags: one selection task per experiment (roles/fleet/tasks/select.yml), tagged with its family
-    # and its own name; the kernels role's README lists the same tags.
+
+    # The tags: one selection task per experiment (roles/fleet/tasks/select.yml), tagged as the catalogue
+    # says; the kernels role's README lists the same tags.
     select_tags = {}
     for task in yaml_file(ROLES / "fleet" / "tasks" / "select.yml"):
         if "always" not in task["tags"]:
             (name,) = _SELECTED.findall(task["ansible.builtin.set_fact"]["fleet_tagged_experiments"])
             select_tags[name] = task["tags"]
-            if name not in task["tags"]:
-                problems.append(f"roles/fleet/tasks/select.yml: the task of {name} is not tagged {name}")
     problems += differences("roles/fleet/tasks/select.yml", set(select_tags), every)
+    problems += [f"roles/fleet/tasks/select.yml: {name} is tagged {tags}, the catalogue says "
+                 f"{list(catalog.experiment(name).tags)}"
+                 for name, tags in select_tags.items() if name in every and tags != list(catalog.experiment(name).tags)]
     readme_table = markdown_table(ROLES / "kernels" / "README.md", "| experiment | tags | what it measures |")
     readme_tags = {code_names(row[0])[0]: code_names(row[1]) for row in readme_table}
     problems += differences("roles/kernels/README.md experiment table", set(readme_tags), kernels_role)
-    problems += [f"roles/kernels/README.md: tags of {name} are {readme_tags[name]}, select.yml's {select_tags[name]}"
-                 for name in set(readme_tags) & set(select_tags) if sorted(readme_tags[name]) != sorted(select_tags[name])]
+    problems += [f"roles/kernels/README.md: tags of {name} are {tags}, the catalogue's "
+                 f"{list(catalog.experiment(name).tags)}"
+                 for name, tags in readme_tags.items()
+                 if name in every and sorted(tags) != sorted(catalog.experiment(name).tags)]
 
     # Experiments of other roles: each role has its switch in defaults and argument specs.
-    for name in sorted(NOT_KERNELS | OTHER_ROLES):
-        role = ROLES / name
-        switch = f"{name}_enabled"
-        if switch not in (yaml_file(role / "defaults" / "main.yml") or {}):
-            problems.append(f"roles/{name}/defaults/main.yml: no {switch}")
-        if switch not in yaml_file(role / "meta" / "argument_specs.yml")["argument_specs"]["main"]["options"]:
-            problems.append(f"roles/{name}/meta/argument_specs.yml: no {switch}")
+    for experiment in catalog.EXPERIMENTS:
+        if experiment.role != "kernels":
+            role = ROLES / experiment.role
+            switch = f"{experiment.role}_enabled"
+            if switch not in (yaml_file(role / "defaults" / "main.yml") or {}):
+                problems.append(f"roles/{experiment.role}/defaults/main.yml: no {switch}")
+            if switch not in yaml_file(role / "meta" / "argument_specs.yml")["argument_specs"]["main"]["options"]:
+                problems.append(f"roles/{experiment.role}/meta/argument_specs.yml: no {switch}")
 
-    # The report: every experiment, kernel or not, has a section on the host page, and the views a section
-    # reads exist in a freshly migrated warehouse.
+    # The report: every experiment has a section on the host page; each section reads one of its experiment's
+    # views, every view of the catalogue is read by a section, and each exists in a freshly migrated warehouse.
     problems += differences("report sections (fleetscope.report.sections.SECTIONS)",
                             {section.experiment for section in SECTIONS}, every)
+    read = set()
     for section in SECTIONS:
         for view in filter(None, (section.view, section.extra_view)):
+            read.add((section.experiment, view))
+            if section.experiment in every and view not in catalog.experiment(section.experiment).views:
+                problems.append(f"section {section.id} reads view {view}, not one of {section.experiment}'s in the "
+                                "catalogue")
+    for experiment in catalog.EXPERIMENTS:
+        for view in experiment.views:
+            if (experiment.name, view) not in read:
+                problems.append(f"catalogue: {experiment.name}'s view {view} is read by no section")
             if view not in warehouse_views:
-                problems.append(f"section {section.id} ({section.experiment}) reads view {view}: not in warehouse/views/")
+                problems.append(f"catalogue: {experiment.name}'s view {view} is not in warehouse/views/")
+        problems += [f"catalogue: {experiment.name} feeds {table}, which fleetscope.analyze.derive does not compute"
+                     for table in experiment.derived if table not in DERIVED_TABLES]
+    if list(catalog.NAMES) != sorted(set(catalog.NAMES), key=list(catalog.NAMES).index):
+        problems.append("catalogue: an experiment is named twice")
 
-    # The READMEs: the project's experiment table lists every experiment, and names the kernel that feeds
-    # each kernel experiment; kernels/README.md lists every kernel with the experiments it feeds.
+    # The READMEs: the project's experiment table lists every experiment and the kernels that feed it;
+    # kernels/README.md lists every kernel with the experiments it feeds.
     experiments_table = markdown_table(PROJECT / "README.md", "## Experiments")
-    # an experiment may be fed by more than one kernel (numa_matrix: chase and bandwidth)
     readme_kernels = {code_names(row[0])[0]: sorted(name for name in code_names(row[1]) if name in kernel_list)
                       for row in experiments_table}
     problems += differences("README.md experiment table", set(readme_kernels), every)
-    feeds = {experiment: sorted(kernel for kernel, fed in kernel_list.items() if experiment in fed)
-             for experiment in measured}
-    problems += [f"README.md: {name} is fed by kernels {feeds[name]}, the table says {readme_kernels[name]}"
-                 for name in set(readme_kernels) & measured if readme_kernels[name] != feeds[name]]
+    problems += [f"README.md: {name} is fed by kernels {kernels}, the catalogue says "
+                 f"{sorted(catalog.experiment(name).kernels)}"
+                 for name, kernels in readme_kernels.items()
+                 if name in every and kernels != sorted(catalog.experiment(name).kernels)]
     kernels_table = {code_names(row[0])[0]: code_names(row[1])
                      for row in markdown_table(PROJECT / "kernels" / "README.md", "## Kernels")}
     problems += differences("kernels/README.md kernel table", set(kernels_table), set(kernel_list))
     problems += [f"kernels/README.md: kernel {kernel} feeds {kernel_list[kernel]}, the table says {named}"
                  for kernel, named in kernels_table.items() if kernel in kernel_list and named != kernel_list[kernel]]
 
-    assert not problems, "the experiment lists disagree:\n" + "\n".join(problems)
+    assert not problems, "the experiment lists disagree with fleetscope/catalog.py:\n" + "\n".join(problems)
 
 
 def test_a_disagreement_names_the_place_and_the_names():

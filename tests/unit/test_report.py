@@ -306,10 +306,10 @@ def test_a_table_and_its_chart_use_the_same_unit(cli, tmp_path):
 
 def test_the_page_shows_every_derived_table_that_derive_writes():
     from fleetscope.analyze.derive import DERIVED_TABLES
-    from fleetscope.report.derived_tables import DERIVED_NAMES
+    from fleetscope.report.derived_tables import SHOWN_TABLE_NAMES
 
-    assert set(DERIVED_NAMES) == set(DERIVED_TABLES) - {"inference_runs"}
-    assert len(DERIVED_NAMES) == len(set(DERIVED_NAMES))
+    assert set(SHOWN_TABLE_NAMES) == set(DERIVED_TABLES) - {"inference_runs"}
+    assert len(SHOWN_TABLE_NAMES) == len(set(SHOWN_TABLE_NAMES))
 
 
 def test_flatten_facts_reads_bytes_for_people(bundles):

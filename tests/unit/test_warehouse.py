@@ -94,3 +94,10 @@ def test_the_data_dictionary_documents_every_table_view_and_column(tmp_path):
         if table not in sections or f"| `{column}` |" not in sections[table]
     ]
     assert undocumented == []
+
+
+def test_migration_numbers_are_unique_and_leave_no_gap_but_the_known_one():
+    numbers = sorted(int(path.name[:3]) for path in MIGRATIONS_DIR.glob("*.sql"))
+    assert len(numbers) == len(set(numbers)), "two migrations share a number"
+    gaps = set(range(1, numbers[-1] + 1)) - set(numbers)
+    assert gaps == {7}, f"migration numbers missing: {sorted(gaps)} (only 007, explained in warehouse/README.md)"

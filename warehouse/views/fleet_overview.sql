@@ -1,6 +1,7 @@
 -- fleet_overview: one row per host: its latest run, CPU, memory and sysfs cache sizes (per instance), and
 -- its identity as that run recorded it (inventory groups, microarchitecture: view host_identity); is_reference
--- when the latest run is a published curve (origin 'reference'), not a lab machine.
+-- when the latest run is a published curve (origin 'reference'), not a lab machine, with where it came from and
+-- how it was measured.
 CREATE OR REPLACE VIEW fleet_overview AS
 SELECT
     latest.host,
@@ -10,6 +11,12 @@ SELECT
     latest.profile                AS last_run_profile,
     latest.origin = 'reference'   AS is_reference,
     latest.reference_source,
+    latest.reference_tool,
+    latest.reference_pattern,
+    latest.reference_page_bytes,
+    latest.reference_relative,
+    latest.reference_clock_ghz,
+    latest.reference_notes,
     latest.experiments_total,
     latest.experiments_failed,
     latest.experiments_skipped,

@@ -1,5 +1,5 @@
 -- runs_overview: one row per loaded run of a host, with how its experiments went and where it came from
--- (origin playbook | import | reference; a reference run's published source).
+-- (origin playbook | import | reference; a reference run's published source and how it was measured).
 CREATE OR REPLACE VIEW runs_overview AS
 SELECT
     runs.host,
@@ -10,6 +10,9 @@ SELECT
     runs.reference ->> '$.pattern'                                      AS reference_pattern,
     TRY_CAST(runs.reference ->> '$.page_bytes' AS BIGINT)               AS reference_page_bytes,
     TRY_CAST(runs.reference ->> '$.relative' AS BOOLEAN)                AS reference_relative,
+    runs.reference ->> '$.tool'                                         AS reference_tool,
+    TRY_CAST(runs.reference ->> '$.clock_ghz' AS DOUBLE)                AS reference_clock_ghz,
+    runs.reference ->> '$.notes'                                        AS reference_notes,
     runs.status,
     runs.error,
     runs.started_at,

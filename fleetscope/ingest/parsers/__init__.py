@@ -1,9 +1,11 @@
 """Parsers of the raw outputs a host brings home in its bundle's raw/ folder.
 
-One module per tool (mlc, fio, perf, diskspd), each with the same two functions:
+One module per tool of TOOLS (mlc, fio, perf, diskspd, and curve: a latency or TLB curve as CSV), each with
+the same functions:
 
     parse(text, source="<input>") -> dict     what the tool printed, as JSON-serialisable data
     rows(parsed) -> list[dict]                the same numbers flattened to long format
+    table(parsed) -> list[str]                the lines `fleetscope parse` prints for people
 
 Every long-format row is {"metric": str, "value": int | float, "unit": str, "params": {...}}: one
 measured number, its unit spelled out ("ns", "MB/s" = 1e6 B/s, "B/s", "iops", "count", ...) and the

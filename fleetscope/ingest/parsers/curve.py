@@ -33,4 +33,4 @@ def table(parsed: dict) -> list[str]:
     out = [f"curve: {len(parsed['points'])} rows, {parsed['kind']} vs {what}"
            + (f" ({parsed['relative_because']})" if parsed["relative_because"] else "")]
     return out + text_table([parsed["kind"], what, "std"], [[point["size"], point["ns"], point["std"]]
-                                                             for point in parsed["points"]])
+                                                            for point in parsed["points"]])

@@ -37,7 +37,7 @@ when every target shares them).
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 from decimal import Decimal
 from xml.parsers import expat
 
@@ -389,8 +389,8 @@ class _XmlReader:
             thread_id = self.number(thread, "Id", required=True)
             for target in thread.iterfind("Target"):
                 for direction, (bytes_tag, count_tag) in (("read", ("ReadBytes", "ReadCount")),
-                                                         ("write", ("WriteBytes", "WriteCount")),
-                                                         ("total", ("BytesCount", "IOCount"))):
+                                                          ("write", ("WriteBytes", "WriteCount")),
+                                                          ("total", ("BytesCount", "IOCount"))):
                     bytes_count = self.number(target, bytes_tag, required=True)
                     ios = self.number(target, count_tag, required=True)
                     sums[direction][0] += bytes_count

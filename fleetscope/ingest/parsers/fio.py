@@ -243,9 +243,9 @@ def _json_direction(name: str, data: object, where: _Where) -> dict | None:
                 value_ns = scaled((where / key / "percentile" / percentile).number(value), factor)
                 result["percentiles"].append({"kind": kind, "percentile": point, "value_ns": value_ns})
     result["bw_bytes_per_s_stats"] = _sample_stats(data, "bw", {"min": "bw_min", "max": "bw_max", "mean": "bw_mean",
-                                                               "stddev": "bw_dev", "samples": "bw_samples"}, 1024, where)
+                                                                "stddev": "bw_dev", "samples": "bw_samples"}, 1024, where)
     result["iops_stats"] = _sample_stats(data, "iops", {"min": "iops_min", "max": "iops_max", "mean": "iops_mean",
-                                                       "stddev": "iops_stddev", "samples": "iops_samples"}, 1, where)
+                                                        "stddev": "iops_stddev", "samples": "iops_samples"}, 1, where)
     return result
 
 
@@ -343,12 +343,12 @@ class _Cursor:
 
 def _terse_direction(name: str, cursor: _Cursor, terse_version: int) -> dict | None:
     io_kib, bw_kib, iops, runtime = (cursor.number(f"{name} {what}") for what in ("total IO (KiB)", "bandwidth (KiB/s)",
-                                                                                 "IOPS", "runtime (ms)"))
+                                                                                  "IOPS", "runtime (ms)"))
     result = {"direction": name, "io_bytes": scaled(io_kib, 1024), "total_ios": None, "runtime_ms": runtime,
               "iops": iops, "bw_bytes_per_s": scaled(bw_kib, 1024), "source_latency_unit": "us", "percentiles": []}
     for kind in ("slat", "clat"):
         result[f"{kind}_ns"] = _terse_stats(cursor, f"{name} {kind}")
-    for _ in range(20):
+    for _unused in range(20):
         percentile, value = cursor.percentile(f"{name} clat percentile")
         if percentile:  # "0%=0" fills unused slots
             result["percentiles"].append({"kind": "clat", "percentile": percentile, "value_ns": scaled(value, 1000)})
@@ -403,7 +403,7 @@ def table(parsed: dict) -> list[str]:
     for job in parsed["jobs"]:
         for direction in job["directions"]:
             percentiles = {(p["kind"], p["percentile"]): p["value_ns"] for p in direction["percentiles"]}
-            kind = "clat" if any(k == "clat" for k, _ in percentiles) else "lat"
+            kind = "clat" if any(k == "clat" for k, _unused in percentiles) else "lat"
             body.append([job["name"], direction["direction"], job["iodepth"], job["block_size"], direction["iops"],
                          direction["bw_bytes_per_s"], (direction["clat_ns"] or direction["lat_ns"] or {}).get("mean"),
                          percentiles.get((kind, 50.0)), percentiles.get((kind, 99.0)), percentiles.get((kind, 99.9))])

@@ -4,9 +4,10 @@ prefetcher effect; and the summary's read-bandwidth and loaded-latency figures."
 
 from __future__ import annotations
 
+from fleetscope.analyze.inference import KNEE_MIN_RISE
 from fleetscope.report import charts
 from fleetscope.report.charts import NUMBER, Chart, n, q, tip
-from fleetscope.report.sections.section import CORE_KIND, Column, Family, Figure, Headline, Section, SectionData
+from fleetscope.report.sections.section import CORE_KIND, Column, Figure, Headline, Section, SectionData
 from fleetscope.units import format_bytes, format_gb_s, format_time_ns
 
 
@@ -128,7 +129,8 @@ def thread_sweep_chart(section: SectionData) -> dict | None:
 
 
 def loaded_latency_chart(section: SectionData) -> dict | None:
-    """Latency against the bandwidth drawn, per traffic mix, with the inferred knee of each curve marked."""
+    """Latency against the bandwidth drawn, per traffic mix, with each curve's knee marked where it has one: the
+    interval it lies in as a band, Kneedle's point as a diamond. The subtitle names the curves without one."""
     time, rate = section.units["time"], section.units["rate"]
     records = [{"traffic": row["traffic"], "delay": row["delay"],
                 "rate": rate.scaled(row["bandwidth_gb_s"] * 1e9) if row["bandwidth_gb_s"] is not None else None,
@@ -140,25 +142,38 @@ def loaded_latency_chart(section: SectionData) -> dict | None:
     color = n("traffic", "traffic (r:w)")
     x = q("rate", f"load bandwidth ({rate.symbol})", axis={"format": NUMBER})
     y = q("latency", f"chase latency ({time.symbol})", scale={"zero": False}, axis={"format": NUMBER})
-    chart = Chart().layer(records, {"type": "line", "point": True}, x=x, y=y, color=color, order=q("rate"),
-                          tooltip=[tip("traffic", number=False), tip("delay", whole=True), tip("rate", rate.symbol),
-                                   tip("latency", time.symbol), tip("outstanding_lines", "lines in flight")])
-    knees = [{"traffic": row["traffic"], "rate": rate.scaled(row["knee_bandwidth_gb_s"] * 1e9),
-              "latency": time.scaled(row["knee_latency_ns"]), "label": "knee"}
-             for row in section.derived.get("inferred_loaded_latency", [])
-             if row["source"] == "loaded_latency" and row["knee_bandwidth_gb_s"] is not None
-             and row["knee_latency_ns"] is not None]
-    if knees:
-        data = chart.data(knees)
+    chart = Chart()
+    inferred = [row for row in section.derived.get("inferred_loaded_latency", []) if row["source"] == "loaded_latency"]
+    knees = [row for row in inferred if row["knee_bandwidth_gb_s"] is not None and row["knee_latency_ns"] is not None]
+    bands = [{"traffic": row["traffic"], "low": rate.scaled(row["knee_low_gb_s"] * 1e9),
+              "high": rate.scaled(row["knee_high_gb_s"] * 1e9)}
+             for row in knees if row.get("knee_low_gb_s") is not None and row.get("knee_high_gb_s") is not None]
+    chart.layer(records, {"type": "line", "point": True}, x=x, y=y, color=color, order=q("rate"),
+                tooltip=[tip("traffic", number=False), tip("delay", whole=True), tip("rate", rate.symbol),
+                         tip("latency", time.symbol), tip("outstanding_lines", "lines in flight")])
+    if bands:
+        # after the lines: a merged legend draws the first layer's mark, and a faint band's would not read
+        chart.layer(bands, {"type": "rect", "opacity": 0.12}, x=q("low"), x2={"field": "high"}, color=color,
+                    tooltip=[tip("traffic", number=False), tip("low", f"knee from ({rate.symbol})"),
+                             tip("high", f"knee to ({rate.symbol})")])
+    marks = [{"traffic": row["traffic"], "rate": rate.scaled(row["knee_bandwidth_gb_s"] * 1e9),
+              "latency": time.scaled(row["knee_latency_ns"]), "label": "knee"} for row in knees]
+    if marks:
+        data = chart.data(marks)
         chart.layer(data, {"type": "point", "shape": "diamond", "size": 220, "filled": False, "strokeWidth": 2},
                     x=q("rate"), y=q("latency"), color=color,
-                    tooltip=[tip("traffic", number=False), tip("rate", f"knee {rate.symbol}"),
-                             tip("latency", f"knee {time.symbol}")])
+                    tooltip=[tip("traffic", number=False), tip("rate", f"Kneedle {rate.symbol}"),
+                             tip("latency", f"Kneedle {time.symbol}")])
         chart.layer(data, {"type": "text", "dy": -14, "fontSize": 11}, x=q("rate"), y=q("latency"), color=color,
                     text=n("label"))
+    flat = [str(row["traffic"]) for row in inferred if row["knee_bandwidth_gb_s"] is None and row["points"] >= 3]
+    knee_note = (f"band: the interval each knee lies in, diamond: Kneedle's point (a knee needs latency at "
+                 f"saturation to reach {KNEE_MIN_RISE:g} × idle)" if marks else "")
+    flat_note = (f"no knee on {', '.join(flat)}: latency at saturation stays under {KNEE_MIN_RISE:g} × idle"
+                 if flat else "")
     return chart.spec("Loaded latency: throughput vs latency",
-                      "one chase thread while load threads run with an injected delay; the idle point has no load; "
-                      "diamonds: the knee fleetscope inferred (Kneedle)")
+                      "one chase thread while load threads run with an injected delay; 'idle': the chase with no "
+                      "load threads" + "".join(f"\n{note}" for note in (knee_note, flat_note) if note))
 
 
 def saxpy_chart(section: SectionData) -> dict | None:
@@ -205,15 +220,29 @@ def read_bandwidth_figure(rows: list[dict]) -> Figure:
 
 
 def knee_figure(rows: list[dict]) -> Figure:
-    """The knee of the read-traffic curve (the loaded_latency kernel's first, then MLC's)."""
-    with_knee = sorted((row for row in rows if row["knee_bandwidth_gb_s"] is not None),
-                       key=lambda row: (row["source"] != "loaded_latency", row["traffic"] != "read"))
-    if not with_knee:
+    """The knee of the read-traffic curve (the loaded_latency kernel's first, then MLC's) as the bandwidth
+    interval it lies in, or why the curve has none: a curve whose latency at saturation stays under KNEE_MIN_RISE x idle."""
+    curves = sorted((row for row in rows if row["peak_bandwidth_gb_s"] is not None),
+                    key=lambda row: (row["source"] != "loaded_latency", row["traffic"] != "read",
+                                     str(row["traffic"]), str(row["path"]), row["run_index"] or 0))
+    if not curves:
         return Figure(None, rows[0]["note"] if rows else "no loaded-latency curve was inferred")
-    row = with_knee[0]
-    idle = f", idle {format_time_ns(row['idle_latency_ns'])}" if row["idle_latency_ns"] is not None else ""
-    return Figure(f"{format_gb_s(row['knee_bandwidth_gb_s'])} at {format_time_ns(row['knee_latency_ns'])}"
-                  f" ({row['traffic'] or 'unspecified'} traffic{idle})", row["note"])
+    row = curves[0]
+    idle = format_time_ns(row["idle_latency_ns"])
+    idle_from = " at no load" if row.get("idle_source") == "no-load point" else ""
+    traffic = f"{row['traffic'] or 'unspecified'} traffic"
+    if row["knee_bandwidth_gb_s"] is not None:
+        kneedle = f"{format_gb_s(row['knee_bandwidth_gb_s'])} at {format_time_ns(row['knee_latency_ns'])}"
+        if row.get("knee_low_gb_s") is not None and row.get("knee_high_gb_s") is not None:
+            return Figure(f"between {format_gb_s(row['knee_low_gb_s'])} and {format_gb_s(row['knee_high_gb_s'])} "
+                          f"(Kneedle {kneedle}; {traffic}, idle {idle}{idle_from})", row["note"])
+        return Figure(f"{kneedle} ({traffic}, idle {idle}{idle_from})", row["note"])
+    if row.get("saturated_latency_ns") is None or not row["idle_latency_ns"]:
+        return Figure(None, row["note"])
+    rise = row["saturated_latency_ns"] / row["idle_latency_ns"]
+    return Figure(f"none: latency at saturation is {rise:.2f} × idle ({format_time_ns(row['saturated_latency_ns'])} "
+                  f"vs {idle}{idle_from}, peak {format_gb_s(row['peak_bandwidth_gb_s'])}, {traffic}); a knee needs "
+                  f"{KNEE_MIN_RISE:g} ×", row["note"])
 
 
 _BW = (Column("op", "op"), Column("store", "stores"), Column("pattern", "order"),
@@ -225,7 +254,7 @@ _BW = (Column("op", "op"), Column("store", "stores"), Column("pattern", "order")
 _BW_NOTE = ("Rates are 1e9 (GB/s) or 1e6 (MB/s) bytes per second counted in 64-byte lines moved (a strided block "
             "moves one line, never the stride); reads for ownership of regular stores are not counted, as in STREAM.")
 
-FAMILY = Family("Bandwidth", sections=(
+SECTIONS: tuple[Section, ...] = (
     Section("bandwidth", "bandwidth", "Bandwidth vs working set", "bandwidth_points", "bandwidth_points_bandwidth",
             bandwidth_chart, (CORE_KIND, *_BW), _BW_NOTE, flag_prefix="bandwidth:"),
     Section("stride-bandwidth", "stride_bandwidth", "Pattern × stride bandwidth", "bandwidth_points",
@@ -269,9 +298,10 @@ FAMILY = Family("Bandwidth", sections=(
              Column("prefetch_distance_blocks", "distance (blocks)", "count"), Column("hw_prefetchers", "hardware"),
              Column("median_gb_s", "median", "gb_s"), Column("working_set_bytes", "span", "bytes")),
             _BW_NOTE, flag_prefix="prefetch"),
-), headlines=(
+)
+HEADLINES: tuple[Headline, ...] = (
     Headline("Read bandwidth (DRAM-sized)", "thread_sweep", "thread-sweep", "thread_sweep_read", read_bandwidth_figure,
              (Column("read_1_thread_gb_s", "read 1 thread", "gb_s"),
               Column("read_all_threads_gb_s", "read all threads", "gb_s"))),
     Headline("Loaded-latency knee", "loaded_latency", "loaded-latency", "inferred_loaded_latency", knee_figure),
-))
+)

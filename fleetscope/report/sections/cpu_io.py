@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fleetscope.report import charts
 from fleetscope.report.charts import NUMBER, WHOLE, Chart, n, q, tip
-from fleetscope.report.sections.section import CORE_KIND, Column, Family, Section, SectionData
+from fleetscope.report.sections.section import CORE_KIND, Column, Section, SectionData
 
 
 def affinity_chart(section: SectionData) -> dict | None:
@@ -108,7 +108,7 @@ def aio_chart(section: SectionData) -> dict | None:
                       "blocking at depth k = k threads; band: 95% CI" + charts.left_out(dropped, "points"))
 
 
-FAMILY = Family("CPU, OS and I/O", sections=(
+SECTIONS: tuple[Section, ...] = (
     Section("affinity", "affinity", "CPU affinity", "affinity_threads", "affinity_threads", affinity_chart,
             note="N threads of one body side by side, left to the scheduler or pinned one per physical core. "
                  "Migrations are CPU changes the threads saw between their own sched_getcpu() checks (a lower "
@@ -145,5 +145,4 @@ FAMILY = Family("CPU, OS and I/O", sections=(
             "Random reads of one anonymous scratch file (removed whatever happens). Latency is submission to "
             "completion (fio's lat). glibc serves POSIX AIO on helper threads, one at a time per file, so it rarely "
             "gains from depth."),
-))
-
+)

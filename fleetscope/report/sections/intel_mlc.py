@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fleetscope.report import charts
 from fleetscope.report.charts import NUMBER, Chart, n, q, tip
-from fleetscope.report.sections.section import Column, Family, Section, SectionData
+from fleetscope.report.sections.section import Column, Section, SectionData
 
 
 def mlc_loaded_latency_chart(section: SectionData) -> dict | None:
@@ -53,7 +53,7 @@ def mlc_bandwidth_chart(section: SectionData) -> dict | None:
                       "(MLC reports no spread)")
 
 
-FAMILY = Family("Intel MLC", sections=(
+SECTIONS: tuple[Section, ...] = (
     Section("mlc", "mlc", "Intel MLC: idle and loaded latency", "mlc_loaded_latency", "mlc_loaded_latency",
             mlc_loaded_latency_chart,
             (Column("delay_cycles", "injected delay (cycles)", "count"), Column("bandwidth_mb_s", "bandwidth", "mb_s"),
@@ -78,4 +78,4 @@ FAMILY = Family("Intel MLC", sections=(
                            Column("homed_in", "homed in"), Column("writer_node", "writer node", "count"),
                            Column("reader_node", "reader node", "count"), Column("latency_ns", "latency", "ns"),
                            Column("bandwidth_mb_s", "bandwidth", "mb_s"))),
-))
+)

@@ -8,7 +8,7 @@ import math
 
 from fleetscope.report import charts
 from fleetscope.report.charts import NUMBER, Chart, n, o, q, tip
-from fleetscope.report.sections.section import CORE_KIND, Column, Family, Figure, Headline, Section, SectionData
+from fleetscope.report.sections.section import CORE_KIND, Column, Figure, Headline, Section, SectionData
 from fleetscope.units import format_bytes, format_number, format_time_ns
 
 
@@ -56,6 +56,13 @@ def latency_chart(section: SectionData) -> dict | None:
     charts.sysfs_rules(chart, marks)
     charts.level_marks(chart, levels)
     policy = f" ({levels[0]['page_policy']} pages)" if levels else ""
+    if any(level.get("relative_to_l1") for level in section.derived.get("inferred_levels", [])):
+        # a relative curve (tinymembench): its values are the extra time over an L1 hit, not a latency
+        chart.layers[1]["encoding"]["y"]["title"] = f"extra time over an L1 hit ({time.symbol}, log scale)"
+        return chart.spec("Latency over L1 vs working set (a relative curve)",
+                          "as the source gives it: ns on top of an L1 hit (its L1 region reads 0 and is left off the "
+                          "log scale); grey: the CPU's published cache sizes; orange: the levels fleetscope inferred"
+                          + charts.left_out(dropped, "points"), height=340)
     return chart.spec("Load-to-use latency vs working set",
                       "median with 95% CI band, minimum dashed; grey: sysfs cache sizes; orange: the levels "
                       f"fleetscope inferred{policy}, band = the rise after each level"
@@ -132,15 +139,19 @@ def pattern_stride_chart(section: SectionData) -> dict | None:
                       "sequential and page-local orders vs one random cycle")
 
 
+# The TLB sweep's two chains, as the chart's dash legend names them: solid and dashed, in this order.
+_TLB_CHAIN, _CONTROL_CHAIN = "one line per page", "control chain"
+
+
 def tlb_chart(section: SectionData) -> dict | None:
     time = section.units["time"]
     kinds = charts.core_kinds(section.rows)
     records = [{"pages": row["pages"], "page_size": charts.kind_series(kinds, row, row["page_size"]), "chain": chain,
                 "value": time.scaled(row[column]),
                 "translation": time.scaled(row["translation_ns"])}
-               for row in section.rows for chain, column in (("one line per page", "tlb_median_ns"),
-                                                             ("control", "control_median_ns"))
-               if chain != "control" or row["control_median_ns"] is not None]  # a published curve has no control
+               for row in section.rows for chain, column in ((_TLB_CHAIN, "tlb_median_ns"),
+                                                             (_CONTROL_CHAIN, "control_median_ns"))
+               if chain != _CONTROL_CHAIN or row["control_median_ns"] is not None]  # a published curve has no control
     charts.require_positive(records, "pages", "page count")
     records, dropped = charts.drawable(records, "value", log=True)
     if not records:
@@ -153,7 +164,9 @@ def tlb_chart(section: SectionData) -> dict | None:
                     scale=charts.log_scale([record["value"] for record in records]), axis={"format": NUMBER}),
                 color=n("page_size", charts.kind_title(kinds, "page size"),
                         **charts.kind_sort(kinds, records, "page_size")),
-                strokeDash=n("chain", "chain"),
+                strokeDash=n("chain", "chain", scale={"domain": [_TLB_CHAIN, _CONTROL_CHAIN],
+                                                      "range": [charts.SOLID, charts.DASHED]},
+                             legend=charts.DASH_LEGEND),
                 tooltip=[tip("page_size", charts.kind_title(kinds, "page size"), number=False),
                          tip("pages", whole=True), tip("chain", number=False),
                          tip("value", time.symbol), tip("translation", f"translation {time.symbol}")])
@@ -164,12 +177,10 @@ def tlb_chart(section: SectionData) -> dict | None:
              for key, name in (("l1", "L1 TLB"), ("l2", "L2 TLB"))
              if row.get(f"{key}_low_pages") and lowest <= row[f"{key}_low_pages"] <= highest]
     if reach:
-        data = chart.data(reach)
-        chart.layer(data, {"type": "rule", "color": charts.LEVEL_COLOR, "opacity": 0.7}, x=q("pages"))
-        chart.layer(data, {"type": "text", "align": "left", "dx": 3, "baseline": "bottom", "y": {"expr": "height"},
-                           "dy": -2, "color": charts.LEVEL_COLOR}, x=q("pages"), text=n("label"))
-    return chart.spec("TLB reach", "solid: one line per page; dashed: control chain over the same lines packed into "
-                      "few pages; orange: inferred TLB entries" + charts.kinds_note(kinds)
+        chart.layer(reach, {"type": "rule", "color": charts.LEVEL_COLOR, "opacity": 0.7}, x=q("pages"))
+        charts.bottom_labels(chart, reach, "pages", charts.LEVEL_COLOR)
+    return chart.spec("TLB reach", f"solid: {_TLB_CHAIN}; dashed: {_CONTROL_CHAIN} (the same lines packed into "
+                      "few pages); orange: inferred TLB entries" + charts.kinds_note(kinds)
                       + charts.left_out(dropped, "points"))
 
 
@@ -191,6 +202,10 @@ def mlp_chart(section: SectionData) -> dict | None:
                       "grey: perfect overlap; the curve flattens where the core runs out of miss buffers")
 
 
+# The c2c matrix writes each pair's latency in its cell up to this many CPUs (beyond, the cells are too small).
+_C2C_LABELLED_CPUS = 16
+
+
 def c2c_chart(section: SectionData) -> dict | None:
     time = section.units["time"]
     records = [{"cpu_a": row["cpu_a"], "cpu_b": row["cpu_b"], "median": time.scaled(row["median_ns"]),
@@ -198,15 +213,18 @@ def c2c_chart(section: SectionData) -> dict | None:
                 "numa_node_b": row["numa_node_b"]} for row in section.rows if row["median_ns"] is not None]
     if not records:
         return None
-    chart = Chart().layer(records, "rect", x=o("cpu_b", "responding CPU"), y=o("cpu_a", "initiating CPU"),
-                          color=q("median", f"one-way {time.symbol}", scale={"scheme": "viridis"},
-                                  legend={"format": NUMBER}),
-                          tooltip=[tip("cpu_a", whole=True), tip("cpu_b", whole=True),
-                                   tip("median", f"one-way {time.symbol}"), tip("smt_siblings", number=False),
-                                   tip("same_core", number=False), tip("numa_node_a", number=False),
-                                   tip("numa_node_b", number=False)])
+    chart = Chart()
+    cpus = {record["cpu_a"] for record in records} | {record["cpu_b"] for record in records}
+    charts.heat_map(chart, chart.data(records), x=o("cpu_b", "responding CPU", axis={"labelAngle": 0}),
+                    y=o("cpu_a", "initiating CPU"), field="median", title=f"one-way {time.symbol}",
+                    values=[record["median"] for record in records], labels=len(cpus) <= _C2C_LABELLED_CPUS,
+                    tooltip=[tip("cpu_a", whole=True), tip("cpu_b", whole=True),
+                             tip("median", f"one-way {time.symbol}"), tip("smt_siblings", number=False),
+                             tip("same_core", number=False), tip("numa_node_a", number=False),
+                             tip("numa_node_b", number=False)])
     return chart.spec("Core-to-core latency", "one-way latency (round trip / 2) of a cache line bounced between two "
-                      "CPUs", height=max(160, 18 * len({record["cpu_a"] for record in records})))
+                      f"CPUs; colours span at least {charts.HEAT_MIN_SPAN:.0%} of the largest value",
+                      height=max(160, 18 * len({record["cpu_a"] for record in records})))
 
 
 def c2c_domain_chart(section: SectionData) -> dict | None:
@@ -218,20 +236,16 @@ def c2c_domain_chart(section: SectionData) -> dict | None:
                for row in section.rows if row["median_ns"] is not None]
     if not records:
         return None
-    order = [domain for _, domain in sorted({(record["first_a"], record["domain_a"]) for record in records})]
+    order = [domain for _unused, domain in sorted({(record["first_a"], record["domain_a"]) for record in records})]
     chart = Chart()
-    data = chart.data(records)
     x = o("domain_b", "responding CPUs' LLC domain", sort=order, axis={"labelAngle": 0})
     y = o("domain_a", "initiating CPUs' LLC domain", sort=order)
-    chart.layer(data, "rect", x=x, y=y,
-                color=q("median", f"one-way {time.symbol}", scale={"scheme": "viridis"}, legend={"format": NUMBER}),
-                tooltip=[tip("domain_a", "initiating domain", number=False), tip("domain_b", "responding domain",
-                                                                                number=False),
-                         tip("where", number=False), tip("median", f"median {time.symbol}"),
-                         tip("pairs", "CPU pairs", whole=True)])
-    middle = (min(record["median"] for record in records) + max(record["median"] for record in records)) / 2
-    chart.layer(data, "text", x=x, y=y, text=q("median", format=NUMBER),
-                color={"condition": {"test": f"datum.median > {middle!r}", "value": "black"}, "value": "white"})
+    charts.heat_map(chart, chart.data(records), x=x, y=y, field="median", title=f"one-way {time.symbol}",
+                    values=[record["median"] for record in records], labels=True,
+                    tooltip=[tip("domain_a", "initiating domain", number=False),
+                             tip("domain_b", "responding domain", number=False),
+                             tip("where", number=False), tip("median", f"median {time.symbol}"),
+                             tip("pairs", "CPU pairs", whole=True)])
     return chart.spec("Core-to-core latency by LLC domain", "median of the CPU pairs' one-way latencies; the "
                       "diagonal within a domain, the rest across", height=max(120, 40 * len(order)))
 
@@ -244,16 +258,12 @@ def _numa_heat_map(records: list[dict], legend: str, title: str, subtitle: str) 
     if not records:
         return None
     chart = Chart()
-    data = chart.data(records)
     x, y = o("mem_node", "memory node", axis={"labelAngle": 0}), o("cpu_node", "CPU node")
-    chart.layer(data, "rect", x=x, y=y,
-                color=q("value", legend, scale={"scheme": "viridis"}, legend={"format": NUMBER}),
-                tooltip=[tip("cpu_node", "CPU node", whole=True), tip("mem_node", "memory node", whole=True),
-                         tip("value", f"median {legend}"), tip("ratio", "x local")])
-    # viridis runs from dark to light: white figures on the lighter half would not read
-    middle = (min(record["value"] for record in records) + max(record["value"] for record in records)) / 2
-    chart.layer(data, "text", x=x, y=y, text=q("value", format=NUMBER),
-                color={"condition": {"test": f"datum.value > {middle!r}", "value": "black"}, "value": "white"})
+    # viridis runs from dark to light: white figures on the lighter half would not read (heat_map's labels)
+    charts.heat_map(chart, chart.data(records), x=x, y=y, field="value", title=legend,
+                    values=[record["value"] for record in records], labels=True,
+                    tooltip=[tip("cpu_node", "CPU node", whole=True), tip("mem_node", "memory node", whole=True),
+                             tip("value", f"median {legend}"), tip("ratio", "x local")])
     return chart.spec(title, subtitle, height=max(120, 40 * len({record["cpu_node"] for record in records})))
 
 
@@ -309,7 +319,7 @@ def mlp_figure(rows: list[dict]) -> Figure:
 _NS = ("median_ns", "median", "ns")
 _CI = (Column("ci95_low_ns", "CI95 low", "ns"), Column("ci95_high_ns", "CI95 high", "ns"))
 
-FAMILY = Family("Latency", sections=(
+SECTIONS: tuple[Section, ...] = (
     Section("latency", "latency_sweep", "Latency curve", "latency_curve", "latency_curve", latency_chart,
             (CORE_KIND, Column("page_policy", "page policy"), Column("working_set_bytes", "working set", "bytes"),
              Column(*_NS),
@@ -380,8 +390,9 @@ FAMILY = Family("Latency", sections=(
             "Like Intel MLC's --bandwidth_matrix: read-only traffic from the CPU node's CPUs, memory bound with "
             "set_mempolicy (MPOL_BIND) and every sampled page checked on the node (move_pages). A host with one "
             "NUMA node records the experiment as skipped, with the reason."),
-), headlines=(
+)
+HEADLINES: tuple[Headline, ...] = (
     Headline("TLB", "tlb", "tlb", "inferred_tlb", tlb_figure,
              (Column("tlb_l1_entries", "TLB L1 entries", "count"), Column("tlb_l2_entries", "TLB L2 entries", "count"))),
     Headline("Memory-level parallelism", "mlp", "mlp", "inferred_mlp", mlp_figure, (Column("mlp", "MLP", "number"),)),
-))
+)

@@ -15,11 +15,14 @@ from fleetscope.units import Unit
 class Column:
     key: str
     header: str
-    kind: str = "text"  # text | number | count | bytes | bool | percent (a fraction shown as %), or a quantity
-                        # kind of fleetscope.units.KINDS
+    # text | number | count | bytes | bool | percent (a fraction shown as %), or a quantity kind of
+    # fleetscope.units.KINDS
+    kind: str = "text"
     # Shown only where the section's rows hold more than one core kind (shown_columns): a
     # host with one kind keeps the table it had.
     per_kind: bool = False
+    # Shown only where some row has a value (a relative curve's latency over L1): other tables stay as they were.
+    optional: bool = False
 
 
 # The core kind(s) a row measured, a column of every section a host with more than one kind measures per kind.
@@ -29,9 +32,10 @@ CORE_KIND = Column("core_kind", "core kind", per_kind=True)
 def shown_columns(columns: tuple[Column, ...], rows: list[dict]) -> tuple[Column, ...]:
     """The columns a table shows for these rows: the per-kind ones only where the rows name a core kind (the
     report queries and fleetscope.analyze.derive name one only on a host with more than one), so a one-kind host's
-    table is as it was."""
+    table is as it was; an optional one only where some row has a value."""
     per_kind = any(row.get("core_kind") for row in rows)
-    return tuple(column for column in columns if per_kind or not column.per_kind)
+    return tuple(column for column in columns if (per_kind or not column.per_kind)
+                 and (not column.optional or any(row.get(column.key) is not None for row in rows)))
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,9 @@ class Headline:
     label: str
     experiment: str   # the experiment that measures it: its status explains a missing figure
     section: str      # the id of the section it comes from (the summary links there)
-    source: str       # the rows it reads: a derived table (fleetscope.report.derived_tables) or a query
-                      # warehouse/queries/report/<source>.sql of the run's (run_id, host)
+    # the rows it reads: a derived table (fleetscope.report.derived_tables) or a query
+    # warehouse/queries/report/<source>.sql of the run's (run_id, host)
+    source: str
     figure: Callable[[list[dict]], Figure]
     # The numbers of the figure as fleet columns (key, header, unit kind), in the order the fleet table
     # shows them; a figure with none (the knee: a pair of numbers no host is sorted by) has no column.

@@ -7,7 +7,7 @@ import math
 
 from fleetscope.report import charts
 from fleetscope.report.charts import NUMBER, WHOLE, Chart, n, q, tip
-from fleetscope.report.sections.section import Column, Family, Figure, Headline, Section, SectionData
+from fleetscope.report.sections.section import Column, Figure, Headline, Section, SectionData
 from fleetscope.units import format_bytes, format_time_ns
 
 PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9, 99.99)
@@ -16,7 +16,7 @@ _COLORS = ("#1b9e77", "#66a61e", "#e6ab02", "#d95f02", "#e7298a", "#7570b3")
 
 def _job_base(job: str | None) -> str:
     """randread_4k_qd16 -> randread_4k: the job without its queue depth, one panel for all depths."""
-    head, _, depth = (job or "").rpartition("_qd")
+    head, _unused, depth = (job or "").rpartition("_qd")
     return head if head and depth.isdigit() else job or ""
 
 
@@ -70,7 +70,7 @@ def p99_figure(rows: list[dict]) -> Figure:
                   values={"storage_p99_read_ns": first["read"], "storage_p99_write_ns": first["write"]})
 
 
-FAMILY = Family("Storage", sections=(
+SECTIONS: tuple[Section, ...] = (
     Section("storage", "fio", "Storage latency", "storage_percentiles", "storage_percentiles", storage_chart,
             note="fio on a scratch file (or an opted-in raw device), direct I/O where the filesystem accepts it; "
                  "DiskSpd on Windows hosts. On a virtual disk this measures the hypervisor's storage stack too.",
@@ -83,8 +83,9 @@ FAMILY = Family("Storage", sections=(
                            Column("p99_ns", "p99", "ns"), Column("p99_9_ns", "p99.9", "ns"),
                            Column("p99_99_ns", "p99.99", "ns")),
             drawn=(Column("latency_ns", "latency", "ns"),)),
-), headlines=(
+)
+HEADLINES: tuple[Headline, ...] = (
     Headline("Storage p99 at queue depth 1", "fio", "storage", "storage_p99_qd1", p99_figure,
              (Column("storage_p99_read_ns", "storage p99 read QD1", "ns"),
               Column("storage_p99_write_ns", "storage p99 write QD1", "ns"))),
-))
+)

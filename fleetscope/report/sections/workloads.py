@@ -4,7 +4,7 @@ host's counters tell, with the perf figures and the classification's evidence.""
 from __future__ import annotations
 
 from fleetscope.report.charts import NUMBER, Chart, n, q, tip
-from fleetscope.report.sections.section import Column, Family, Section, SectionData
+from fleetscope.report.sections.section import Column, Section, SectionData
 
 
 def workloads_chart(section: SectionData) -> dict | None:
@@ -22,7 +22,7 @@ def workloads_chart(section: SectionData) -> dict | None:
                       "stalls, as far as this host's counters tell", height=max(90, 28 * len(records)))
 
 
-FAMILY = Family("Workloads", sections=(
+SECTIONS: tuple[Section, ...] = (
     Section("workloads", "workloads", "Workloads", "workload_profile", "workload_profile", workloads_chart,
             (Column("workload", "workload"), Column("status", "status"), Column("runs", "runs", "count"),
              Column("wall_median_s", "wall", "s"), Column("user_median_s", "user", "s"),
@@ -35,4 +35,4 @@ FAMILY = Family("Workloads", sections=(
             "Your fleet_workloads, each timed and counted under perf stat. The classification says which counter "
             "tier it rests on; where the host's perf counts only software events it is 'unclassified: counters "
             "unavailable'."),
-))
+)

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Hardware prefetcher switch for the prefetch experiment: MSR 0x1A4 (MISC_FEATURE_CONTROL) on Intel
 cores, whose bits 0-3 disable the L2 streamer, the L2 adjacent-line, the L1 DCU streamer and the L1 IP
 stride prefetchers (Intel's "Disclosure of H/W prefetcher control on some Intel processors").

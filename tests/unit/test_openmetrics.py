@@ -1,0 +1,128 @@
+"""`fleetscope export --openmetrics` on real bundles (tests/nightly_bundles.py), read back with prometheus_client's
+OpenMetrics parser and its Prometheus text-format parser (the format node_exporter's textfile collector reads):
+stable names with their units, HELP lines, each value the one the fleet's figures hold in base units, no sample for
+what was not measured, and the example Grafana dashboard's queries naming only metrics and labels the export writes."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
+from prometheus_client.parser import text_string_to_metric_families as text_format_families
+
+from fleetscope.report import fleet, openmetrics
+from fleetscope.store.warehouse import open_read_only
+
+PROJECT = Path(__file__).resolve().parents[2]
+DASHBOARD = PROJECT / "docs" / "grafana-dashboard.json"
+NOT_MEASURED_YET = {"fleetscope_core_clock_hertz", "fleetscope_peak_flops"}
+
+
+@pytest.fixture(scope="module")
+def exported(two_nights, bundle_tools, tmp_path_factory):
+    cli = bundle_tools[1]
+    out = tmp_path_factory.mktemp("textfile") / "fleetscope.prom"
+    proc = cli("export", "--db", two_nights[1], "--openmetrics", out)
+    assert proc.returncode == 0, proc.stderr
+    assert f"to {out}" in proc.stdout and "no host has fleetscope_core_clock_hertz, fleetscope_peak_flops yet" in proc.stdout
+    assert [path.name for path in out.parent.iterdir()] == ["fleetscope.prom"]  # no temporary file left beside it
+    return out.read_text()
+
+
+def samples_by_family(text: str) -> dict[str, list]:
+    return {family.name: family.samples for family in openmetrics_families(text)}
+
+
+def test_the_export_parses_as_openmetrics_and_as_the_textfile_collector_s_format(exported):
+    families = {family.name: family for family in openmetrics_families(exported)}
+    assert set(families) == {metric.family for metric in openmetrics.METRICS}
+    for metric in openmetrics.METRICS:
+        family = families[metric.family]
+        assert family.type == "gauge" and family.documentation == metric.help and family.unit == metric.unit
+        assert not metric.unit or metric.family.endswith("_" + metric.unit)  # the unit is in the name
+        assert all(sample.timestamp is None for sample in family.samples)   # the textfile collector refuses them
+    assert exported.endswith("# EOF\n")
+    assert {family.name for family in text_format_families(exported)} == set(families)
+    assert {name for name, family in families.items() if not family.samples} == NOT_MEASURED_YET
+
+
+def test_values_are_the_fleet_s_figures_in_base_units(exported, two_nights):
+    samples = samples_by_family(exported)
+
+    def value(family: str, **labels) -> float:
+        (found,) = [sample.value for sample in samples[family]
+                    if {key: sample.labels.get(key) for key in labels} == labels]
+        return found
+
+    with open_read_only(two_nights[1]) as connection:
+        latest = {run.host: run for run in fleet.runs(connection) if run.recency == 1}
+        keys = [run.key for run in latest.values()]
+        values = fleet.run_values(fleet.batch(connection, keys).rows, keys)
+    for host, run in latest.items():
+        figures = values[run.key]
+        for level in ("l1", "l2", "l3"):
+            assert value("fleetscope_cache_latency_seconds", host=host, level=level.upper()) == pytest.approx(
+                figures[f"{level}_latency"] * 1e-9, rel=1e-9)
+            assert value("fleetscope_cache_size_bytes", host=host, level=level.upper()) == figures[f"{level}_size"]
+            lower = value("fleetscope_cache_size_lower_bytes", host=host, level=level.upper())
+            upper = value("fleetscope_cache_size_upper_bytes", host=host, level=level.upper())
+            assert lower <= figures[f"{level}_size"] <= upper
+        assert value("fleetscope_dram_latency_seconds", host=host) == pytest.approx(figures["dram_latency"] * 1e-9, rel=1e-9)
+        assert value("fleetscope_dram_read_bandwidth_bytes_per_second", host=host, threads="1") == pytest.approx(
+            figures["read_1_thread_gb_s"] * 1e9, rel=1e-9)
+        assert value("fleetscope_tlb_entries", host=host, level="L1") == figures["tlb_l1_entries"]
+        assert value("fleetscope_storage_p99_latency_seconds", host=host, direction="read") == pytest.approx(
+            figures["storage_p99_read_ns"] * 1e-9, rel=1e-9)
+        assert value("fleetscope_plausibility_flags", host=host) == figures["flagged"]
+        started = datetime.fromisoformat("2026-12-01T02:15:00+00:00").timestamp()
+        assert value("fleetscope_run_started_timestamp_seconds", host=host) == started
+        age = value("fleetscope_run_age_seconds", host=host)
+        assert age == pytest.approx(datetime.now(UTC).timestamp() - started, abs=600)  # negative: the fixture is in the future
+    assert not [sample for sample in samples["fleetscope_cache_latency_seconds"] if sample.labels["level"] == "DRAM"]
+    changed = {sample.labels["host"]: sample.value for sample in samples["fleetscope_changed_since_previous_run"]}
+    assert changed == {"rpl-03": 1, "zen3-01": 0}  # n1-01 has one run: no sample
+    (info,) = [sample for sample in samples["fleetscope_run_info"] if sample.labels["host"] == "zen3-01"]
+    assert info.labels["microarchitecture"] == "Zen 3 (Vermeer)" and info.labels["run_id"] == "20261201T021500Z-0b0b0b"
+
+
+def test_label_values_from_hosts_are_escaped():
+    hostile = 'rack "a"\\b\nc'
+    line = openmetrics._sample(openmetrics.METRICS[-1], {"host": hostile}, 1)
+    text = f"# TYPE fleetscope_run_info gauge\n{line}\n# EOF\n"
+    ((sample,),) = [family.samples for family in openmetrics_families(text)]
+    assert sample.labels["host"] == hostile
+    assert openmetrics.format_value(1.2 * 1e-9) == "1.2e-09" and openmetrics.format_value(33554432.0) == "33554432"
+
+
+def test_the_grafana_dashboard_reads_only_what_the_export_writes(exported):
+    dashboard = json.loads(DASHBOARD.read_text())
+    families = {family.name: family for family in openmetrics_families(exported)}
+    labels = {name: {key for sample in family.samples for key in sample.labels} for name, family in families.items()}
+    labels.update({name: {"host"} for name in NOT_MEASURED_YET})
+    assert [item["name"] for item in dashboard["__inputs"]] == ["DS_PROMETHEUS"]
+    expressions = [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
+    expressions += [variable["definition"] for variable in dashboard["templating"]["list"]]
+    assert len(expressions) >= 15
+    used = set()
+    for expression in expressions:
+        assert expression.count("(") == expression.count(")") and expression.count("{") == expression.count("}")
+        for name, matchers in re.findall(r"\b(fleetscope_[a-z0-9_]+)(?:\{([^}]*)\})?", expression):
+            assert name in families, f"{expression}: no metric {name} in the export"
+            used.add(name)
+            for label in re.findall(r"([a-z_]+)\s*=~?", matchers):
+                assert label in labels[name], f"{expression}: {name} has no label {label}"
+        for label in re.findall(r"\{\{(\w+)\}\}", json.dumps(expression)):
+            assert any(label in labels[name] for name in used)
+    for panel in dashboard["panels"]:
+        assert panel["datasource"]["uid"] == "${DS_PROMETHEUS}" and panel["targets"], panel["title"]
+        for target in panel["targets"]:
+            for label in re.findall(r"\{\{(\w+)\}\}", target["legendFormat"]):
+                names = re.findall(r"\b(fleetscope_[a-z0-9_]+)", target["expr"])
+                assert all(label in labels[name] for name in names), (panel["title"], label)
+    # every headline family has a panel (run age through the start timestamp)
+    assert used >= set(families) - {"fleetscope_run_age_seconds", "fleetscope_cache_size_lower_bytes",
+                                    "fleetscope_cache_size_upper_bytes", "fleetscope_thp_granted_ratio"}

@@ -1,0 +1,44 @@
+"""What the roles write into the manifest, rendered by Ansible's own templating as the play does: an experiment's
+notes read as words, with no Jinja escape left in them (issue 28: SAXPY's note read `stride\\'s`, a single-quoted
+Jinja string's escape that Ansible keeps), and the facts carry the DRAM peak the inventory states for a host."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+
+ROLES = Path(__file__).resolve().parents[2] / "roles"
+SAXPY_TASKS = ROLES / "kernels" / "tasks" / "experiments" / "saxpy.yml"
+
+
+@pytest.mark.parametrize("capability", ["hardware", "software", "none"])
+def test_saxpys_notes_render_as_plain_words(capability):
+    run = next(task for task in yaml.safe_load(SAXPY_TASKS.read_text()) if task["name"] == "Run SAXPY")
+    templar = Templar(loader=DataLoader(), variables={
+        "fleet_facts": {"perf": {"capability": capability, "reason": "perf is not installed"}},
+        "kernels_perf_stat": True, "kernels_saxpy_perf_events": ["task-clock", "cache-misses"]})
+    (note,) = templar.template(trust_as_template(run["vars"]["__kernels_notes"]))
+    assert "\\" not in note
+    if capability == "none":
+        assert note == "no counters: perf is not installed"
+    else:
+        assert note == "perf counts every stride's process whole (array set-up included): task-clock, cache-misses"
+
+
+@pytest.mark.parametrize("stated", [None, "307.2", 460.8])
+def test_the_facts_carry_the_dram_peak_the_inventory_states(stated):
+    keep = next(task for task in yaml.safe_load((ROLES / "facts" / "tasks" / "main.yml").read_text())
+                if task["name"].startswith("Keep the snapshot"))
+    snapshot = {"memory": {"mem_total_bytes": 1 << 30, "smbios": {"source": None, "reason": "no table"}}}
+    templar = Templar(loader=DataLoader(), variables={"__facts_snapshot": {"fleetscope_facts": snapshot},
+                                                      "fleet_dram_peak_gbps": stated})
+    facts = templar.template(trust_as_template(keep["ansible.builtin.set_fact"]["fleet_facts"]))
+    assert facts["memory"]["smbios"] == snapshot["memory"]["smbios"]  # what the host read is kept whole
+    if stated is None:
+        assert "dram_peak_stated_gbps" not in facts["memory"]
+    else:
+        assert facts["memory"]["dram_peak_stated_gbps"] == float(stated)
