@@ -16,8 +16,11 @@ ANSIBLE_ARGS ?=
 PYTEST_ARGS ?=
 
 # Debian packages the controller's tests need (the hosts' packages come from roles/provision;
-# openssh-server runs the lab hosts of tests/lab).
-TEST_DEBS := chromium fio openssh-server
+# openssh-server runs the lab hosts of tests/lab). The cross compilers, their C libraries and qemu-user
+# build the kernels for aarch64, riscv64 and ppc64le and run them emulated (tests/kernels/test_cross_arch.py).
+CROSS_DEBS := gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross \
+	gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross qemu-user
+TEST_DEBS := chromium fio openssh-server $(CROSS_DEBS)
 
 .PHONY: run test lint sanity venv notebooks dev test-deps clean help
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import statistics
 import sys
 import time
@@ -55,11 +56,12 @@ def build(bundle: Path, hosts: int, fleet: Path) -> None:
         for path in sorted(fleet.rglob("*"), reverse=True):
             path.unlink() if path.is_file() or path.is_symlink() else path.rmdir()
     results.mkdir(parents=True)
+    groups = {f"host{index:04d}": ["lab", "rack_a" if index % 2 == 0 else "rack_b"] for index in range(hosts)}
     for index in range(hosts):
-        copy_bundle(bundle, results, f"host{index:04d}", run_id(index),
-                    inventory_groups=["lab", "rack_a" if index % 2 == 0 else "rack_b"])
+        copy_bundle(bundle, results, f"host{index:04d}", run_id(index), inventory_groups=groups[f"host{index:04d}"])
+    (fleet / "inventory-groups.json").write_text(json.dumps(groups))  # the controller's, as the play gives them
     started = time.perf_counter()
-    fleetscope("ingest", results, "--db", fleet / "fleet.duckdb")
+    fleetscope("ingest", results, "--db", fleet / "fleet.duckdb", "--inventory-groups", fleet / "inventory-groups.json")
     print(f"{hosts:>5} hosts: loaded in {time.perf_counter() - started:.0f} s", flush=True)
     started = time.perf_counter()
     fleetscope("report", "--db", fleet / "fleet.duckdb", "--out", fleet / "reports")

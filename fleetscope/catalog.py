@@ -46,6 +46,7 @@ class Experiment:
 FAMILIES: tuple[Family, ...] = (
     Family("latency", "Latency"),
     Family("bandwidth", "Bandwidth"),
+    Family("compute", "Compute"),
     Family("cpu_os_io", "CPU, OS and I/O"),
     Family("storage", "Storage"),
     Family("mlc", "Intel MLC"),
@@ -71,6 +72,11 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                ("inferred_loaded_latency",)),
     Experiment("saxpy", "bandwidth", "kernels", ("saxpy",), ("saxpy_stride", "saxpy_counters"), ("inferred_saxpy",)),
     Experiment("prefetch", "bandwidth", "kernels", ("bandwidth",), ("bandwidth_points",)),
+    Experiment("core_clock", "compute", "kernels", ("core_clock",), ("core_clock_curve", "clock_ramp"),
+               ("inferred_clock", "inferred_clock_ramp")),
+    # The roofline's memory ceilings and measured points come from the bandwidth family (inferred_level_bandwidth,
+    # thread_saturation, saxpy_stride); its compute ceilings, and its place on the page, from peak_flops.
+    Experiment("peak_flops", "compute", "kernels", ("peak_flops",), ("peak_flops", "roofline")),
     Experiment("affinity", "cpu_os_io", "kernels", ("affinity",), ("affinity_threads", "affinity_summary")),
     Experiment("smt", "cpu_os_io", "kernels", ("smt",), ("smt_interference",)),
     Experiment("aio", "cpu_os_io", "kernels", ("aio",), ("aio_curve",)),

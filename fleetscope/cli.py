@@ -1,4 +1,4 @@
-"""The `fleetscope` command: verbs in workflow order (ingest, report, compare, outliers, check, query, parse,
+"""The `fleetscope` command: verbs in workflow order (plan, ingest, report, compare, outliers, check, query, parse,
 import, reference, infer, export, migrate, version)."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from fleetscope.ingest.parsers import TOOLS
 
 MAIN_EXAMPLES = """\
 examples:
+  fleetscope plan --facts results/<run_id>/<host>/manifest.json --profile standard   a host's plan and price
   fleetscope ingest results/                 load every bundle under results/<run_id>/<host>/
   fleetscope report --out reports/           write reports/index.html and one page per host
   fleetscope compare group:rack_a group:rack_b      two inventory groups side by side, level by level
@@ -41,6 +42,8 @@ examples:
   fleetscope ingest results/20261122T034500Z-a1b2c3/node1/
   fleetscope ingest --db /data/lab.duckdb results/ old-results/
   fleetscope ingest --jobs 4 results/      # 4 processes validate and derive, this one writes
+  ansible-inventory -i inventory/lab.yml --list > groups.json
+  fleetscope ingest --inventory-groups groups.json results/   # the hosts' groups, from the inventory
 
 Each bundle is validated, then loaded in one transaction. Per bundle it prints one line:
   loaded     first time this (run_id, host) is loaded
@@ -58,6 +61,23 @@ exit status:
 """
 
 EXIT_REFUSED = 3
+
+PLAN_EXAMPLES = """\
+examples:
+  fleetscope plan --facts results/20261122T034500Z-a1b2c3/zen3-01/manifest.json --profile standard
+  fleetscope plan --sysfs /srv/dumps/epyc-9754/ --mem-available 768g --profile quick
+  fleetscope plan --facts facts.json --profile standard -e kernels_c2c_all_pairs=true --format json
+  fleetscope plan --facts facts.json --tags latency,bandwidth
+
+The plan a run would make on that host before measuring (roles/kernels/tasks/plan.yml runs the same code,
+plugins/filter/plan.py, with the roles' defaults): every experiment's points, processes and an upper bound
+on their time, fitted into the profile's budget (quick 2 min, standard 15 min of experiments), with what
+the budget cut; full states its own price. --facts takes a bundle's manifest.json or the fleetscope_facts
+module's output; --sysfs a copy of a host's /sys and /proc (as tests/fixtures/sysfs holds them); a tree
+without /proc/meminfo needs --mem-available. -e NAME=VALUE overrides a role variable (a JSON value, or text).
+Exit status 0, or 4 when the plan exceeds the profile's budget (a variable set with -e can do that).
+"""
+EXIT_OVER_BUDGET = 4
 
 REPORT_EXAMPLES = """\
 examples:
@@ -132,8 +152,11 @@ examples:
   fleetscope query --format json "SELECT host, run_id, status FROM runs_overview"
   fleetscope query - < analysis/my_query.sql          the SQL from standard input (a file, a heredoc)
 
-The warehouse is opened read-only with DuckDB's external access off: the query cannot change the
-file, read or write other files (read_csv, COPY, ...), ATTACH databases or INSTALL/LOAD extensions.
+One statement, a SELECT (or EXPLAIN): anything else is refused. The warehouse is opened read-only and
+the query can reach no file at all, its own included: it cannot change the warehouse or its WAL, read or
+write other files (read_csv, read_blob, COPY, ...), ATTACH databases or INSTALL/LOAD extensions.
+--format json writes NaN and infinities as null; --format csv escapes control characters and leads a
+text that a spreadsheet would run as a formula (=, +, -, @) with an apostrophe.
 Tables and views are described in warehouse/README.md, and carry those descriptions as comments:
   fleetscope query "SELECT table_name, column_name, comment FROM duckdb_columns() WHERE table_name = 'runs'"
 """
@@ -265,6 +288,41 @@ def _positive_seconds(text: str) -> float:
 
 # Each verb imports what it needs when it runs: altair alone takes about a second to import, which
 # `fleetscope --help` and `fleetscope query` should not pay.
+def _command_plan(arguments: argparse.Namespace) -> int:
+    from fleetscope import planning
+
+    if bool(arguments.facts) == bool(arguments.sysfs):
+        raise UserError("give one of --facts FILE or --sysfs DIR")
+    facts = planning.facts_from_file(arguments.facts) if arguments.facts else planning.facts_from_sysfs(arguments.sysfs)
+    overrides = {}
+    for item in arguments.extra_vars:
+        name, separator, value = item.partition("=")
+        if not separator or not name:
+            raise UserError(f"-e {item!r}: give NAME=VALUE, e.g. -e kernels_c2c_all_pairs=true")
+        try:
+            overrides[name] = json.loads(value)
+        except ValueError:
+            overrides[name] = value
+    selected = planning.select([tag.strip() for tag in arguments.tags.split(",") if tag.strip()]) \
+        if arguments.tags else None
+    plan = planning.plan(facts, arguments.profile, overrides, selected,
+                         _size(arguments.mem_available) if arguments.mem_available else None)
+    module = planning.plan_module()
+    host = facts.get("hostname") or "host"
+    if arguments.format == "json":
+        print(json.dumps(module.plan_record(plan), indent=2))
+    else:
+        print(module.plan_summary(plan, host))
+        print(f"{'experiment':<18} {'points':>7} {'processes':>9} {'at most':>9} {'allowance':>9}  notes")
+        for entry in plan["experiments"]:
+            allowance = "" if entry.get("allowance_s") is None else f"{entry['allowance_s']:g} s"
+            notes = "; ".join(([f"skipped: {entry['skip']}"] if entry.get("skip") else [])
+                              + list(entry.get("notes") or []) + list(entry.get("cuts") or []))
+            print(f"{entry['name']:<18} {entry['points']:>7,} {entry['processes']:>9} {entry['bound_s']:>8.1f}s "
+                  f"{allowance:>9}  {notes}")
+    return 0 if plan["within_budget"] is not False else EXIT_OVER_BUDGET
+
+
 def _command_ingest(arguments: argparse.Namespace) -> int:
     from fleetscope.ingest.load import find_bundles, forget_vanished_refusals, ingest_bundles
     from fleetscope.store.query import printable
@@ -284,10 +342,17 @@ def _command_ingest(arguments: argparse.Namespace) -> int:
         bundle_paths.extend(found)
     if not bundle_paths:
         return 1
+    groups = None
+    if arguments.inventory_groups is not None:
+        from fleetscope.ingest.inventory_groups import read_groups
+
+        source = arguments.inventory_groups
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        groups = read_groups(text, "standard input" if source == "-" else source)
     refused = 0
     with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
         forget_vanished_refusals(connection)
-        for outcome in ingest_bundles(connection, bundle_paths, jobs=arguments.jobs):
+        for outcome in ingest_bundles(connection, bundle_paths, jobs=arguments.jobs, groups=groups):
             refused += outcome.action == "REFUSED"
             print(f"{outcome.action:<10} {printable(str(outcome.path))}: {outcome.detail}", flush=True)
     print(f"{len(bundle_paths) - refused} of {len(bundle_paths)} bundles accepted into {arguments.db}")
@@ -345,8 +410,8 @@ def _command_compare(arguments: argparse.Namespace) -> int:
     else:
         print(f"no test ran: {context['no_test_because']}")
     for group in context["untested"]:
-        print("\n".join([f"differences of {fleet.SIGNIFICANT_CHANGE:.0%} or more without a test ({group['why']}):",
-                          *(f"  {sentence}" for sentence in group["differences"])]))
+        heading = f"differences of {fleet.SIGNIFICANT_CHANGE:.0%} or more without a test ({group['why']}):"
+        print("\n".join([heading, *(f"  {sentence}" for sentence in group["differences"])]))
     flagged = [f"  {item['run'].host}: {', '.join(sorted({flag['rule'] for flag in item['flags']}))}"
                for item in context["flags"] if item["flags"]]
     if flagged:
@@ -412,21 +477,15 @@ def _command_check(arguments: argparse.Namespace) -> int:
 
 
 def _command_query(arguments: argparse.Namespace) -> int:
-    from fleetscope.store.query import render
+    from fleetscope.store.query import render, run
     from fleetscope.store.warehouse import open_read_only
 
     statement = sys.stdin.read() if arguments.sql == "-" else arguments.sql
     if not statement.strip():
         raise UserError("no SQL given (standard input was empty)")
     with open_read_only(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
-        try:
-            cursor = connection.execute(statement)
-        except duckdb.Error as error:
-            raise UserError(f"query failed: {error}") from None
-        if cursor.description is None:
-            return 0
-        columns = [description[0] for description in cursor.description]
-        sys.stdout.write(render(columns, cursor.fetchall(), arguments.format))
+        columns, rows = run(connection, statement)
+    sys.stdout.write(render(columns, rows, arguments.format))
     return 0
 
 
@@ -647,10 +706,33 @@ def build_parser() -> argparse.ArgumentParser:
         verb.set_defaults(handler=handler)
         return verb
 
+    plan = verbs.add_parser("plan", help="a host's plan and price: every experiment's points and an upper bound on "
+                            "their time, within the profile's budget", description="The plan and price of a host's run "
+                            "before measuring, from its facts or a copy of its sysfs.", epilog=PLAN_EXAMPLES,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    plan.set_defaults(handler=_command_plan)
+    plan.add_argument("--facts", type=Path, metavar="FILE", help="a bundle's manifest.json or the facts module's JSON")
+    plan.add_argument("--sysfs", type=Path, metavar="DIR", help="a copy of the host's /sys and /proc")
+    plan.add_argument("--profile", choices=("quick", "standard", "full"), default="quick",
+                      help="the profile to plan (default: quick)")
+    plan.add_argument("--mem-available", metavar="SIZE",
+                      help="the host's available memory (e.g. 64g) where the facts do not say it")
+    plan.add_argument("--tags", metavar="LIST",
+                      help="only the experiments these tags select, as the playbook's --tags: a family "
+                      "(latency, bandwidth, cpu_os_io, storage) or an experiment (comma-separated)")
+    plan.add_argument("-e", "--extra-vars", action="append", default=[], metavar="NAME=VALUE",
+                      help="a role variable as -e would set it (repeatable)")
+    plan.add_argument("--format", choices=("table", "json"), default="table", help="output format (default: table)")
     ingest = add_verb("ingest", "validate result bundles and load them into the warehouse", INGEST_EXAMPLES, _command_ingest)
     ingest.add_argument(
         "paths", nargs="+", type=Path, metavar="PATH",
         help="a results/ tree, a results/<run_id>/ folder or one bundle results/<run_id>/<host>/",
+    )
+    ingest.add_argument(
+        "--inventory-groups", metavar="FILE",
+        help="each host's inventory groups, from the controller: a JSON object host -> [group, ...] or the "
+             "output of `ansible-inventory --list` ('-': standard input; playbooks/warehouse.yml gives them). "
+             "Without it the runs loaded now record no groups: a host's own manifest is not trusted with them",
     )
     ingest.add_argument(
         "--jobs", type=int, default=1, metavar="N",
@@ -774,6 +856,17 @@ def main(argv: list[str] | None = None) -> int:
         return arguments.handler(arguments)
     except UserError as error:
         print(f"fleetscope {arguments.verb}: error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # a full disk, a read-only folder: what the system said, and where
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"fleetscope {arguments.verb}: error: {where}{error.strerror or error}: free space or make the folder "
+              "writable, then run it again (what was written before it is kept)", file=sys.stderr)
+        return 1
+    except duckdb.Error as error:  # the warehouse failed under a verb (a full disk, a damaged file)
+        from fleetscope.store.warehouse import storage_error
+
+        print(f"fleetscope {arguments.verb}: error: {storage_error(getattr(arguments, 'db', 'the warehouse'), error)}",
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"fleetscope {arguments.verb}: interrupted", file=sys.stderr)

@@ -28,6 +28,10 @@ def _shipped(folder: str) -> Path:
 
 
 WAREHOUSE_DIR = _shipped("warehouse")
+# The Ansible collection's files `fleetscope plan` reads (plugins/filter, the facts module, the roles'
+# defaults and profile tables): the repository root in a checkout, fleetscope/data/collection in a wheel.
+COLLECTION_DIR = _CHECKOUT if (_CHECKOUT / "pyproject.toml").is_file() and (_CHECKOUT / "plugins").is_dir() \
+    else Path(str(files("fleetscope") / "data" / "collection"))
 TEMPLATES_DIR = _shipped("templates")
 QUERIES_DIR = WAREHOUSE_DIR / "queries"
 # Data that lives inside the package in a checkout and a wheel alike.

@@ -17,22 +17,24 @@ from dataclasses import dataclass
 
 _BYTE_UNITS = ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
 _MAX_DECIMALS = 4
+NOT_FINITE = "—"  # what a page shows for a number that is not one (never "inf", "nan" or "inf ns")
 
 
 def format_number(value: float | int | None, digits: int = 3) -> str:
     """About `digits` significant digits in plain decimal notation: 83.2, 4.21, 0.0842, 1,235.
 
     Values of 100 and more are rounded to whole numbers; below that at most four decimals are kept,
-    so a value that is zero for any reading purpose prints as 0 rather than as 8.8e-05.
+    so a value that is zero for any reading purpose prints as 0 rather than as 8.8e-05 or -0. A value
+    that is not finite (an overflow where a page derives from what a host sent) prints as NOT_FINITE.
     """
     if value is None:
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if not math.isfinite(value):
-        return str(value)
+        return NOT_FINITE
     if abs(value) >= 100 or value == int(value) and abs(value) >= 1:
-        return f"{round(value):,}"
+        return f"{round(value) + 0:,}"
     magnitude = math.floor(math.log10(abs(value))) if value else 0
     decimals = min(_MAX_DECIMALS, max(0, digits - 1 - magnitude))
     text = f"{value:.{decimals}f}"
@@ -111,7 +113,7 @@ def format_count_bracket(low: float | None, high: float | None, estimate: float 
 
 @dataclass(frozen=True)
 class Unit:
-    """A display unit: `factor` base units make one of it (the base is ns, B/s or operations/s)."""
+    """A display unit: `factor` base units make one of it (the base is ns, B/s, operations/s, Hz or FLOP/s)."""
     symbol: str
     factor: float
 
@@ -123,17 +125,20 @@ class Unit:
         return "" if base_value is None else format_number(base_value / self.factor)
 
 
-# Each quantity's units, smallest first, in its base unit (ns, B/s, operations/s).
+# Each quantity's units, smallest first, in its base unit (ns, B/s, operations/s, Hz, FLOP/s).
 QUANTITIES: dict[str, tuple[Unit, ...]] = {
     "time": (Unit("ns", 1.0), Unit("µs", 1e3), Unit("ms", 1e6), Unit("s", 1e9)),
     "rate": (Unit("MB/s", 1e6), Unit("GB/s", 1e9)),
     "iops": (Unit("IOPS", 1.0), Unit("k IOPS", 1e3), Unit("M IOPS", 1e6)),
+    "frequency": (Unit("MHz", 1e6), Unit("GHz", 1e9)),
+    "flops": (Unit("MFLOP/s", 1e6), Unit("GFLOP/s", 1e9), Unit("TFLOP/s", 1e12)),
 }
 # What a value of each column kind is in, as (quantity, base units per value).
 KINDS: dict[str, tuple[str, float]] = {
     "ns": ("time", 1.0), "us": ("time", 1e3), "s": ("time", 1e9),
     "gb_s": ("rate", 1e9), "mb_s": ("rate", 1e6), "bytes_per_s": ("rate", 1.0),
     "iops": ("iops", 1.0),
+    "ghz": ("frequency", 1e9), "gflop_s": ("flops", 1e9),
 }
 NS, GB_S = QUANTITIES["time"][0], QUANTITIES["rate"][1]
 
@@ -170,6 +175,8 @@ def format_quantity(value: float | None, kind: str) -> str:
     """One value with its unit chosen by its own magnitude: 53050 (ns) -> '53.1 µs'."""
     if value is None:
         return ""
+    if not math.isfinite(value):
+        return NOT_FINITE
     quantity, _unused = KINDS[kind]
     base = to_base(value, kind)
     unit = best_unit(quantity, base)
@@ -195,13 +202,16 @@ def format_iops(value: float | None) -> str:
 _BY_UNIT = {"ns": format_time_ns, "us": lambda value: format_quantity(value, "us"),
             "s": lambda value: format_quantity(value, "s"), "GB/s": format_gb_s,
             "MB/s": lambda value: format_quantity(value, "mb_s"), "IOPS": format_iops, "B": format_bytes,
-            "bytes": format_bytes}
+            "bytes": format_bytes, "GHz": lambda value: format_quantity(value, "ghz"),
+            "GFLOP/s": lambda value: format_quantity(value, "gflop_s")}
 
 
 def format_with_unit(value: float | None, unit: str | None) -> str:
     """A value that arrives with its unit's name ('ns', 'GB/s', 'fraction' ...), printed for reading."""
     if value is None:
         return ""
+    if isinstance(value, float) and not math.isfinite(value):
+        return NOT_FINITE
     if unit in _BY_UNIT:
         return _BY_UNIT[unit](value)
     return f"{format_number(value)} {unit}" if unit else format_number(value)
@@ -209,10 +219,14 @@ def format_with_unit(value: float | None, unit: str | None) -> str:
 
 _SCIENTIFIC = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?[eE][+-]?\d+(?![\w.])")
 _BYTE_COUNT = re.compile(r"(?<![\w.])(\d{4,}) ?(?:B|bytes)(?![\w])")
+# What Python's formatting makes of a value that is not finite, or of a tiny negative one ('%.3g')
+_NOT_FINITE = re.compile(r"(?<![\w.])[+-]?(?:inf|nan|infinity)(?![\w])", re.IGNORECASE)
+_MINUS_ZERO = re.compile(r"(?<![\w.])-0(?:\.0+)?(?![\w.])")
 
 
 def readable_text(text: str) -> str:
     """Free text written by a kernel, the inference or a check (notes, evidence), with its numbers made
-    readable: '268435456 B' -> '256 MiB', '1.638e+04' -> '16,380'."""
+    readable: '268435456 B' -> '256 MiB', '1.638e+04' -> '16,380', '-0' -> '0', 'inf' -> NOT_FINITE."""
     text = _BYTE_COUNT.sub(lambda match: format_bytes(int(match.group(1))), text)
-    return _SCIENTIFIC.sub(lambda match: format_number(float(match.group(0))), text)
+    text = _SCIENTIFIC.sub(lambda match: format_number(float(match.group(0))), text)
+    return _MINUS_ZERO.sub("0", _NOT_FINITE.sub(NOT_FINITE, text))

@@ -179,8 +179,10 @@ def synthetic_fleet(tmp_path_factory) -> tuple[Path, Path]:
 
     root = tmp_path_factory.mktemp("synthetic-fleet")
     builder = BundleBuilder(root / "results")
-    fleet_bundles.write_fleet(builder)
-    proc = run_cli("ingest", builder.results_dir, "--db", root / "fleet.duckdb")
+    hosts = fleet_bundles.write_fleet(builder)
+    groups = root / "inventory-groups.json"  # what playbooks/warehouse.yml hands ingest from the inventory
+    groups.write_text(json.dumps(fleet_bundles.inventory_groups(hosts)))
+    proc = run_cli("ingest", builder.results_dir, "--db", root / "fleet.duckdb", "--inventory-groups", groups)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return builder.results_dir, root / "fleet.duckdb"
 
@@ -198,3 +200,19 @@ def two_nights(tmp_path_factory) -> tuple[Path, Path]:
     proc = run_cli("ingest", builder.results_dir, "--db", root / "fleet.duckdb")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return builder.results_dir, root / "fleet.duckdb"
+
+
+@pytest.fixture(scope="session")
+def compute_fleet(tmp_path_factory) -> tuple[Path, Path]:
+    """Two hosts with the compute family (tests/compute_bundles.py: the real default run with a real compute run
+    merged in), zen-1 as measured and slow-1 with its clock under more than one active core, and the FLOP/s
+    under it, at 0.88 x, loaded into one warehouse for the tests of host_headlines and the OpenMetrics export:
+    (results dir, warehouse)."""
+    import compute_bundles
+
+    root = tmp_path_factory.mktemp("compute-fleet")
+    compute_bundles.write_bundle(root / "results", host="zen-1", run_id="20261127T010000Z-a00001")
+    compute_bundles.write_bundle(root / "results", host="slow-1", run_id="20261127T020000Z-b00001", all_cores_clock=0.88)
+    proc = run_cli("ingest", root / "results", "--db", root / "fleet.duckdb")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return root / "results", root / "fleet.duckdb"

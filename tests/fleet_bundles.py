@@ -108,6 +108,12 @@ def write_host(builder, host: str, group: CpuGroup, *, run_id: str, started_at: 
     return builder.write(manifest, results=results)
 
 
+def inventory_groups(hosts: dict[str, CpuGroup]) -> dict[str, list[str]]:
+    """Each host's inventory groups as the controller's inventory has them (`ingest --inventory-groups`): the
+    groups write_host also writes into its manifest as the host's own claim, which ingest does not read."""
+    return {host: ["lab", group.group] for host, group in hosts.items()}
+
+
 # Per-host spread inside a group: within +-2%, different for every host of a group.
 SPREADS = (1.0, 0.985, 1.012, 0.993, 1.019, 0.981, 1.007)
 

@@ -9,6 +9,7 @@ the one list of derived tables, each with the function computing its rows.
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -16,6 +17,7 @@ from types import SimpleNamespace
 
 import duckdb
 
+from fleetscope.analyze.clock import infer_ramp, infer_turbo
 from fleetscope.analyze.firmware import claim_rows
 from fleetscope.analyze.inference import (INFERENCE_VERSION, SMALL_PAGE_BYTES, CurveReading, InferenceError, Placement,
                                           amat_fit, bandwidth_per_level, infer_cache_levels, infer_loaded_latency,
@@ -216,6 +218,48 @@ def _saxpy_fit(strides: list[tuple], counters: list[tuple]) -> dict:
     return {**row, "note": f"no AMAT fit: {why}; runtime per stride is still measured"}
 
 
+def _clock_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
+    """The turbo curve of each instruction class core_clock measured, and its offset from the integer clock
+    (scalar_int) with one core and with all active."""
+    curve = _rows(connection, "clock_curve", key)
+    rows = []
+    for name in sorted({row[0] for row in curve}):
+        points = [row for row in curve if row[0] == name]
+        reading = infer_turbo([row[2] for row in points], [row[3] for row in points])
+        rows.append({"class": name, "vector_bits": points[0][1], **asdict(reading)})
+    scalar = next((row for row in rows if row["class"] == "scalar_int"), None)
+    for row in rows:
+        for scope, column in (("one_core_ghz", "vs_scalar_one_core"), ("all_cores_ghz", "vs_scalar_all_cores")):
+            same_cores = scalar and scalar["max_active_cores"] == row["max_active_cores"]
+            row[column] = (row[scope] / scalar[scope] if scalar and row[scope] and scalar[scope]
+                           and (scope == "one_core_ghz" or same_cores) else None)
+    return rows
+
+
+def _clock_ramp_rows(connection: duckdb.DuckDBPyConnection, key: list,
+                     derived: dict[str, list[dict]]) -> list[dict]:
+    """The ramp from idle to the top clock: each ramp read on its own, then the median over them."""
+    readings = [infer_ramp(end_us or [], ghz or [], shares or [None] * len(ghz or []))
+                for _ramp, ghz, end_us, shares in _rows(connection, "clock_ramps", key)]
+    if not readings:
+        return []
+    times = [reading.ramp_ms for reading in readings if reading.ramp_ms is not None]
+    notes = sorted({reading.note for reading in readings if reading.note})
+    return [{"ramps": len(readings), "ramp_ms": statistics.median(times) if times else None,
+             "max_ramp_ms": max(times) if times else None,
+             "idle_ghz": _median_of(reading.idle_ghz for reading in readings),
+             "top_ghz": _median_of(reading.top_ghz for reading in readings),
+             "slice_ms": _median_of(reading.slice_ms for reading in readings),
+             "slices_left_out": sum(reading.slices_left_out for reading in readings),
+             "flat": all(reading.flat for reading in readings) if times else None,
+             "note": "; ".join(notes)[:1000] or None}]
+
+
+def _median_of(values) -> float | None:
+    present = [value for value in values if value is not None]
+    return statistics.median(present) if present else None
+
+
 def _firmware_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
     """What the firmware claims (SMBIOS, HMAT, SLIT) beside what the run measured."""
     facts = connection.execute(sql("plausibility/run_facts"), key).fetchone()
@@ -251,6 +295,8 @@ DERIVATIONS: tuple[Derivation, ...] = (
     Derivation("inferred_tlb", _tlb_rows),
     Derivation("inferred_mlp", _mlp_rows),
     Derivation("inferred_loaded_latency", _loaded_latency_rows),
+    Derivation("inferred_clock", _clock_rows),
+    Derivation("inferred_clock_ramp", _clock_ramp_rows),
     Derivation("firmware_claims", _firmware_rows),
     Derivation("flags", _flag_rows),
     Derivation("inference_runs", _inference_run_rows),

@@ -90,8 +90,8 @@ def _hmat_rows(connection, key: list, facts: dict, one_node: bool) -> list[dict]
     if not nodes:
         return [_row("memory latency and bandwidth per node", "ACPI HMAT", "ns", None, None, None, NOT_COMPARED,
                      f"not stated: {hmat.get('reason') or 'no HMAT figures in the facts (an older bundle)'}")]
-    latency = {(cpu, mem): ns for cpu, mem, ns, _ in _query(connection, "numa_latency", key)}
-    bandwidth = {(cpu, mem): gb_s for cpu, mem, gb_s, _ in _query(connection, "numa_bandwidth", key)}
+    latency = {(cpu, mem): ns for cpu, mem, ns, _ratio in _query(connection, "numa_latency", key)}
+    bandwidth = {(cpu, mem): gb_s for cpu, mem, gb_s, _ratio in _query(connection, "numa_bandwidth", key)}
     idle = _query(connection, "idle_dram_latency", key)[0][0]
     rows = []
     for node in nodes:
@@ -125,7 +125,7 @@ def _slit_rows(connection, key: list, facts: dict) -> list[dict]:
         one = len(table) == 1 or (facts.get("numa") or {}).get("nodes") == 1
         return [_row("relative distance between nodes", "ACPI SLIT", "x local", None, None, None, NOT_COMPARED,
                      "one NUMA node: no distance to compare" if one else "no NUMA distances in the facts")]
-    measured = {(cpu, mem): ratio for cpu, mem, _, ratio in _query(connection, "numa_latency", key)}
+    measured = {(cpu, mem): ratio for cpu, mem, _ns, ratio in _query(connection, "numa_latency", key)}
     rows = []
     for cpu, row in sorted(table.items()):
         for mem, distance in enumerate(row):

@@ -51,6 +51,8 @@ isotonic fit, and the smallest step is set by the points' scatter (NOISE_STEP_FA
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
 import statistics
 from collections.abc import Sequence
@@ -59,7 +61,8 @@ from dataclasses import dataclass, field, replace
 # Version of the method below; stored with every inferred row so a change can be recomputed. 3: TLB steps within
 # levels, hidden levels in wide rises, relative curves, confidence; 4: consistency and noise flags; 5: one
 # hierarchy per core kind; 6: loaded-latency knee only on a rise, as an interval; 7: L1-hit and firmware checks;
-# 9: sizes as brackets around the onset or half-step, with a best estimate and its method.
+# 8: the clock's turbo curve and ramp (fleetscope.analyze.clock); 9: sizes as brackets around the onset or half-step,
+# with a best estimate and its method.
 INFERENCE_VERSION = 9
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
@@ -69,6 +72,7 @@ SUPPORT_RATIO = 1.10           # a measured point lies on its plateau when withi
 TWO_SIDED_SCATTER = 0.03       # ln: a median point this far above the lower envelope: noise both ways
 NOISE_STEP_FACTOR = 3          # a step within a level is reported when at least 3 x the points' scatter
 MIN_TLB_ENTRIES = 8            # no TLB has fewer entries: a step at fewer pages is not a TLB's reach
+MAX_SET_ASIDE = 16             # lone low points set aside in one curve (each costs a fit of the whole curve)
 STEEP_FRACTION = 0.5           # a rise that never levels off: its pairs at least half as steep as the steepest
 SATURATION_FRACTION = 0.9      # MLP saturates at the first k reaching 90% of the largest MLP(k)
 LINE_BYTES = 64
@@ -122,15 +126,48 @@ def lower_envelope(values: Sequence[float]) -> list[float]:
     return fitted
 
 
+class _MedianBlock:
+    """A block of pooled values and its median, kept in two heaps (the lower half as negatives), so a merge
+    costs the smaller block's size times a log, not a sort of the merged block."""
+
+    def __init__(self, value: float):
+        self.low, self.high = [-value], []
+
+    def __len__(self) -> int:
+        return len(self.low) + len(self.high)
+
+    def add(self, value: float) -> None:
+        if value <= -self.low[0]:
+            heapq.heappush(self.low, -value)
+        else:
+            heapq.heappush(self.high, value)
+        if len(self.low) > len(self.high) + 1:
+            heapq.heappush(self.high, -heapq.heappop(self.low))
+        elif len(self.high) > len(self.low):
+            heapq.heappush(self.low, -heapq.heappop(self.high))
+
+    def merged(self, other: _MedianBlock) -> _MedianBlock:
+        larger, smaller = (self, other) if len(self) >= len(other) else (other, self)
+        for value in [-value for value in smaller.low] + smaller.high:
+            larger.add(value)
+        return larger
+
+    def median(self) -> float:
+        # as statistics.median: the middle value, or the mean of the two middle ones
+        return -self.low[0] if len(self.low) > len(self.high) else (-self.low[0] + self.high[0]) / 2
+
+
 def median_isotonic_fit(values: Sequence[float]) -> list[float]:
-    """The least-absolute-deviations non-decreasing fit: pool adjacent violators on block medians."""
-    blocks: list[list[float]] = []
+    """The least-absolute-deviations non-decreasing fit: pool adjacent violators on block medians. Each value
+    moves between blocks only when it is in the smaller of two merged blocks (at most log n times), so a
+    falling curve of n points costs n log^2 n, not the n^2 of re-sorting a growing block."""
+    blocks: list[_MedianBlock] = []
     for value in values:
-        blocks.append([value])
-        while len(blocks) > 1 and statistics.median(blocks[-2]) > statistics.median(blocks[-1]):
+        blocks.append(_MedianBlock(value))
+        while len(blocks) > 1 and blocks[-2].median() > blocks[-1].median():
             later = blocks.pop()
-            blocks[-1] += later
-    return [statistics.median(block) for block in blocks for _unused in block]
+            blocks[-1] = blocks[-1].merged(later)
+    return [block.median() for block in blocks for _unused in range(len(block))]
 
 
 def cache_curve_fit(values: Sequence[float]) -> list[float]:
@@ -180,22 +217,31 @@ class Plateau:
     steps: tuple[tuple[int, int], ...] = ()
 
 
-def _rises(x: Sequence[float], fit: Sequence[float], index: int, flat_slope: float) -> bool:
+def _half_octave_ends(x: Sequence[float]) -> list[int]:
+    """For each point but the last, the first point at least half an octave on (or the last point), found
+    by one pointer moving forward: a scan from each point was quadratic on a dense sweep."""
+    ends, end = [], 0
+    for index in range(len(x) - 1):
+        end = max(end, index + 1)
+        while end < len(x) - 1 and x[end] - x[index] < MIN_PLATEAU_OCTAVES - SIZE_ROUNDING_OCTAVES:
+            end += 1
+        ends.append(end)
+    return ends
+
+
+def _rises(x: Sequence[float], fit: Sequence[float], index: int, end: int, flat_slope: float) -> bool:
     """The fit rises between points index and index + 1: steeper than `flat_slope` there and over the half
-    octave from `index` (on a sweep with several points per octave, neighbours a quarter octave apart
-    would otherwise turn timing noise into steep slopes)."""
+    octave from `index` to `end` (on a sweep with several points per octave, neighbours a quarter octave
+    apart would otherwise turn timing noise into steep slopes)."""
     if (fit[index + 1] - fit[index]) / (x[index + 1] - x[index]) < flat_slope:
         return False
-    end = index + 1
-    while end < len(x) - 1 and x[end] - x[index] < MIN_PLATEAU_OCTAVES - SIZE_ROUNDING_OCTAVES:
-        end += 1
     return (fit[end] - fit[index]) / (x[end] - x[index]) >= flat_slope
 
 
 def _flat_runs(x: Sequence[float], fit: Sequence[float], flat_slope: float = FLAT_SLOPE) -> list[Run]:
     runs, start = [], 0
-    for index in range(len(x) - 1):
-        if _rises(x, fit, index, flat_slope):
+    for index, end in enumerate(_half_octave_ends(x)):
+        if _rises(x, fit, index, end, flat_slope):
             runs.append((start, index))
             start = index + 1
     runs.append((start, len(x) - 1))
@@ -229,42 +275,72 @@ def _group_runs(fit: Sequence[float], runs: Sequence[Run], step_ratio: float) ->
     return groups
 
 
-def _concentration(x: Sequence[float], fit: Sequence[float], start: int, end: int) -> float:
-    """The largest share of the fit's gain from `start` to `end` that falls within one octave."""
-    gain = fit[end] - fit[start]
-    best = 0.0
-    for index in range(start, end):
-        reach = index + 1
-        while reach < end and x[reach + 1] - x[index] <= 1 + SIZE_ROUNDING_OCTAVES:
+def _octave_reaches(x: Sequence[float]) -> list[int]:
+    """For each point, the last point within an octave of it (at least the next one): how far one
+    hand-over starting there reaches. One pointer moving forward finds them all."""
+    reaches, reach = [], 0
+    for index in range(len(x)):
+        reach = max(reach, index + 1)
+        while reach + 1 < len(x) and x[reach + 1] - x[index] <= 1 + SIZE_ROUNDING_OCTAVES:
             reach += 1
-        best = max(best, fit[reach] - fit[index])
+        reaches.append(reach)
+    return reaches
+
+
+def _share(best: float, gain: float) -> float:
     return best / gain if gain > 0 else 1.0
 
 
-def _hidden_levels(x: Sequence[float], fit: Sequence[float], start: int, end: int, tuning: Tuning) -> list[int]:
+def _concentration(fit: Sequence[float], reaches: Sequence[int], start: int, end: int) -> float:
+    """The largest share of the fit's gain from `start` to `end` that falls within one octave."""
+    best = max((fit[min(reaches[index], end)] - fit[index] for index in range(start, end)), default=0.0)
+    return _share(max(best, 0.0), fit[end] - fit[start])
+
+
+def _hidden_levels(fit: Sequence[float], reaches: Sequence[int], start: int, end: int, tuning: Tuning) -> list[int]:
     """Points between two levels (indices start, end) that are levels themselves: where a rise too spread to
-    be one hand-over splits into two that each are one, at least hidden_step_ratio high (best split first)."""
+    be one hand-over splits into two that each are one, at least hidden_step_ratio high (best split first).
+
+    Every point between is tried as the split, and the concentration of both parts is known for all of them
+    in one pass each (linear in the rise): the part after a point takes the largest one-octave gain of the
+    points from it to `end`, a running maximum from the end; the part before it, those from `start`, where
+    a hand-over that would reach past the split point is cut there (the fit is non-decreasing, so of those
+    the first gains most)."""
     smallest = math.log(tuning.hidden_step_ratio)
-    if end - start < 3 or _concentration(x, fit, start, end) >= tuning.split_concentration:
+    if end - start < 3 or _concentration(fit, reaches, start, end) >= tuning.split_concentration:
         return []
-    candidates = [(min(_concentration(x, fit, start, middle), _concentration(x, fit, middle, end)), middle)
-                  for middle in range(start + 1, end)
-                  if fit[middle] - fit[start] >= smallest and fit[end] - fit[middle] >= smallest]
-    candidates = [(share, middle) for share, middle in candidates if share >= tuning.split_concentration]
+    after = {}
+    best = 0.0
+    for middle in range(end - 1, start, -1):
+        best = max(best, fit[min(reaches[middle], end)] - fit[middle])
+        after[middle] = _share(best, fit[end] - fit[middle])
+    candidates = []
+    reached_before, first_cut = 0.0, start  # hand-overs from points before first_cut end before the split
+    for middle in range(start + 1, end):
+        while reaches[first_cut] < middle:
+            reached_before = max(reached_before, fit[reaches[first_cut]] - fit[first_cut])
+            first_cut += 1
+        before = _share(max(reached_before, fit[middle] - fit[first_cut]), fit[middle] - fit[start])
+        if fit[middle] - fit[start] >= smallest and fit[end] - fit[middle] >= smallest:
+            share = min(before, after[middle])
+            if share >= tuning.split_concentration:
+                candidates.append((share, middle))
     if not candidates:
         return []
     _unused, middle = max(candidates)
-    return [*_hidden_levels(x, fit, start, middle, tuning), middle, *_hidden_levels(x, fit, middle, end, tuning)]
+    return [*_hidden_levels(fit, reaches, start, middle, tuning), middle,
+            *_hidden_levels(fit, reaches, middle, end, tuning)]
 
 
 def _split_wide_rises(x: Sequence[float], fit: Sequence[float], groups: list[list[Run]],
                       tuning: Tuning) -> list[list[Run]]:
     """Levels with the hidden levels of the rises after them (the last one's rise: to the end of the sweep)."""
+    reaches = _octave_reaches(x)
     result: list[list[Run]] = []
     for group, following in zip(groups, [*groups[1:], None]):
         result.append(group)
         end = following[0][0] if following is not None else len(x) - 1
-        result += [[(middle, middle)] for middle in _hidden_levels(x, fit, group[-1][1], end, tuning)]
+        result += [[(middle, middle)] for middle in _hidden_levels(fit, reaches, group[-1][1], end, tuning)]
     return result
 
 
@@ -406,32 +482,29 @@ def _supported_fit(x: list[float], y: list[float], tuning: Tuning) -> tuple[list
         x_kept = [x[index] for index in kept]
         y_kept = [y[index] for index in kept]
         fit = cache_curve_fit(y_kept)
-        runs = _flat_runs(x_kept, fit)
-        dip = None
-        while dip is None:
-            for first, last in runs:
-                on_it = [position for position in range(first, last + 1) if y_kept[position] - fit[position] <= tolerance]
-                if len(on_it) >= 2:
-                    continue
-                others = [y_kept[position] for position in range(first, last + 1) if position not in on_it]
-                after = on_it[0] + 1 if on_it else None
-                if on_it and (after == len(kept) or (len(others) >= 2 and _mostly_near(others, statistics.median(others)))
-                              or _mostly_near(others, fit[after])):
-                    dip = kept[on_it[0]]
-                else:
-                    runs = [run for run in runs if run != (first, last)]
+        supported, dip = [], None
+        for first, last in _flat_runs(x_kept, fit):
+            on_it = [position for position in range(first, last + 1) if y_kept[position] - fit[position] <= tolerance]
+            if len(on_it) >= 2:
+                supported.append((first, last))
+                continue
+            others = [y_kept[position] for position in range(first, last + 1) if position not in on_it]
+            after = on_it[0] + 1 if on_it else None
+            if on_it and len(ignored) < MAX_SET_ASIDE and (
+                    after == len(kept) or (len(others) >= 2 and _mostly_near(others, statistics.median(others)))
+                    or _mostly_near(others, fit[after])):
+                dip = kept[on_it[0]]
                 break
-            else:
-                break
+            # a run without support is no level (and, past MAX_SET_ASIDE dips, neither is a dip's)
         if dip is None:
-            groups = _group_runs(fit, runs, tuning.level_step_ratio)
+            groups = _group_runs(fit, supported, tuning.level_step_ratio)
             full_fit = [0.0] * len(x)
             for position, index in enumerate(kept):
                 full_fit[index] = fit[position]
             # A set-aside point takes the fitted value of the next kept point (the envelope's view of it).
-            for index in sorted(ignored, reverse=True):
-                later = [full_fit[k] for k in kept if k > index]
-                full_fit[index] = later[0] if later else y[index]
+            for index in ignored:
+                later = bisect.bisect_right(kept, index)
+                full_fit[index] = fit[later] if later < len(kept) else y[index]
             plateaus = _with_rises(x_kept, fit, _split_wide_rises(x_kept, fit, groups, tuning), tuning.level_step_ratio)
             return full_fit, [_reindex(plateau, kept) for plateau in plateaus], ignored
         ignored.add(dip)
@@ -480,6 +553,9 @@ def infer_cache_levels(sizes: Sequence[int], latency_ns: Sequence[float], *,
     elif plateaus[0].first > 0 and fit[plateaus[0].first] - fit[0] >= math.log(tuning.level_step_ratio):
         notes.append(f"the curve rises before its first plateau (from {minimum[0]:.3g} ns at {ordered[0]} B): "
                      "that plateau may not be L1")
+    if len(ignored) >= MAX_SET_ASIDE:
+        notes.append(f"{MAX_SET_ASIDE} lone low points set aside (the most one curve may have); a flat run held down "
+                     "by a further one is read as no level")
     scatter = _scatter(y, fit, ignored)
     smallest_step = max(math.log(SUPPORT_RATIO), NOISE_STEP_FACTOR * scatter)
     if smallest_step > math.log(SUPPORT_RATIO):

@@ -54,6 +54,7 @@ BIMODAL_SEPARATION = 3.0      # ... and this many times the larger group's own M
 BIMODAL_MIN_SHARE = 0.2       # each group holds at least this share of the samples (and at least 2)
 BIMODAL_MAX_SAMPLES = 100_000  # the kernels' sampler takes at most this many; a larger point is not split-tested
 CANARY_DRIFT = 1.3            # the L1 canary moved across a point, or read slower than the run's usual, by this
+PLAN_OVERSHOOT = 1.25         # an experiment's wall time / the upper bound its plan priced it at (view plan_vs_actual)
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,7 @@ def first_plateau_above_l1_hit(run: Run) -> list[Flag]:
                      "cycles cannot be trusted, so neither can a count of them")]
     checked = [(f"{level['page_policy']} {level['level']}: {format_number(level['latency_ns'])} ns at "
                 f"{format_number(clocks[level['page_policy']])} GHz", level["latency_cycles"]) for level in timed]
-    broken = any(cycles > L1_HIT_MAX_CYCLES for _, cycles in checked)
+    broken = any(cycles > L1_HIT_MAX_CYCLES for _text, cycles in checked)
     return [_against(rule, subject, checked, L1_HIT_MAX_CYCLES, "cycles",
                      f"first plateau > {L1_HIT_MAX_CYCLES:g} core cycles (an L1 hit takes 3 to 5)",
                      lambda cycles: cycles > L1_HIT_MAX_CYCLES, max,
@@ -378,7 +379,7 @@ def _below_idle_flag(subject: str, idle_text: str, checked: list[tuple[str, floa
     """One loaded_below_idle row over (item, share below idle, counts): flagged where any item counts."""
     rule = "loaded_below_idle"
     broken = [item for item in checked if item[2]]
-    item, share, _ = max(broken or checked, key=lambda entry: entry[1])
+    item, share, _counts = max(broken or checked, key=lambda entry: entry[1])
     evidence = (f"{len(broken)} of {len(checked)} loaded points below idle ({idle_text}); "
                 f"{'worst' if broken else 'lowest'} {item}: {share:.1%} below")
     return Flag(rule, "flagged" if broken else "clear", subject, item, share, threshold, "fraction", comparison,
@@ -396,9 +397,9 @@ def loaded_below_idle(run: Run) -> list[Flag]:
     idle = [row for row in points if row[2] == 0]
     loaded = [row for row in points if row[2] > 0]
     if loaded and idle:
-        _, _, _, idle_ns, idle_low, idle_high = min(idle, key=lambda row: row[3])
+        _traffic, _delay, _rate, idle_ns, idle_low, idle_high = min(idle, key=lambda row: row[3])
         checked = []
-        for traffic, delay, _, median, low, high in loaded:
+        for traffic, delay, _rate, median, low, high in loaded:
             share = 1 - median / idle_ns
             apart = high is not None and idle_low is not None and high < idle_low
             checked.append((f"{traffic} delay {delay}: {median:.4g} ns [CI95 {_ci(low)}, {_ci(high)}]", share,
@@ -744,7 +745,7 @@ def noisy_point(run: Run) -> list[Flag]:
     """A point whose samples spread widely: MAD / median above NOISY_MAD_REL (docs/methods.md: flag noise with
     MAD / median; pyperf warns at a standard deviation of 10%, about 0.07 in MAD terms for normal noise)."""
     def measure(point: PointNoise) -> tuple[float, str] | None:
-        if point.count < NOISE_MIN_SAMPLES:
+        if point.count < NOISE_MIN_SAMPLES or not point.median:  # no spread relative to a median of 0
             return None
         return point.mad_rel, (f"median {point.median:.4g} {point.unit}, MAD {point.mad_rel:.1%} of it over "
                                f"{point.count} samples{_tries(point.tries)}")
@@ -811,11 +812,25 @@ def measured_while_throttling(run: Run) -> list[Flag]:
                      lambda value: value > 0, max)]
 
 
+def plan_overshoot(run: Run) -> list[Flag]:
+    """An experiment that ran more than 25% past the price its plan gave it: the plan's time model did not
+    hold on this host (slower or busier than its rates), so the budget it was fitted into did not either."""
+    rule, subject = "plan_overshoot", "plan_vs_actual"
+    rows = run.rows("plan_overshoot")
+    if not rows:
+        return [Flag(rule, "not_run", subject, reason="this run carries no plan (made before fleetscope priced "
+                     "its runs), or no planned experiment recorded its time")]
+    return [_against(rule, subject, [(f"{experiment}: {actual:.1f} s of a planned {planned:.1f} s", actual / planned)
+                                     for experiment, planned, actual in rows],
+                     PLAN_OVERSHOOT, "ratio", f"wall time / planned upper bound > {PLAN_OVERSHOOT:g}",
+                     lambda ratio: ratio > PLAN_OVERSHOOT, max)]
+
+
 RULES: tuple[Callable[[Run], list[Flag]], ...] = (
     dram_chase_too_fast, first_plateau_above_l1_hit, bandwidth_above_dram_peak, firmware_claims_disagree,
     huge_pages_not_granted,
     loaded_idle_far_above_idle, loaded_below_idle, stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law,
-    threads_shared_one_cpu, noisy_point, bimodal_point, canary_drift, measured_while_throttling,
+    threads_shared_one_cpu, noisy_point, bimodal_point, canary_drift, measured_while_throttling, plan_overshoot,
 )
 
 

@@ -22,12 +22,12 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import accumulate
 from pathlib import Path
 
 import jsonschema
 
-from fleetscope.ingest.parsers import JSON_TOOLS, ParseError, decode, parser
+from fleetscope.ingest.parsers.json_limits import MAX_JSON_DEPTH, MAX_JSON_KEYS, parse_json  # noqa: F401 - the limits, with the rest
+from fleetscope.ingest.parsers import ParseError, decode, parser
 from fleetscope.resources import SCHEMAS_DIR
 
 SCHEMA_DIR = SCHEMAS_DIR
@@ -38,7 +38,17 @@ SUPPORTED_POINT_SCHEMA = 1
 MAX_BUNDLE_BYTES = 256 * 2**20      # the manifest and every file it names, together
 MAX_LINE_BYTES = 32 * 2**20         # one results line; also the manifest and each raw output (each is parsed whole)
 MAX_SAMPLES_PER_POINT = 4 * 2**20   # samples of one point (one line)
-MAX_JSON_DEPTH = 64                 # arrays and objects nested in any JSON document
+# MAX_JSON_DEPTH and MAX_JSON_KEYS (fleetscope.ingest.parsers.json_limits) bound every JSON document before it is parsed
+MAX_TEXT_CHARS = 65536              # characters of one text (a string or an object's key) in a manifest or point
+# Items of the arrays of one manifest, all together, counted before its schema is checked: jsonschema takes
+# 3 to 6 us of CPU an item it checks (a manifest of 1 MiB of NUMA distances or notes took 2.7 to 4.1 s, and
+# the line cap allows 32 MiB); a real manifest holds a few hundred (a 256-node SLIT matrix is 65536).
+MAX_MANIFEST_ITEMS = 65536
+# What a parser read from a raw output, as JSON, with the role's params in each row: at most this many times
+# the output's bytes, plus the slack (real outputs take 3 to 13 times); a parser whose output grows faster
+# than its input (a run per line copying what the lines before it set) is stopped at the limit.
+MAX_PARSED_FACTOR = 64
+MAX_PARSED_SLACK = 2**20
 # Integers must fit 64 bits (signed or unsigned): the warehouse stores them as BIGINT or DOUBLE.
 _INTEGER_RANGE = (-(2**63), 2**64 - 1)
 
@@ -146,7 +156,26 @@ def _schema_validator(name: str) -> jsonschema.protocols.Validator:
 
 def _full_match_pattern(validator, pattern: str, instance: object, schema: dict):
     if validator.is_type(instance, "string") and re.fullmatch(pattern, instance) is None:
-        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r} (the whole text must match)")
+        explain = _PATTERN_MEANINGS.get(pattern)
+        yield jsonschema.ValidationError(explain(instance) if explain else
+                                         f"{instance[:200]!r} does not match {pattern!r} (the whole text must match)")
+
+
+def _path_meaning(path: str) -> str:
+    shown = repr(path[:200])
+    if path.startswith("/"):
+        return f"{shown} is an absolute path: files must be named relative to the bundle"
+    if ".." in path.split("/"):
+        return f"{shown} climbs out with '..': a file outside the bundle is never read"
+    return (f"{shown} is not a path inside the bundle in normal form (names joined by '/', no '.' or '..', no "
+            "control characters)")
+
+
+# What a pattern of the schema asks for, in words, where the pattern itself does not read as it.
+_PATTERN_MEANINGS = {
+    (r"^(?!\.\.?(?:/|$))[^\u0000-\u001f\u007f-\u009f/]+(?:/(?!\.\.?(?:/|$))[^\u0000-\u001f\u007f-\u009f/]+)*$"):
+        _path_meaning,
+}
 
 
 def _is_rfc3339_datetime(value: object) -> bool:
@@ -168,28 +197,7 @@ def name_pattern(field: str) -> str:
     return _MANIFEST_VALIDATOR.schema["properties"][field]["pattern"]
 
 
-# ---- JSON, with its limits checked before Python's parser recurses -----------------------------
-
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
-_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
-
-
-def _too_deep(text: str) -> bool:
-    """Whether arrays and objects nest deeper than MAX_JSON_DEPTH (brackets inside strings aside)."""
-    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return False
-    brackets = _NOT_A_BRACKET.sub("", _STRING.sub("", text))
-    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0) > MAX_JSON_DEPTH
-
-
-def _parse_json(text: str) -> object:
-    """One JSON document; ValueError saying what is wrong. Non-finite numbers are found afterwards
-    by _value_problem, which can name their field."""
-    if _too_deep(text):
-        raise ValueError(f"arrays and objects nest deeper than MAX_JSON_DEPTH ({MAX_JSON_DEPTH}) levels")
-    return json.loads(text)
-
+# ---- values, checked once a document is parsed ------------------------------------------------
 
 def _number_problem(value: object) -> str | None:
     if isinstance(value, float) and not math.isfinite(value):
@@ -200,6 +208,9 @@ def _number_problem(value: object) -> str | None:
 
 
 def _text_problem(value: str) -> str | None:
+    if len(value) > MAX_TEXT_CHARS:
+        return (f"{json.dumps(value[:40])[:60]}... is {len(value)} characters long, more than MAX_TEXT_CHARS "
+                f"({MAX_TEXT_CHARS}) one text may hold")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -227,22 +238,80 @@ def _value_problem(value: object, path: str = "$") -> str | None:
     return f"at {path}: {problem}" if problem else None
 
 
-def _samples_problem(samples: list) -> str | None:
+def _items_problem(document: dict) -> str | None:
+    """More array items in the manifest than MAX_MANIFEST_ITEMS, counted in one pass (no recursion)."""
+    count, pending = 0, [document]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            count += len(value)
+            if count > MAX_MANIFEST_ITEMS:
+                return (f"at $: more than MAX_MANIFEST_ITEMS ({MAX_MANIFEST_ITEMS}) array items one manifest may "
+                        f"hold (an array of {len(value)} passed the limit)")
+            pending.extend(value)
+    return None
+
+
+# What a measurement can be. A time, a rate or a cycle count is positive and, from a kernel, far below
+# MAX_MEASURED (1e15 ns is 11.6 days, 1e15 GB/s no machine); a count is a count (64 bits); a ratio is not
+# negative; a published curve read as ns over L1 (params.relative_to_l1) may sit at or below zero.
+MAX_MEASURED = 1e15
+
+
+def _measured_range(document: dict) -> tuple[float, bool, float]:
+    """(lowest, whether the lowest itself is allowed, highest) of a point's samples and summary."""
+    unit = document.get("unit")
+    params = document.get("params")
+    if isinstance(params, dict) and params.get("relative_to_l1") is True:
+        return -MAX_MEASURED, True, MAX_MEASURED
+    if unit == "count":
+        return 0, True, _INTEGER_RANGE[1]
+    if unit == "ratio":
+        return 0, True, MAX_MEASURED
+    return 0, False, MAX_MEASURED
+
+
+def _range_text(value: int | float, path: str, unit: object, lowest: float, inclusive: bool, highest: float) -> str:
+    if value > highest:
+        return (f"at {path}: {value:.4g} is more than MAX_MEASURED ({highest:g}) a measurement in {unit!r} "
+                "may be: no measured value is that large")
+    return (f"at {path}: {value:.4g} is not {'at least' if inclusive else 'above'} {lowest:g}: "
+            f"a measurement in {unit!r} is {'never negative' if inclusive else 'positive'}")
+
+
+def _samples_problem(samples: list, document: dict) -> str | None:
     """The point schema's rule for samples (numbers), checked here in one fast pass instead of by
-    jsonschema (a point may hold millions), plus finiteness and the cap."""
+    jsonschema (a point may hold millions), plus finiteness, the range of a measurement and the cap."""
     if len(samples) > MAX_SAMPLES_PER_POINT:
         return (f"at $.samples: {len(samples)} samples, more than MAX_SAMPLES_PER_POINT "
                 f"({MAX_SAMPLES_PER_POINT}) a point may hold")
     low, high = _INTEGER_RANGE
+    lowest, inclusive, highest = _measured_range(document)
     for index, value in enumerate(samples):
         if isinstance(value, float):
             if value - value == 0.0:  # NaN and infinities give NaN
-                continue
+                if lowest < value <= highest or (inclusive and value == lowest):
+                    continue
+                return _range_text(value, f"$.samples[{index}]", document.get("unit"), lowest, inclusive, highest)
         elif isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
-            continue
+            if lowest < value <= highest or (inclusive and value == lowest):
+                continue
+            return _range_text(value, f"$.samples[{index}]", document.get("unit"), lowest, inclusive, highest)
         if isinstance(value, bool) or not isinstance(value, int | float):
             return f"at $.samples[{index}]: {json.dumps(value)[:60]} is not of type 'number'"
         return f"at $.samples[{index}]: {_number_problem(value)}"
+    return None
+
+
+def _summary_problem(document: dict) -> str | None:
+    """The summary's statistics within the range of a measurement (the schema made them numbers)."""
+    lowest, inclusive, highest = _measured_range(document)
+    for key in ("min", "median", "mean", "ci95_low", "ci95_high"):
+        value = document["summary"][key]
+        if not (lowest < value <= highest or (inclusive and value == lowest)):
+            return _range_text(value, f"$.summary.{key}", document.get("unit"), lowest, inclusive, highest)
     return None
 
 
@@ -314,6 +383,79 @@ def _counters_problem(counters: object) -> str | None:
         for key in ("core_events", "package_events"):
             if problem := _count_problem(throttle.get(key), nullable=False):
                 return f"at {path}.throttle.{key}: {problem}"
+    return _sensors_problem(counters, path)
+
+
+_SENSOR_TEXT = re.compile(r"[\x20-\x7e]{1,63}")
+_RAPL_ZONE = re.compile(r"intel-rapl(:[0-9]{1,4}){1,3}")
+MAX_SENSORS = 32
+MAX_REASON = 400
+MAX_JOULES = 1e9        # a region of seconds at any power stays far below
+MAX_WATTS = 1e5
+TEMPERATURE_C = (-100.0, 250.0)
+
+
+def _range_problem(value: object, low: float, high: float) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        return f"{json.dumps(value)[:60]} is not a number from {low:g} to {high:g}"
+    return None
+
+
+def _reading_problem(reading: object, where: str, items: str) -> str | None:
+    """The shape every sensor reading shares: {available, reason, <items>: [...]}, a reason exactly when
+    nothing was available (a zero is never a stand-in for a reading that could not be taken)."""
+    if not isinstance(reading, dict) or not isinstance(reading.get("available"), bool):
+        return f"at {where}: {{available, reason, {items}}} was expected"
+    reason = reading.get("reason")
+    if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON):
+        return f"at {where}.reason: a string of at most {MAX_REASON} characters or null was expected"
+    if not reading["available"] and not reason:
+        return f"at {where}.reason: a reading that is not available must say why"
+    listed = reading.get(items)
+    if not isinstance(listed, list) or len(listed) > MAX_SENSORS or not all(isinstance(item, dict) for item in listed):
+        return f"at {where}.{items}: a list of at most {MAX_SENSORS} objects was expected"
+    return None
+
+
+def _sensors_problem(counters: dict, path: str) -> str | None:
+    """context.counters.energy and .temperature (kernels/include/sensors.h), where a kernel recorded them:
+    zones named as powercap names them, joules and watts non-negative and only beside a zone read twice,
+    temperatures in degrees C."""
+    energy, temperature = counters.get("energy"), counters.get("temperature")
+    if energy is not None:
+        where = f"{path}.energy"
+        if problem := _reading_problem(energy, where, "zones") or _range_problem(energy.get("seconds"), 0, 1e6):
+            return problem if problem.startswith("at ") else f"at {where}.seconds: {problem}"
+        for index, zone in enumerate(energy["zones"]):
+            at = f"{where}.zones[{index}]"
+            if not isinstance(zone.get("zone"), str) or not _RAPL_ZONE.fullmatch(zone["zone"]):
+                return f"at {at}.zone: a powercap zone name (intel-rapl:N[:M]) was expected"
+            if not isinstance(zone.get("name"), str) or not _SENSOR_TEXT.fullmatch(zone["name"]):
+                return f"at {at}.name: printable text of at most 63 characters was expected"
+            if not isinstance(zone.get("wrapped"), bool):
+                return f"at {at}.wrapped: a boolean was expected"
+            for key, high in (("joules", MAX_JOULES), ("watts", MAX_WATTS)):
+                if problem := _range_problem(zone.get(key), 0, high):
+                    return f"at {at}.{key}: {problem}"
+            for key in ("before_uj", "after_uj", "max_energy_range_uj"):
+                if problem := _count_problem(zone.get(key), nullable=True):
+                    return f"at {at}.{key}: {problem}"
+            if zone.get("joules") is None and not zone.get("reason"):
+                return f"at {at}.reason: a zone without joules must say why"
+    if temperature is not None:
+        where = f"{path}.temperature"
+        if problem := _reading_problem(temperature, where, "sensors"):
+            return problem
+        for index, sensor in enumerate(temperature["sensors"]):
+            at = f"{where}.sensors[{index}]"
+            for key in ("chip", "label"):
+                if not isinstance(sensor.get(key), str) or not _SENSOR_TEXT.fullmatch(sensor[key]):
+                    return f"at {at}.{key}: printable text of at most 63 characters was expected"
+            for key in ("before_c", "after_c"):
+                if problem := _range_problem(sensor.get(key), *TEMPERATURE_C):
+                    return f"at {at}.{key}: {problem}"
     return None
 
 
@@ -360,7 +502,10 @@ def _resolve(bundle_root: Path, relative: str, where: str) -> Path:
     """The file a bundle names, refusing anything that resolves outside the bundle."""
     if Path(relative).is_absolute():
         raise BundleError(f"{where}: {relative!r} is an absolute path: files must be named relative to the bundle")
-    resolved = (bundle_root / relative).resolve()
+    try:
+        resolved = (bundle_root / relative).resolve()
+    except (OSError, ValueError) as error:  # a NUL, a name too long, a loop of links
+        raise BundleError(f"{where}: {relative!r} cannot be a file of the bundle ({error})") from None
     if not resolved.is_relative_to(bundle_root):
         raise BundleError(
             f"{where}: {relative!r} resolves to {resolved}, outside the bundle {bundle_root}: "
@@ -448,7 +593,7 @@ def _unreadable(where: str, complete: bool, error: ValueError) -> BundleError:
 
 def _parse_point(text: str, complete: bool, where: str, experiment: str) -> dict:
     try:
-        document = _parse_json(text)
+        document = parse_json(text)
     except ValueError as error:
         raise _unreadable(where, complete, error) from None
     if not isinstance(document, dict):
@@ -456,7 +601,7 @@ def _parse_point(text: str, complete: bool, where: str, experiment: str) -> dict
     _check_version(document, "schema_version", SUPPORTED_POINT_SCHEMA, where)
     samples = document.get("samples")
     if isinstance(samples, list):
-        problem = _samples_problem(samples)
+        problem = _samples_problem(samples, document)
         if problem:
             raise BundleError(f"{where}: {problem}")
         # the schema sees one sample (its rule for items is the one _samples_problem applied to all)
@@ -468,7 +613,7 @@ def _parse_point(text: str, complete: bool, where: str, experiment: str) -> dict
             f"experiment {experiment!r} for this file: each experiment writes its own file"
         )
     context = document.get("context")
-    problem = (_value_problem(document) or _schema_problem(_POINT_VALIDATOR, document)
+    problem = (_value_problem(document) or _schema_problem(_POINT_VALIDATOR, document) or _summary_problem(document)
                or (_counters_problem(context["counters"]) if isinstance(context, dict) and "counters" in context
                    else None))
     if problem:
@@ -478,21 +623,34 @@ def _parse_point(text: str, complete: bool, where: str, experiment: str) -> dict
 
 
 def _check_manifest_consistency(manifest: dict, bundle_root: Path, where: str) -> None:
+    started, finished = (datetime.fromisoformat(manifest[key]).astimezone(UTC) for key in ("started_at", "finished_at"))
+    if finished < started:
+        raise BundleError(f"{where}: at $.finished_at: {manifest['finished_at']!r} is before $.started_at "
+                          f"{manifest['started_at']!r}: a run ends after it starts; re-collect the bundle")
     for key, directory_name in (("host", bundle_root.name), ("run_id", bundle_root.parent.name)):
         if manifest[key] != directory_name:
             raise BundleError(
                 f"{where}: at $.{key}: {manifest[key]!r} does not match the bundle directory name "
                 f"{directory_name!r}: bundles must live at results/<run_id>/<host>/"
             )
-    for key, field in (("experiments", "name"), ("knobs", "name")):
+    for key, entries in (("experiments", manifest["experiments"]), ("knobs", manifest["knobs"]),
+                         ("plan.experiments", (manifest.get("plan") or {}).get("experiments") or [])):
         seen: set[str] = set()
-        for index, entry in enumerate(manifest[key]):
-            if entry[field] in seen:
-                raise BundleError(f"{where}: at $.{key}[{index}].{field}: {entry[field]!r} appears twice")
-            seen.add(entry[field])
+        for index, entry in enumerate(entries):
+            if entry["name"] in seen:
+                raise BundleError(f"{where}: at $.{key}[{index}].name: {entry['name']!r} appears twice")
+            seen.add(entry["name"])
     files_seen: set[str] = set()
     for index, experiment in enumerate(manifest["experiments"]):
         file = experiment.get("file")
+        if experiment["status"] == "skipped" and (experiment.get("raw") or
+                                                  (file is not None and os.path.lexists(bundle_root / file))):
+            # a skipped experiment measured nothing: what it names would load as measurements
+            raise BundleError(
+                f"{where}: at $.experiments[{index}]: experiment {experiment['name']!r} is 'skipped' yet its "
+                f"{'raw outputs are' if experiment.get('raw') else f'results file {file!r} is'} in the bundle: "
+                "a skipped experiment measured nothing; re-collect the bundle"
+            )
         if file is None and experiment["status"] == "ok" and not experiment.get("raw"):
             raise BundleError(
                 f"{where}: at $.experiments[{index}].file: experiment {experiment['name']!r} is 'ok' "
@@ -565,6 +723,27 @@ def _output_problems(parsed: dict) -> tuple[bool, str | None]:
     return truncated, "; ".join(problems) or None
 
 
+def _json_size(value: object, limit: int) -> int:
+    """About how many bytes `value` takes as JSON (each string, number and bracket counted, a shared
+    object once per place it appears, as JSON writes it); the count stops once it passes `limit`."""
+    size, pending = 0, [value]
+    while pending and size <= limit:
+        item = pending.pop()
+        if isinstance(item, str):
+            size += len(item) + 2
+        elif isinstance(item, dict):
+            size += 2
+            for key, member in item.items():
+                size += len(key) + 4
+                pending.append(member)
+        elif isinstance(item, list | tuple):
+            size += 2 + len(item)
+            pending.extend(item)
+        else:
+            size += 8
+    return size
+
+
 def _parse_raw(data: bytes, experiment: dict, raw: dict, display: str, where: str) -> RawOutput:
     """Parse one raw output. An unreadable output of an 'ok' experiment refuses the bundle; one of
     a failed experiment (a tool killed half way) is kept unparsed with the reason, so the rest of
@@ -572,13 +751,27 @@ def _parse_raw(data: bytes, experiment: dict, raw: dict, display: str, where: st
     tool = raw["tool"]
     module = parser(tool)
     digest = hashlib.sha256(data).hexdigest()
+    budget = MAX_PARSED_FACTOR * len(data) + MAX_PARSED_SLACK
     try:
         text = decode(data)
-        if tool in JSON_TOOLS and _too_deep(text):
-            raise ParseError(display, None,
-                             f"arrays and objects nest deeper than MAX_JSON_DEPTH ({MAX_JSON_DEPTH}) levels")
         parsed = module.parse(text, source=display)
-        rows = tuple({**row, "params": {**(raw.get("params") or {}), **row["params"]}} for row in module.rows(parsed))
+        spent = _json_size(parsed, budget)
+        role_params = raw.get("params") or {}
+        role_size = _json_size(role_params, budget)
+        rows = []
+        for row in module.rows(parsed):
+            # the role's params go into every row: counted per row, before the row is built
+            spent += role_size + _json_size(row, budget)
+            if spent > budget:
+                break
+            rows.append({**row, "params": {**role_params, **row["params"]}})
+        if spent > budget:
+            raise BundleError(f"{where}: {display}: what the {tool} parser read would take more than "
+                              f"{MAX_PARSED_FACTOR} times the output's {len(data)} bytes (+ {MAX_PARSED_SLACK} "
+                              "bytes) to store: not an output fleetscope reads; re-collect the bundle")
+        rows = tuple(rows)
+    except BundleError:
+        raise
     except ParseError as error:
         if experiment["status"] == "ok":
             raise BundleError(
@@ -608,14 +801,14 @@ def open_bundle(path: Path) -> Bundle:
     display = str(bundle_root / "manifest.json")
     manifest_bytes = _read_manifest(bundle_root, display)
     try:
-        manifest = _parse_json(manifest_bytes.decode("utf-8"))
+        manifest = parse_json(manifest_bytes.decode("utf-8"))
     except ValueError as error:  # UnicodeDecodeError is one
         raise BundleError(f"{display}: not valid JSON ({error}): re-collect the bundle") from None
     if not isinstance(manifest, dict):
         raise BundleError(f"{display}: at $: expected a JSON object, found {type(manifest).__name__}")
     delivered_schema = _check_version(manifest, "bundle_schema", SUPPORTED_BUNDLE_SCHEMA, display)
     manifest = _upgrade_manifest(manifest, display)
-    problem = _value_problem(manifest) or _schema_problem(_MANIFEST_VALIDATOR, manifest)
+    problem = _value_problem(manifest) or _items_problem(manifest) or _schema_problem(_MANIFEST_VALIDATOR, manifest)
     if problem:
         raise BundleError(f"{display}: {problem}: the manifest must match fleetscope/schemas/manifest.schema.json")
     _check_manifest_consistency(manifest, bundle_root, display)
@@ -633,7 +826,7 @@ def stated_content(path: Path) -> tuple[str, str, str] | None:
     display = str(bundle_root / "manifest.json")
     try:
         manifest_bytes = _read_manifest(bundle_root, display)
-        manifest = json.loads(manifest_bytes)
+        manifest = parse_json(manifest_bytes.decode("utf-8"))  # its limits first: this runs before open_bundle
         if manifest.get("bundle_schema") != SUPPORTED_BUNDLE_SCHEMA or \
                 (manifest.get("run_id"), manifest.get("host")) != (bundle_root.parent.name, bundle_root.name):
             return None

@@ -19,7 +19,7 @@ import re
 import shutil
 import tempfile
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -38,14 +38,16 @@ from fleetscope.store.warehouse import (INSERT_BATCH_ROWS, STAGE, apply_migratio
                                         quoted, using)
 
 # Every table holding rows of one (run_id, host); `hosts` is shared by all runs of a host.
-RUN_TABLES = ("tool_samples", "raw_outputs", "point_samples", "points", "experiments", "knob_values", "cache_levels",
-              "facts", "runs")
+RUN_TABLES = ("tool_samples", "raw_outputs", "point_samples", "points", "plan_experiments", "experiments", "knob_values",
+              "cache_levels", "facts", "runs")
 # What the stage holds of one run: its own rows, the host's row and its derived rows.
 STAGED_TABLES = (*RUN_TABLES, "hosts", *DERIVED_TABLES)
 # Samples per INSERT, and per row of point_samples: a point of millions is cut into rows of this many.
 SAMPLE_BATCH = 65536
 # Raw outputs per INSERT: as many as hold this many bytes of the files (each parsed output goes in whole).
 RAW_BATCH_BYTES = 8 * 2**20
+# host -> its inventory groups, as the controller knows them (fleetscope.ingest.inventory_groups); None: not given
+Groups = Mapping[str, tuple[str, ...]] | None
 # A refusal's reason quotes what the host sent: it is stored and printed at most this long, and with
 # its control characters escaped, so one outcome stays one line (the warehouse play reads them).
 MAX_REASON_CHARS = 2000
@@ -116,6 +118,24 @@ def _experiment_rows(bundle: Bundle, point_counts: Counter) -> Iterator[dict]:
         }
 
 
+def _plan_rows(bundle: Bundle) -> Iterator[dict]:
+    """The plan's experiments (manifest `plan`, validated by the schema): what each was to cost."""
+    for entry in (bundle.manifest.get("plan") or {}).get("experiments") or []:
+        yield {
+            "experiment": entry["name"],
+            "points": entry["points"],
+            "processes": entry["processes"],
+            "bound_s": entry["bound_s"],
+            "allowance_s": entry.get("allowance_s"),
+            "target_rel": entry.get("target_rel"),
+            "cap_s": entry.get("cap_s"),
+            "kinds": entry.get("kinds"),
+            "skip": entry.get("skip"),
+            "notes": "; ".join(entry.get("notes") or []) or None,
+            "cuts": "; ".join(entry.get("cuts") or []) or None,
+        }
+
+
 def _point_row(point: Point) -> dict:
     document = point.document
     summary = document["summary"]
@@ -182,7 +202,8 @@ class _Loaded:
     tool_rows: int
 
 
-def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded_at: str) -> _Loaded:
+def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded_at: str,
+                   groups: Groups = None) -> _Loaded:
     manifest = bundle.manifest
     key = {"run_id": bundle.run_id, "host": bundle.host}
     connection.execute(sql("ingest/insert_host"), [bundle.host, loaded_at])
@@ -191,7 +212,8 @@ def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded
         "profile": manifest["profile"],
         "status": manifest.get("status"),
         "error": manifest.get("error"),
-        "inventory_groups": manifest.get("inventory_groups"),
+        # the controller's (ingest --inventory-groups), never the manifest's: a host could claim any group
+        "inventory_groups": list(groups[bundle.host]) if groups is not None and bundle.host in groups else None,
         "origin": manifest.get("origin", "playbook"),
         "reference": manifest.get("reference"),
         "started_at": utc_timestamp(manifest["started_at"]),
@@ -202,8 +224,12 @@ def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded
         "bundle_path": str(bundle.path),
         "content_sha256": bundle.content_sha256,
         "loaded_at": loaded_at,
+        "plan_budget_s": (manifest.get("plan") or {}).get("budget_s"),
+        "plan_bound_s": (manifest.get("plan") or {}).get("bound_s"),
+        "plan_points": (manifest.get("plan") or {}).get("points"),
     }])
     insert_rows(connection, "facts", [{**key, "facts": manifest["facts"]}])
+    insert_rows(connection, "plan_experiments", ({**key, **row} for row in _plan_rows(bundle)))
     insert_rows(connection, "cache_levels", ({**key, **row} for row in _cache_rows(bundle)))
     insert_rows(connection, "knob_values", ({**key, **row} for row in _knob_rows(bundle)))
 
@@ -292,7 +318,8 @@ def _hand_over(connection: duckdb.DuckDBPyConnection, bundle: Bundle, staged: Ca
     return "reinferred" if unchanged else "loaded" if existing is None else "replaced"
 
 
-def load_into(connection: duckdb.DuckDBPyConnection, bundle: Bundle) -> tuple[str, _Loaded | None]:
+def load_into(connection: duckdb.DuckDBPyConnection, bundle: Bundle,
+              groups: Groups = None) -> tuple[str, _Loaded | None]:
     """Load a bundle and derive its inference and flags, validating its files as they stream in; return
     (loaded | unchanged | replaced | reinferred, what was loaded). A reinferred bundle was unchanged, but
     its derived rows were recomputed by this method. Raises BundleError when the bundle is refused.
@@ -315,7 +342,7 @@ def load_into(connection: duckdb.DuckDBPyConnection, bundle: Bundle) -> tuple[st
                 _stage_loaded_run(connection, warehouse, key)
                 loaded = None
             else:
-                loaded = _insert_bundle(connection, bundle, loaded_at)
+                loaded = _insert_bundle(connection, bundle, loaded_at, groups)
             _derive(connection, bundle)
         return _hand_over(connection, bundle, lambda table: f"{quoted(STAGE)}.main.{table}", existing,
                           loaded_at), loaded
@@ -379,6 +406,8 @@ def _guarded(connection: duckdb.DuckDBPyConnection, path: Path, load: Callable[[
                 raise
             # It passed validation but a value does not fit the warehouse; the transaction was rolled back.
             reason = _reason(f"{path}: could not be stored ({error}); nothing was loaded")
+        except Exception as error:  # noqa: BLE001 - what a bundle makes fleetscope trip on refuses it, not the ingest
+            reason = _unforeseen(path, error)
         record_refusal(connection, path, reason)
         return Outcome(path, "REFUSED", reason)
     except duckdb.Error as error:
@@ -387,18 +416,26 @@ def _guarded(connection: duckdb.DuckDBPyConnection, path: Path, load: Callable[[
                         "`fleetscope ingest` again") from None
 
 
+def _unforeseen(path: Path, error: Exception) -> str:
+    """The reason for a bundle that made fleetscope fail in a way no check foresaw (a check is missing:
+    the reason says so, and the other bundles load)."""
+    return _reason(f"{path}: fleetscope could not read it ({type(error).__name__}: {str(error)[:300]}); nothing of it "
+                   "was loaded: a check fleetscope lacks, please report it with the bundle")
+
+
 def _unchanged_outcome(path: Path) -> Outcome:
     return Outcome(path, "unchanged", f"run {path.parent.name}, host {path.name}: already loaded, unchanged")
 
 
-def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path) -> Outcome:
-    """Validate and load one bundle directory; a problem with the bundle becomes a REFUSED outcome (and
-    a row of refused_bundles), not an exception. A warehouse that cannot be written raises UserError."""
+def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path, groups: Groups = None) -> Outcome:
+    """Validate and load one bundle directory, with its host's inventory groups from `groups` (the
+    controller's; None: not recorded); a problem with the bundle becomes a REFUSED outcome (and a row of
+    refused_bundles), not an exception. A warehouse that cannot be written raises UserError."""
     def load() -> Outcome:
         if _unchanged(connection, path):
             return _unchanged_outcome(path)
         bundle = open_bundle(path)
-        action, loaded = load_into(connection, bundle)
+        action, loaded = load_into(connection, bundle, groups)
         return _outcome(path, bundle, action, loaded)
     return _guarded(connection, path, load)
 
@@ -408,12 +445,12 @@ def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path) -> Outcome:
 _WORKER: dict = {}
 
 
-def _worker_start(folder: str) -> None:
+def _worker_start(folder: str, groups: Groups) -> None:
     """A worker's stage: an in-memory database of its own with the warehouse's schema."""
     connection = duckdb.connect(config={"autoload_known_extensions": False, "autoinstall_known_extensions": False})
     apply_migrations(connection)
     create_views(connection, every=True)
-    _WORKER.update(connection=connection, folder=Path(folder), staged=0)
+    _WORKER.update(connection=connection, folder=Path(folder), staged=0, groups=groups)
 
 
 def _literal(path: Path) -> str:
@@ -427,7 +464,7 @@ def _worker_stage(path: Path, loaded_at: str) -> tuple[Bundle | None, _Loaded | 
     connection = _WORKER["connection"]
     try:
         bundle = open_bundle(path)
-        loaded = _insert_bundle(connection, bundle, loaded_at)
+        loaded = _insert_bundle(connection, bundle, loaded_at, _WORKER["groups"])
         _derive(connection, bundle)
         _WORKER["staged"] += 1
         folder = _WORKER["folder"] / f"{os.getpid()}-{_WORKER['staged']}"
@@ -441,6 +478,8 @@ def _worker_stage(path: Path, loaded_at: str) -> tuple[Bundle | None, _Loaded | 
         if _is_storage_failure(error):
             raise
         return None, _reason(f"{path}: could not be stored ({error}); nothing was loaded"), None
+    except Exception as error:  # noqa: BLE001 - as in _guarded: the bundle is refused, the ingest goes on
+        return None, _unforeseen(path, error), None
     finally:
         for table in STAGED_TABLES:
             connection.execute(f"DELETE FROM memory.main.{table}")
@@ -464,33 +503,81 @@ def _hand_over_staged(connection: duckdb.DuckDBPyConnection, path: Path, future:
     return _guarded(connection, path, load)
 
 
-def ingest_bundles(connection: duckdb.DuckDBPyConnection, paths: list[Path], jobs: int = 1) -> Iterator[Outcome]:
-    """ingest_bundle of every path, in order. With jobs > 1, that many worker processes validate, load and
-    derive the bundles (each in a stage of its own) while this process, the warehouse's one writer, hands
-    their rows over in order; unchanged bundles are told here, without a worker."""
+class _Folders:
+    """Which folder each (run_id, host) comes from. A bundle's folder is results/<run_id>/<host>/, so two
+    folders of one ingest (results/ and old-results/) can hold the same run of the same host: the first
+    is loaded, a later one with other content is a conflict, refused, never a second replacement (the last
+    folder won, and each ingest replaced the run twice). So is a folder whose run the warehouse holds from
+    another folder that is still there, with other content."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection):
+        self.connection = connection
+        self.first: dict[tuple[str, str], Path] = {}
+
+    def conflict(self, path: Path) -> str | None:
+        folder = Path(path).resolve()
+        key = (folder.parent.name, folder.name)
+        first = self.first.setdefault(key, folder)
+        if first != folder:
+            return self._reason(path, key, first, "given earlier to this ingest")
+        held = self.connection.execute(sql("ingest/run_bundle"), list(key)).fetchone()
+        if held is not None and Path(held[0]) != folder and (Path(held[0]) / "manifest.json").is_file():
+            stated = stated_content(folder)
+            if stated is None or stated[2] != held[1]:
+                return self._reason(path, key, Path(held[0]), "the warehouse holds the run from")
+        return None
+
+    @staticmethod
+    def _reason(path: Path, key: tuple[str, str], other: Path, how: str) -> str:
+        return _reason(f"{path}: conflict: run {key[0]}, host {key[1]} is also in {other} ({how}): one run of a "
+                       "host comes from one folder; remove or move the folder that is not the host's bundle, then "
+                       "run `fleetscope ingest` again")
+
+
+def _refused(connection: duckdb.DuckDBPyConnection, path: Path, reason: str) -> Outcome:
+    try:
+        record_refusal(connection, path, reason)
+    except duckdb.Error as error:
+        raise UserError(f"cannot write the warehouse while refusing {path} ({error})") from None
+    return Outcome(path, "REFUSED", reason)
+
+
+def ingest_bundles(connection: duckdb.DuckDBPyConnection, paths: list[Path], jobs: int = 1,
+                   groups: Groups = None) -> Iterator[Outcome]:
+    """ingest_bundle of every path, in order, with the hosts' inventory groups from `groups` (a folder whose
+    run another folder holds is a conflict, _Folders). With jobs > 1, that many worker processes validate, load and derive the bundles (each in a
+    stage of its own) while this process, the warehouse's one writer, hands their rows over in order;
+    unchanged bundles are told here, without a worker."""
+    folders = _Folders(connection)
     if jobs <= 1:
         for path in paths:
-            yield ingest_bundle(connection, path)
+            conflict = folders.conflict(path)
+            yield _refused(connection, path, conflict) if conflict else ingest_bundle(connection, path, groups)
         return
     loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
     with tempfile.TemporaryDirectory(prefix="fleetscope-ingest-") as folder, \
             ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver"),
-                                initializer=_worker_start, initargs=(folder,)) as pool:
-        queue: deque[tuple[Path, Future | None]] = deque()
+                                initializer=_worker_start, initargs=(folder, groups)) as pool:
+        queue: deque[tuple[Path, Future | str | None]] = deque()
         for path in paths:
-            queue.append((path, None if _unchanged(connection, path) else
+            conflict = folders.conflict(path)
+            queue.append((path, conflict if conflict else None if _unchanged(connection, path) else
                           pool.submit(_worker_stage, path, loaded_at)))
             # at most two bundles a worker staged ahead of the writer
-            while queue and (queue[0][1] is None or queue[0][1].done() or
-                             sum(future is not None for _unused, future in queue) > 2 * jobs):
+            while queue and (not isinstance(queue[0][1], Future) or queue[0][1].done() or
+                             sum(isinstance(pending, Future) for _unused, pending in queue) > 2 * jobs):
                 yield _next(connection, queue, loaded_at)
         while queue:
             yield _next(connection, queue, loaded_at)
 
 
 def _next(connection: duckdb.DuckDBPyConnection, queue: deque, loaded_at: str) -> Outcome:
-    path, future = queue.popleft()
-    return _unchanged_outcome(path) if future is None else _hand_over_staged(connection, path, future, loaded_at)
+    path, pending = queue.popleft()
+    if pending is None:
+        return _unchanged_outcome(path)
+    if isinstance(pending, str):
+        return _refused(connection, path, pending)
+    return _hand_over_staged(connection, path, pending, loaded_at)
 
 
 def _outcome(path: Path, bundle: Bundle, action: str, loaded: _Loaded | None) -> Outcome:

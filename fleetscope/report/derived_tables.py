@@ -73,6 +73,18 @@ SHOWN_TABLES: tuple[DerivedTable, ...] = (
         Column("max_slowdown_stride", "at stride", "count"), Column("miss_event", "miss counter"),
         Column("hit_ns", "hit", "ns"), Column("miss_penalty_ns", "miss penalty", "ns"),
         Column("r_squared", "R²", "number"), Column("note", "note"))),
+    DerivedTable("inferred_clock", "Clock: turbo curve per instruction class", (
+        Column("class", "class"), Column("vector_bits", "bits", "count"), Column("one_core_ghz", "1 core", "ghz"),
+        Column("all_cores_ghz", "all cores", "ghz"), Column("max_active_cores", "cores", "count"),
+        Column("drop", "drop", "percent"), Column("vs_scalar_one_core", "vs scalar_int, 1 core", "number"),
+        Column("vs_scalar_all_cores", "vs scalar_int, all cores", "number"), Column("flat", "flat", "bool"),
+        Column("steps", "falls at"), Column("note", "note"))),
+    DerivedTable("inferred_clock_ramp", "Clock ramp from idle", (
+        Column("ramps", "ramps", "count"), Column("ramp_ms", "to 95% of top (ms)", "number"),
+        Column("max_ramp_ms", "slowest (ms)", "number"), Column("idle_ghz", "woke at", "ghz"),
+        Column("top_ghz", "top", "ghz"), Column("slice_ms", "slice (ms)", "number"),
+        Column("slices_left_out", "slices left out", "count"), Column("flat", "flat", "bool"),
+        Column("note", "note"))),
     DerivedTable("firmware_claims", "Firmware's figures beside the measured", (
         Column("source", "firmware"), Column("figure", "figure"), Column("claimed", "claims", "number"),
         Column("measured", "measured", "number"), Column("unit", "unit"), Column("ratio", "measured / claimed", "number"),

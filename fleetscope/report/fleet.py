@@ -50,7 +50,8 @@ _MAD_TO_SIGMA = 1.4826
 FLAGGED = Column("flagged", "flags", "count")
 THP_GRANTED = Column("thp_granted", "THP granted", "percent")
 # The unit of each column kind as --format json names it.
-_UNITS = {"ns": "ns", "gb_s": "GB/s", "bytes": "bytes", "count": "count", "number": "ratio", "percent": "fraction"}
+_UNITS = {"ns": "ns", "gb_s": "GB/s", "bytes": "bytes", "count": "count", "number": "ratio", "percent": "fraction",
+          "ghz": "GHz", "gflop_s": "GFLOP/s"}
 
 
 def unit_of(column: Column) -> str:
@@ -294,6 +295,13 @@ CAUSES: tuple[tuple[str, bool, str], ...] = (
     (r"thp_granted", False, "the THP setting (transparent_hugepage, defrag) or memory too fragmented for huge pages"),
     (r"tlb_l\d_entries", False, "a different page size, or a hypervisor's nested paging"),
     (r"mlp", False, "fewer misses in flight: an SMT sibling, prefetcher or power settings"),
+    # a clock below its same-CPU peers' with every core busy: the package is held back
+    (r"clock_.*_ghz", False, "power limit, cooling or BIOS setting (turbo off, a lower power limit, a clogged "
+                             "heat sink or fan)"),
+    (r"fp64_.*_gflop_s", False, "a lower clock (see the core clock) or a BIOS setting that disables a vector "
+                                "unit or AVX-512"),
+    (r"fp64_flop_per_cycle", False, "narrower vector instructions than its peers run (a BIOS or microcode "
+                                    "setting, or a hypervisor hiding AVX-512)"),
 )
 # Levels are scored by their latency and size; what is not a property of the CPU (storage) has no peers here.
 PEER_HEADLINES = tuple(headline for headline in HEADLINES if catalog.experiment(headline.experiment).peer_scored)

@@ -25,7 +25,7 @@ from fleetscope.units import KINDS, choose_unit, to_base
 
 MAX_CURVE_POINTS = 24
 # Curves are drawn in their base unit, the one the warehouse stores.
-_Y_SYMBOLS = {"ns": "ns", "gb_s": "GB/s", "mb_s": "MB/s"}
+_Y_SYMBOLS = {"ns": "ns", "gb_s": "GB/s", "mb_s": "MB/s", "gflop_s": "GFLOP/s"}
 
 
 @dataclass(frozen=True)
@@ -35,8 +35,8 @@ class Curve:
     title: str
     x_title: str
     y_title: str
-    x_kind: str        # bytes | count | gb_s: how the x axis is labelled
-    y_kind: str        # a quantity kind of fleetscope.units.KINDS (ns, gb_s, mb_s) or number
+    x_kind: str        # bytes | count | gb_s | ratio (FLOP per byte, fractions too): how the x axis is labelled
+    y_kind: str        # a quantity kind of fleetscope.units.KINDS (ns, gb_s, mb_s, gflop_s) or number
     x_log: bool
     y_log: bool
 
@@ -57,6 +57,10 @@ CURVES: tuple[Curve, ...] = (
           "count", "gb_s", False, False),
     Curve("loaded_latency", "Bandwidth", "Loaded latency (read traffic)", "load bandwidth (GB/s)", "chase latency",
           "gb_s", "ns", False, False),
+    Curve("roofline_one_core", "Compute", "Roofline, one core (FP64, DRAM)", "arithmetic intensity (FLOP/byte)",
+          "attainable FLOP/s", "ratio", "gflop_s", True, True),
+    Curve("roofline_all_cores", "Compute", "Roofline, all cores (FP64, DRAM)", "arithmetic intensity (FLOP/byte)",
+          "attainable FLOP/s", "ratio", "gflop_s", True, True),
     Curve("aio", "CPU, OS and I/O", "Random reads vs queue depth (io_uring)", "queue depth", "read rate", "count",
           "mb_s", True, False),
     Curve("storage", "Storage", "Storage p99 read latency vs queue depth (randread)", "queue depth", "p99 latency",
@@ -148,6 +152,8 @@ def _overlay_spec(curve: Curve, records: list[dict], colour_title: str, *, datas
     ys = [record["y"] for record in records] + [value for band in bands or () for value in (band["low"], band["high"])]
     if curve.x_log:
         x = charts.log2_axis(xs, "x", curve.x_title, as_bytes=curve.x_kind == "bytes", max_ticks=charts.HALF_WIDTH_TICKS)
+        if curve.x_kind == "ratio":  # 1/64 .. 64: fractions must not print as 0
+            x["axis"]["format"] = "~g"
     elif curve.x_kind == "count":  # threads, chains: whole numbers only, never a tick at 1.5
         x = q("x", curve.x_title, axis=charts.whole_ticks(xs))
     else:
@@ -300,7 +306,7 @@ def _fleet_data(hosts: list[dict], keys: dict[str, str], summaries: dict[str, di
         records = [{"x": x, "y": y} for _unused, xs, ys in curves[curve.id] for x, y in zip(xs, ys)]
         if records:
             specs[curve.id] = _overlay_spec(curve, records, "group", dataset=curve.id,
-                                            dashed=any(hosts[index]["is_reference"] for index, *_ in curves[curve.id]))
+                                            dashed=any(hosts[index]["is_reference"] for index, *_rest in curves[curve.id]))
     return {"hosts": [{"name": host["host"], "page": host["page"], "microarchitecture": host["microarchitecture"],
                        "inventory": keys[host["host"]], "cpu": host["cpu_model_name"] or "(CPU model not recorded)",
                        "kind": REFERENCE if host["is_reference"] else LAB}
@@ -340,7 +346,7 @@ def _y_unit(curve: Curve, records: list[dict]):
     them: storage latencies in µs), or None for a curve whose values have no unit to choose."""
     if curve.y_kind not in KINDS:
         return None
-    quantity, _ = KINDS[curve.y_kind]
+    quantity = KINDS[curve.y_kind][0]
     return choose_unit(quantity, [to_base(record["y"], curve.y_kind) for record in records])
 
 

@@ -48,7 +48,7 @@ class Metric:
 
 
 # Per-level families (cache_*) are written from the inferred levels themselves; the rest from the fleet's columns.
-# core_clock and peak_flops are the `cpu` experiments' figures: written as soon as their headline columns exist.
+# core_clock and peak_flops are the compute family's headline figures (fleetscope.report.sections.compute).
 METRICS: tuple[Metric, ...] = (
     Metric("cache_latency_seconds", "seconds",
            "Load-to-use latency of each inferred cache level (the pointer chase's plateau; THP pages where the run had "
@@ -74,10 +74,15 @@ METRICS: tuple[Metric, ...] = (
     Metric("storage_p99_latency_seconds", "seconds",
            "99th-percentile latency of random 4 KiB-class I/O at queue depth 1 (fio), per direction",
            (("storage_p99_read_ns", (("direction", "read"),), NS), ("storage_p99_write_ns", (("direction", "write"),), NS))),
-    Metric("core_clock_hertz", "hertz", "Core clock measured with an L1-resident dependent-add loop",
-           (("core_clock_ghz", (), GHZ),)),
-    Metric("peak_flops", "", "Peak floating-point operations per second measured",
-           (("peak_gflops", (), 1e9),)),
+    Metric("core_clock_hertz", "hertz",
+           "Core clock under load (core_clock's integer class: an L1-resident dependent-add loop per thread), with one "
+           "core active and with all (one thread per physical core)",
+           (("clock_1_core_ghz", (("cores", "1"),), GHZ), ("clock_all_cores_ghz", (("cores", "all"),), GHZ))),
+    Metric("peak_flops", "",
+           "Peak FP64 floating-point operations per second (peak_flops, the widest vector class measured), on one "
+           "core and on all",
+           (("fp64_1_core_gflop_s", (("precision", "fp64"), ("cores", "1")), 1e9),
+            ("fp64_all_cores_gflop_s", (("precision", "fp64"), ("cores", "all")), 1e9))),
     Metric("thp_granted_ratio", "ratio", "Smallest share of the huge pages the latency sweep asked for that the kernel granted",
            (("thp_granted", (), 1.0),)),
     Metric("plausibility_flags", "", "Plausibility checks that flagged the run (0: every check passed or did not apply)",

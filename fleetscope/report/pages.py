@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -32,16 +33,18 @@ from typing import Callable
 import duckdb
 import jinja2
 import vl_convert
+from markupsafe import Markup
 
 from fleetscope import __version__
 
-from fleetscope.report import check, fleet, fleet_pages, summary
+from fleetscope.report import check, fleet, fleet_pages, plan, summary
 from fleetscope.store.batch import Batch, records
+from fleetscope.store.query import visible
 from fleetscope.report.sections import FAMILIES, SECTIONS, Column, Section, SectionData, shown_columns
 from fleetscope.report.derived_tables import SHOWN_TABLES, derived_rows
 from fleetscope.resources import PACKAGE_DIR, QUERIES_DIR, TEMPLATES_DIR, WAREHOUSE_DIR, sql
 from fleetscope.units import (KINDS, QUANTITIES, Unit, choose_unit, format_bytes, format_count, format_number,
-                              format_percent, format_with_unit, readable_text, to_base)
+                              NOT_FINITE, format_percent, format_with_unit, readable_text, to_base)
 
 PAGE_TEMPLATES_DIR = TEMPLATES_DIR / "report"
 MANIFEST_NAME = ".fleetscope-report.json"
@@ -205,7 +208,7 @@ def _section(fetch: Callable[[str], list[dict]], section: Section, caches: list[
         if extra_columns and item["extra_rows"]:
             item["tables"].append(table(f"{section.id}-extra-table", extra_columns, item["extra_rows"], units))
         stage = "drawing its chart"
-        item["chart_spec"] = section.chart(SectionData(item["rows"], caches, derived, units))
+        item["chart_spec"] = section.chart(SectionData(item["rows"], caches, derived, units, item["extra_rows"]))
     except Exception as error:  # noqa: BLE001 - one section must not stop the page or the fleet
         item["error"] = {"stage": stage, "text": _error_text(error)}
         fail(f"section {section.id}", stage, item["error"]["text"])
@@ -261,10 +264,18 @@ def _toc(sections: list[dict], derived_tables: list[dict]) -> list[dict]:
                                                       "error": False, "flagged": 0} for item in derived_tables]})
     toc.append({"title": "Checks and environment", "entries": [
         {"id": part_id, "title": title, "error": False, "flagged": 0}
-        for part_id, title in (("flags", "Plausibility flags"), ("experiments", "Experiments"),
+        for part_id, title in (("flags", "Plausibility flags"), ("plan", "Plan and price"), ("experiments", "Experiments"),
                                ("knobs", "Knobs"), ("environment", "Environment"), ("runs", "Runs of this host"),
                                ("raw-data", "Raw data"))]})
     return toc
+
+
+def _plan(fetch: Callable[[str], list[dict]], fail: Callable[[str, str, str], None]) -> dict | None:
+    try:
+        return plan.build(fetch)
+    except Exception as error:  # noqa: BLE001 - the rest of the page is still drawn
+        fail("plan", "the plan beside what the run did", _error_text(error))
+        return None
 
 
 def host_page_context(fetch: Callable[[str], list[dict]], run: dict, runs: list[dict],
@@ -289,6 +300,7 @@ def host_page_context(fetch: Callable[[str], list[dict]], run: dict, runs: list[
         "caches": caches,
         "knobs": fetch("knob_values"),
         "experiments": experiments,
+        "plan": _plan(fetch, fail),
         "sections": sections,
         "derived_tables": derived_tables,
         "flags": derived["flags"],
@@ -301,6 +313,33 @@ def host_page_context(fetch: Callable[[str], list[dict]], run: dict, runs: list[
 
 # ---- the output folder ---------------------------------------------------------------------------------
 
+def _shown(value: object) -> object:
+    """What a page shows of a value: text with its control and bidirectional characters escaped (a NUL, an
+    override that reorders what the reader sees), a number that is not finite as NOT_FINITE."""
+    if isinstance(value, str):
+        escaped = visible(value)
+        if escaped == value:
+            return value
+        return Markup(escaped) if isinstance(value, Markup) else escaped  # escaping adds no markup
+    if isinstance(value, float) and not math.isfinite(value):
+        return NOT_FINITE
+    return value
+
+
+def _for_script(value: object) -> object:
+    """A chart's data as JSON can carry it: texts as _shown, numbers that are not finite as null (JSON has no
+    Infinity, and the browser's parser refuses the whole spec for one)."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {_for_script(key): _for_script(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_for_script(item) for item in value]
+    return value
+
+
 def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(PAGE_TEMPLATES_DIR),
@@ -308,9 +347,12 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown,
     )
-    environment.filters.update(bytes=format_bytes, count=format_count, with_unit=format_with_unit,
+    environment.filters.update(bytes=format_bytes, count=format_count, with_unit=format_with_unit, percent=format_percent,
                                readable=readable_text)
+    environment.policies["json.dumps_function"] = lambda value, **options: json.dumps(
+        _for_script(value), allow_nan=False, **options)
     return environment
 
 

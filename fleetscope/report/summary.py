@@ -41,7 +41,7 @@ def describe_cpu(facts: dict) -> dict:
 
 
 def _duration(seconds: int | float | None) -> str | None:
-    if seconds is None:
+    if seconds is None or not 0 <= seconds < float("inf"):  # a run cannot take less than no time
         return None
     minutes, rest = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)

@@ -41,11 +41,20 @@ DEFAULT_LOCK_WAIT_S = 60.0
 INSERT_BATCH_ROWS = 1000
 
 _MIGRATION_NAME = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
-# Every reader gets the same settings, so two readers in one process (marimo sessions) share DuckDB's
-# instance; lock_configuration keeps a query from SETting them back.
+# Every reader opens with the same settings, so two readers in one process (marimo sessions) share DuckDB's
+# instance; the sandbox (_SANDBOX) is then set on the running instance, and lock_configuration keeps a
+# query from SETting it back.
 _NO_EXTERNAL_ACCESS = {"autoload_known_extensions": False, "autoinstall_known_extensions": False,
                        "allow_community_extensions": False}
-READ_ONLY_CONFIG = {**_NO_EXTERNAL_ACCESS, "enable_external_access": False, "lock_configuration": True}
+# DuckDB lets a database reach its own files with external access off (the file, its WAL, its temporary
+# folder: `COPY ... TO '<db>.wal'` cut a WAL to 4 bytes, read_blob('<db>') read the file), so a reader also
+# turns the local file system off once the file is open: what it opened stays readable, nothing else is.
+# (in this order: DuckDB checks the file system when external access is set)
+_SANDBOX = ("enable_external_access = false", "disabled_filesystems = 'LocalFileSystem'", "lock_configuration = true")
+# DuckDB says this, and only this, when another process holds the file ("in block at location" of a
+# checksum error also contains "lock").
+_LOCK_HELD = "Could not set lock on file"
+_CORRUPT = re.compile(r"corrupt|checksum|not a valid DuckDB database file", re.IGNORECASE)
 
 
 def migrations() -> list[tuple[int, Path]]:
@@ -78,8 +87,8 @@ def _connect(db_path: Path, lock_wait_s: float, *, read_only: bool, config: dict
         try:
             return duckdb.connect(str(db_path), read_only=read_only, config=config)
         except duckdb.IOException as error:
-            if "lock" not in str(error).lower():
-                raise UserError(f"cannot open warehouse {db_path}: {error}") from None
+            if _LOCK_HELD not in str(error):
+                raise storage_error(db_path, error) from None
             holder = re.search(r"\(PID (\d+)\)", str(error))
             who = f"process {holder.group(1)}" if holder else "another process"
             if time.monotonic() >= deadline:
@@ -95,6 +104,21 @@ def _connect(db_path: Path, lock_wait_s: float, *, read_only: bool, config: dict
         except duckdb.Error as error:
             # e.g. a file that is not a DuckDB database, or one this process holds with other settings
             raise UserError(f"cannot open warehouse {db_path}: {error}") from None
+
+
+def is_corrupt(error: Exception) -> bool:
+    """Whether DuckDB's error says the file's bytes are damaged (a checksum that does not match)."""
+    return isinstance(error, duckdb.Error) and bool(_CORRUPT.search(str(error)))
+
+
+def storage_error(db_path: Path, error: Exception) -> UserError:
+    """What to tell the user of a warehouse DuckDB cannot read or write: a damaged file and how to get it
+    back, or the error as DuckDB gives it."""
+    if is_corrupt(error):
+        return UserError(f"warehouse {db_path} is corrupt ({str(error)[:300]}): move it aside (mv {db_path} "
+                         f"{db_path}.corrupt) and load the bundles into a new one with `fleetscope ingest results/` "
+                         "(the bundles are the warehouse's source), or restore it from a backup")
+    return UserError(f"cannot use warehouse {db_path}: {str(error)[:500]}")
 
 
 def _has_table(connection: duckdb.DuckDBPyConnection, table: str) -> bool:
@@ -236,6 +260,9 @@ def open_warehouse(
         apply_migrations(connection)
         create_views(connection, every=every_view)
         apply_comments(connection)
+    except duckdb.Error as error:  # a damaged file, a full disk while the schema is written
+        connection.close()
+        raise storage_error(db_path, error) from None
     except BaseException:
         connection.close()
         raise
@@ -258,30 +285,44 @@ def _schema_lag(connection: duckdb.DuckDBPyConnection) -> str | None:
 
 def open_read_only(db_path: Path, *, lock_wait_s: float = DEFAULT_LOCK_WAIT_S,
                    writable_directory: Path | None = None) -> duckdb.DuckDBPyConnection:
-    """Open an existing warehouse for reading only, with no access to other files, databases or
-    extensions (except writing under `writable_directory`, for `export`). Refuses a warehouse whose
-    schema is older or newer than this fleetscope's; the file's bytes are never changed."""
+    """Open an existing warehouse for reading only, with no access to any file but what it opened — its own
+    WAL and the file itself included — nor to databases or extensions (except writing under
+    `writable_directory`, for `export`, whose SQL is fleetscope's own). Refuses a warehouse whose schema is
+    older or newer than this fleetscope's; the file's bytes are never changed and no file is written."""
     db_path = Path(db_path)
     if not db_path.is_file():
         raise UserError(f"no warehouse at {db_path}: load bundles first with `fleetscope ingest`")
-    if writable_directory is None:
-        connection = _connect(db_path, lock_wait_s, read_only=True, config=READ_ONLY_CONFIG)
-    else:
-        connection = _connect(db_path, lock_wait_s, read_only=True, config=_NO_EXTERNAL_ACCESS)
-        # allowed_directories can only be set on a running database, before external access is cut
-        connection.execute("SET allowed_directories = ?", [[f"{Path(writable_directory).resolve()}/"]])
-        for setting in ("enable_external_access = false", "lock_configuration = true"):
-            connection.execute(f"SET {setting}")
+    connection = _connect(db_path, lock_wait_s, read_only=True, config=_NO_EXTERNAL_ACCESS)
     try:
+        if writable_directory is None:
+            _sandbox(connection)
+        else:
+            # allowed_directories can only be set on a running database, before external access is cut
+            connection.execute("SET allowed_directories = ?", [[f"{Path(writable_directory).resolve()}/"]])
+            for setting in ("enable_external_access = false", "lock_configuration = true"):
+                connection.execute(f"SET {setting}")
         _refuse_newer(_applied(connection), db_path)
         lag = _schema_lag(connection)
         if lag:
             raise UserError(f"warehouse {db_path} {lag}: run `fleetscope migrate --db {db_path}` "
                             "(or `fleetscope ingest`), then try again")
+    except duckdb.Error as error:
+        connection.close()
+        raise storage_error(db_path, error) from None
     except BaseException:
         connection.close()
         raise
     return connection
+
+
+def _sandbox(connection: duckdb.DuckDBPyConnection) -> None:
+    """Cut a reader off from every file (_SANDBOX), once per DuckDB instance: a second reader of the same
+    file in this process shares the instance, already cut off and locked."""
+    locked = connection.execute(sql("warehouse/setting"), ["lock_configuration"]).fetchone()
+    if locked is not None and locked[0] == "true":
+        return
+    for setting in _SANDBOX:
+        connection.execute(f"SET {setting}")
 
 
 # The in-memory database a writer stages one run in (attach_stage).

@@ -6,9 +6,12 @@
  * (a = b), triad (a = b + s*c on doubles) and mix (per group of R + W blocks
  * in visiting order: R lines read, then W lines written, so the ratio is
  * exact by construction). Stores are regular or non-temporal (streaming
- * stores, sfence after). Vector width by runtime dispatch: SSE2, AVX2 or
- * AVX-512F functions compiled with __attribute__((target)), chosen with
- * __builtin_cpu_supports; the Makefile keeps -O2 without -march.
+ * stores, then a store fence). The loops exist per instruction set
+ * (include/bw_loops.h): SSE2, AVX2 and AVX-512F on x86, NEON and SVE on
+ * AArch64, each compiled for its target alone and chosen at run time from
+ * what the CPU reports (the Makefile keeps -O2 without -march), and plain C
+ * everywhere (`scalar`, without streaming stores). `auto` probes the CPU
+ * once: see bw_isa_auto.
  *
  * Accounting is in 64-byte lines actually moved by the program: a block of a
  * strided walk moves one whole line (every vector of the line is read or
@@ -37,7 +40,8 @@
 
 enum bw_op { BW_OP_READ, BW_OP_WRITE, BW_OP_COPY, BW_OP_TRIAD, BW_OP_MIX };
 enum bw_store { BW_STORE_NONE, BW_STORE_REGULAR, BW_STORE_NT };
-enum bw_isa { BW_ISA_AUTO, BW_ISA_SSE2, BW_ISA_AVX2, BW_ISA_AVX512 };
+enum bw_isa { BW_ISA_AUTO, BW_ISA_SCALAR, BW_ISA_SSE2, BW_ISA_AVX2, BW_ISA_AVX512, BW_ISA_NEON, BW_ISA_SVE };
+#define BW_ISA_COUNT 7
 enum bw_pattern { BW_PATTERN_SEQUENTIAL, BW_PATTERN_RANDOM };
 
 #define BW_LINE 64
@@ -49,7 +53,7 @@ struct bw_request {
 	enum bw_pattern pattern;  /* random: read, write and mix only */
 	uint64_t stride_bytes;    /* a multiple of 64; 64 = every line */
 	unsigned read_lines, write_lines; /* mix group; set for every op by bw_request_ratio */
-	int software_prefetch;    /* prefetcht0 prefetch_blocks ahead in visiting order */
+	int software_prefetch;    /* prefetch prefetch_blocks ahead in visiting order (x86 prefetcht0, Arm prfm pldl1keep) */
 	uint64_t prefetch_blocks;
 	uint64_t working_set_bytes; /* per thread, every array together */
 	enum page_policy page_policy;
@@ -74,17 +78,47 @@ int bw_op_parse(const char *name, enum bw_op *op);
 const char *bw_store_name(enum bw_store store);
 int bw_store_parse(const char *name, enum bw_store *store);   /* regular | nt */
 const char *bw_isa_name(enum bw_isa isa);
-int bw_isa_parse(const char *name, enum bw_isa *isa);         /* auto | sse2 | avx2 | avx512 */
+/* auto | scalar | sse2 | avx2 | avx512 | neon | sve, on every architecture
+ * (bw_isa_supported says what this one runs) */
+int bw_isa_parse(const char *name, enum bw_isa *isa);
 const char *bw_pattern_name(enum bw_pattern pattern);
 int bw_pattern_parse(const char *name, enum bw_pattern *pattern);
 
-/* 1 if this CPU runs isa (AUTO: always). */
+/* 1 if this build has the loops and this CPU runs them (AUTO: always). */
 int bw_isa_supported(enum bw_isa isa);
-/* AUTO becomes the widest the CPU runs; others are returned as they are. */
-enum bw_isa bw_isa_resolve(enum bw_isa isa);
-/* "sse2,avx2" ...: what this CPU runs, for messages. */
+/* "scalar,sse2,avx2" ...: what this CPU runs, for messages. */
 const char *bw_isa_available(void);
+/* Every name --isa takes, for messages. */
+const char *bw_isa_known(void);
+/* The vector width of isa's loops (SVE: the CPU's); 0 for one not built. */
 unsigned bw_isa_vector_bytes(enum bw_isa isa);
+/* NULL when isa's loops have non-temporal stores, else why they have none. */
+const char *bw_isa_no_nt_stores(enum bw_isa isa);
+
+/* What `auto` means on this CPU, decided once per process: among the vector
+ * loops it runs (plain C where there are none), from the widest down, the
+ * first whose L1-resident read is at least gain_required x the next
+ * narrower one's (the median ratio of interleaved rounds); a width the core
+ * splits (no faster at L1) is passed over for the narrower. Every
+ * comparison made is kept for the record. */
+struct bw_isa_comparison {
+	enum bw_isa wide, narrow;
+	double wide_gb_s, narrow_gb_s; /* the best round of each */
+	double ratio;                  /* median over the rounds of wide / narrow */
+};
+struct bw_isa_choice {
+	enum bw_isa isa;
+	double gain_required;
+	size_t compared;
+	struct bw_isa_comparison comparisons[BW_ISA_COUNT];
+};
+const struct bw_isa_choice *bw_isa_auto(void);
+/* AUTO becomes bw_isa_auto's choice; others are returned as they are. */
+enum bw_isa bw_isa_resolve(enum bw_isa isa);
+struct json;
+/* Writes context key "isa_auto": the choice and its probe when requested is
+ * AUTO, else null. */
+void bw_isa_context(struct json *json, enum bw_isa requested);
 
 /* Fills read_lines / write_lines from the op (read 1:0, write 0:1, copy 1:1,
  * triad 2:1; mix keeps the caller's) and store (NONE when nothing is written). */

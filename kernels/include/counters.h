@@ -19,13 +19,16 @@
  * The thermal-throttle event counts of every CPU (sysfs
  * thermal_throttle/{core,package}_throttle_count, where the kernel has them)
  * are read before and after the same region: a rise means the point was
- * measured while some CPU throttled. */
+ * measured while some CPU throttled. Energy (RAPL) and the package
+ * temperature are read around it too, where the host exposes them
+ * (sensors.h). */
 #ifndef FLEETSCOPE_COUNTERS_H
 #define FLEETSCOPE_COUNTERS_H
 
 #include <stdint.h>
 
 #include "json.h"
+#include "sensors.h"
 
 #define COUNTERS_EVENTS 6
 
@@ -50,17 +53,21 @@ struct counters {
 	struct counter events[COUNTERS_EVENTS];
 	int throttle_available;
 	uint64_t throttle_before[2], throttle_after[2]; /* core, package events over all CPUs */
+	struct sensors sensors;
 };
 
 /* Opens every event disabled (none counts yet). FLEETSCOPE_NO_COUNTERS=1 in
  * the environment leaves them all unopened ("not counted"). */
 void counters_open(struct counters *counters);
-/* Resets and enables them, and reads the throttle counts. */
+/* Resets and enables them, and reads the throttle counts, energy and
+ * temperature. */
 void counters_start(struct counters *counters);
-/* Disables, reads and closes them, and reads the throttle counts again. */
+/* Disables, reads and closes them, and reads the throttle counts, energy
+ * and temperature again. */
 void counters_stop(struct counters *counters);
 /* context.counters: {scope, user_only, events {name: {state, value,
- * time_enabled_ns, time_running_ns, running_fraction}}, ipc, throttle}. */
+ * time_enabled_ns, time_running_ns, running_fraction}}, ipc, throttle,
+ * energy, temperature (sensors_record)}. */
 void counters_record(struct json *json, const struct counters *counters);
 
 #endif

@@ -1,10 +1,11 @@
-/* The bandwidth engine (include/bw.h): dense loops per vector width, one
- * generic block walker for strides, random order, mixes, software prefetch
- * and injected delay, and the thread team that times passes. */
+/* The bandwidth engine (include/bw.h): names, the choice of instruction set,
+ * requests and their line accounting, buffers, and the thread team that
+ * times passes. The loops themselves are per instruction set, behind
+ * include/bw_loops.h (src/bw_x86.c, src/bw_arm.c, src/bw_scalar.c). */
 #include "bw.h"
+#include "bw_loops.h"
 
 #include <errno.h>
-#include <immintrin.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "json.h"
 #include "numa.h"
 #include "timer.h"
 
@@ -19,7 +21,7 @@
 
 static const char *const op_names[] = {"read", "write", "copy", "triad", "mix"};
 static const char *const store_names[] = {"none", "regular", "nt"};
-static const char *const isa_names[] = {"auto", "sse2", "avx2", "avx512"};
+static const char *const isa_names[] = {"auto", "scalar", "sse2", "avx2", "avx512", "neon", "sve"};
 static const char *const pattern_names[] = {"sequential", "random"};
 
 static int parse_name(const char *const *names, size_t count, const char *name, int first)
@@ -49,40 +51,211 @@ PARSER(bw_store_parse, enum bw_store, store_names, 1)
 PARSER(bw_isa_parse, enum bw_isa, isa_names, 0)
 PARSER(bw_pattern_parse, enum bw_pattern, pattern_names, 0)
 
-int bw_isa_supported(enum bw_isa isa)
+/* ---- instruction sets -------------------------------------------------------- */
+
+/* The loops this build has (bw_loops.h), narrowest vectors first. */
+static const struct bw_loops *const built_loops[] = {
+	&bw_loops_scalar,
+#if defined(BW_HAVE_X86)
+	&bw_loops_sse2, &bw_loops_avx2, &bw_loops_avx512,
+#endif
+#if defined(BW_HAVE_NEON)
+	&bw_loops_neon,
+#endif
+#if defined(BW_HAVE_SVE)
+	&bw_loops_sve,
+#endif
+};
+#define BUILT_LOOPS (sizeof(built_loops) / sizeof(built_loops[0]))
+
+static const struct bw_loops *loops_of(enum bw_isa isa)
 {
-	__builtin_cpu_init();
-	switch (isa) {
-	case BW_ISA_SSE2:
-		return __builtin_cpu_supports("sse2");
-	case BW_ISA_AVX2:
-		return __builtin_cpu_supports("avx2");
-	case BW_ISA_AVX512:
-		return __builtin_cpu_supports("avx512f");
-	default:
-		return 1;
-	}
+	for (size_t i = 0; i < BUILT_LOOPS; i++)
+		if (built_loops[i]->isa == isa)
+			return built_loops[i];
+	return NULL;
 }
 
-enum bw_isa bw_isa_resolve(enum bw_isa isa)
+int bw_isa_supported(enum bw_isa isa)
 {
-	if (isa != BW_ISA_AUTO)
-		return isa;
-	if (bw_isa_supported(BW_ISA_AVX512))
-		return BW_ISA_AVX512;
-	return bw_isa_supported(BW_ISA_AVX2) ? BW_ISA_AVX2 : BW_ISA_SSE2;
+	const struct bw_loops *loops = loops_of(isa);
+
+	return isa == BW_ISA_AUTO || (loops && loops->supported());
 }
 
 const char *bw_isa_available(void)
 {
-	if (bw_isa_supported(BW_ISA_AVX512))
-		return "sse2,avx2,avx512";
-	return bw_isa_supported(BW_ISA_AVX2) ? "sse2,avx2" : "sse2";
+	static char list[64];
+
+	if (!list[0])
+		for (size_t i = 0; i < BUILT_LOOPS; i++)
+			if (built_loops[i]->supported())
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", list[0] ? "," : "",
+					 isa_names[built_loops[i]->isa]);
+	return list;
+}
+
+const char *bw_isa_known(void)
+{
+	return "auto, scalar, sse2, avx2, avx512 (x86), neon, sve (Arm)";
 }
 
 unsigned bw_isa_vector_bytes(enum bw_isa isa)
 {
-	return isa == BW_ISA_AVX512 ? 64 : isa == BW_ISA_AVX2 ? 32 : 16;
+	const struct bw_loops *loops = loops_of(isa);
+
+	return loops ? loops->vector_bytes() : 0;
+}
+
+const char *bw_isa_no_nt_stores(enum bw_isa isa)
+{
+	const struct bw_loops *loops = loops_of(isa);
+
+	return loops ? loops->no_nt_stores : "this build has no loops for that instruction set";
+}
+
+/* The auto choice, probed once per process. A vector width is only worth
+ * taking where the core moves it whole: an L1-resident read with it must be
+ * at least BW_AUTO_GAIN times as fast as with the next narrower one, as it
+ * is where the datapath is that wide (about 2x: AVX2 over SSE2 reads
+ * 1.8-1.9x on the dev VM); where the core splits the vector (AVX-512 on Zen
+ * 4: 0.98-1.00x) it gains nothing at L1 and lost 10-20% of DRAM bandwidth
+ * with regular stores (triad 23-25 vs 28-30 GB/s on the dev VM), so the
+ * narrower loops stand. The two widths take turns, PROBE_ROUNDS times, and
+ * the decision is the median of the rounds' ratios: a round another process
+ * interrupted is one outlier among them (a ratio of best readings once read
+ * 1.4 for AVX-512 over AVX2 at a load average of 8). */
+#define BW_AUTO_GAIN 1.5
+#define PROBE_BYTES 8192      /* in every L1d */
+#define PROBE_MIN_NS 100000.0 /* per timing */
+#define PROBE_ROUNDS 15
+
+static struct bw_isa_choice auto_choice;
+static int auto_chosen;
+static volatile uint64_t probe_sink;
+
+static double probe_time(const struct bw_loops *loops, const struct bw_request *request, struct bw_buffer *buffer,
+			 uint64_t passes)
+{
+	uint64_t started = timer_now_ns(), sum = 0;
+
+	for (uint64_t p = 0; p < passes; p++)
+		sum += loops->run(request, buffer, 0, buffer->blocks);
+	probe_sink = sum;
+	return (double)(timer_now_ns() - started);
+}
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* L1-resident reads with two loops in turn: each one's best GB/s, and the
+ * median over the rounds of wide / narrow. */
+static void probe_pair(const struct bw_loops *narrow, const struct bw_loops *wide, struct bw_isa_comparison *out)
+{
+	const struct bw_loops *pair[2] = {narrow, wide};
+	double best[2] = {0, 0}, ratios[PROBE_ROUNDS];
+	uint64_t passes[2];
+	struct bw_request request = {.op = BW_OP_READ, .store = BW_STORE_NONE, .pattern = BW_PATTERN_SEQUENTIAL,
+				     .stride_bytes = BW_LINE, .read_lines = 1};
+	struct bw_buffer buffer = {.blocks = PROBE_BYTES / BW_LINE};
+	char *lines = aligned_alloc(4096, PROBE_BYTES);
+
+	if (!lines)
+		cli_fail(CLI_EXIT_RUNTIME, "bandwidth", "out of memory probing the vector widths");
+	memset(lines, 1, PROBE_BYTES);
+	buffer.a = lines;
+	for (int k = 0; k < 2; k++)
+		for (passes[k] = 16; probe_time(pair[k], &request, &buffer, passes[k]) < PROBE_MIN_NS;)
+			passes[k] *= 2;
+	for (int round = 0; round < PROBE_ROUNDS; round++) {
+		double rate[2];
+
+		for (int k = 0; k < 2; k++) {
+			rate[k] = (double)passes[k] * PROBE_BYTES / probe_time(pair[k], &request, &buffer, passes[k]);
+			if (rate[k] > best[k])
+				best[k] = rate[k];
+		}
+		ratios[round] = rate[1] / rate[0];
+	}
+	free(lines);
+	qsort(ratios, PROBE_ROUNDS, sizeof(*ratios), compare_double);
+	*out = (struct bw_isa_comparison){.wide = wide->isa, .narrow = narrow->isa, .wide_gb_s = best[1],
+					  .narrow_gb_s = best[0], .ratio = ratios[PROBE_ROUNDS / 2]};
+}
+
+const struct bw_isa_choice *bw_isa_auto(void)
+{
+	const struct bw_loops *vector[BUILT_LOOPS];
+	size_t count = 0, chosen;
+
+	if (auto_chosen)
+		return &auto_choice;
+	/* the vector loops this CPU runs, narrowest first; plain C only where there are none */
+	for (size_t i = 0; i < BUILT_LOOPS; i++)
+		if (built_loops[i] != &bw_loops_scalar && built_loops[i]->supported())
+			vector[count++] = built_loops[i];
+	if (count == 0)
+		vector[count++] = &bw_loops_scalar;
+	for (chosen = count - 1; chosen > 0; chosen--) {
+		struct bw_isa_comparison *comparison = &auto_choice.comparisons[auto_choice.compared++];
+
+		probe_pair(vector[chosen - 1], vector[chosen], comparison);
+		if (comparison->ratio >= BW_AUTO_GAIN)
+			break;
+	}
+	auto_choice.isa = vector[chosen]->isa;
+	auto_choice.gain_required = BW_AUTO_GAIN;
+	auto_chosen = 1;
+	return &auto_choice;
+}
+
+enum bw_isa bw_isa_resolve(enum bw_isa isa)
+{
+	return isa == BW_ISA_AUTO ? bw_isa_auto()->isa : isa;
+}
+
+void bw_isa_context(struct json *json, enum bw_isa requested)
+{
+	const struct bw_isa_choice *choice;
+
+	json_key(json, "isa_auto");
+	if (requested != BW_ISA_AUTO) {
+		json_null(json);
+		return;
+	}
+	choice = bw_isa_auto();
+	json_object_begin(json);
+	json_key(json, "chosen");
+	json_string(json, bw_isa_name(choice->isa));
+	json_key(json, "rule");
+	json_string(json, "from the widest down, a width is taken when its L1-resident read is at least "
+			  "gain_required x the next narrower's (median of interleaved rounds)");
+	json_key(json, "gain_required");
+	json_double(json, choice->gain_required);
+	json_key(json, "comparisons");
+	json_array_begin(json);
+	for (size_t i = 0; i < choice->compared; i++) {
+		const struct bw_isa_comparison *c = &choice->comparisons[i];
+
+		json_object_begin(json);
+		json_key(json, "wide");
+		json_string(json, bw_isa_name(c->wide));
+		json_key(json, "narrow");
+		json_string(json, bw_isa_name(c->narrow));
+		json_key(json, "wide_gb_s");
+		json_double(json, c->wide_gb_s);
+		json_key(json, "narrow_gb_s");
+		json_double(json, c->narrow_gb_s);
+		json_key(json, "ratio");
+		json_double(json, c->ratio);
+		json_object_end(json);
+	}
+	json_array_end(json);
+	json_object_end(json);
 }
 
 /* ---- requests and accounting ---------------------------------------------- */
@@ -131,6 +304,8 @@ const char *bw_request_check(const struct bw_request *request)
 		return "the working set holds fewer than 2 blocks per array";
 	if (!bw_isa_supported(request->isa))
 		return "this CPU does not run the requested vector width";
+	if (request->store == BW_STORE_NT && bw_isa_no_nt_stores(request->isa))
+		return bw_isa_no_nt_stores(request->isa);
 	return NULL;
 }
 
@@ -152,200 +327,15 @@ uint64_t bw_lines(const struct bw_request *request, const struct bw_buffer *buff
 	return count;
 }
 
-/* ---- the random order: a bijection of [0, 2^bits) computed from the index -- */
-
-static inline uint64_t permute(uint64_t i, unsigned bits, uint64_t key)
-{
-	uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
-	unsigned shift = bits / 2 + 1;
-
-	/* odd multiply (mod 2^bits), add, xorshift right: each step is a bijection */
-	i = (i * 0x9E3779B97F4A7C15ull + key) & mask;
-	i ^= i >> shift;
-	i = (i * 0xBF58476D1CE4E5B9ull) & mask;
-	i ^= i >> shift;
-	i = (i * 0x94D049BB133111EBull + (key >> 17)) & mask;
-	return i ^ (i >> shift);
-}
-
-static inline void spin(uint64_t iterations)
-{
-	while (iterations--)
-		__asm__ volatile("" ::: "memory");
-}
-
-/* ---- loops per vector width ------------------------------------------------
- * One macro expanded for SSE2, AVX2 and AVX-512F: the dense loops and the
- * block walker, compiled for that target only. */
-
-#define PATTERN_WORD 1ull
-#define WRITE_WORD 0x5A5A5A5A5A5A5A5Aull
-
-#define BW_LOOPS(SFX, TGT, VB, VI, VD, LOADI, STOREI, STREAMI, ADDI, ZEROI, SET1I, LOADD, STORED, STREAMD, \
-		 ADDD, MULD, SET1D)                                                                        \
-	__attribute__((target(TGT))) static inline VI line_sum_##SFX(const char *line)                   \
-	{                                                                                                 \
-		VI acc = ZEROI();                                                                         \
-		for (unsigned v = 0; v < BW_LINE / (VB); v++)                                             \
-			acc = ADDI(acc, LOADI((const VI *)(line + v * (VB))));                            \
-		return acc;                                                                               \
-	}                                                                                                 \
-	__attribute__((target(TGT))) static inline void line_store_##SFX(char *line, VI value, int nt)   \
-	{                                                                                                 \
-		if (nt)                                                                                   \
-			for (unsigned v = 0; v < BW_LINE / (VB); v++)                                     \
-				STREAMI((VI *)(line + v * (VB)), value);                                  \
-		else                                                                                      \
-			for (unsigned v = 0; v < BW_LINE / (VB); v++)                                     \
-				STOREI((VI *)(line + v * (VB)), value);                                   \
-	}                                                                                                 \
-	__attribute__((target(TGT))) static uint64_t hsum_##SFX(VI acc)                                   \
-	{                                                                                                 \
-		uint64_t lanes[(VB) / 8], sum = 0;                                                        \
-		memcpy(lanes, &acc, sizeof(lanes));                                                       \
-		for (unsigned i = 0; i < (VB) / 8; i++)                                                   \
-			sum += lanes[i];                                                                  \
-		return sum;                                                                               \
-	}                                                                                                 \
-	/* Dense read: four accumulators over consecutive vectors. */                                   \
-	__attribute__((target(TGT))) static uint64_t read_dense_##SFX(const char *p, uint64_t lines)     \
-	{                                                                                                 \
-		uint64_t vectors = lines * (BW_LINE / (VB)), v = 0;                                       \
-		VI a0 = ZEROI(), a1 = ZEROI(), a2 = ZEROI(), a3 = ZEROI();                                \
-		for (; v + 4 <= vectors; v += 4) {                                                        \
-			a0 = ADDI(a0, LOADI((const VI *)(p + (v + 0) * (VB))));                           \
-			a1 = ADDI(a1, LOADI((const VI *)(p + (v + 1) * (VB))));                           \
-			a2 = ADDI(a2, LOADI((const VI *)(p + (v + 2) * (VB))));                           \
-			a3 = ADDI(a3, LOADI((const VI *)(p + (v + 3) * (VB))));                           \
-		}                                                                                         \
-		for (; v < vectors; v++)                                                                  \
-			a0 = ADDI(a0, LOADI((const VI *)(p + v * (VB))));                                 \
-		return hsum_##SFX(ADDI(ADDI(a0, a1), ADDI(a2, a3)));                                      \
-	}                                                                                                 \
-	__attribute__((target(TGT))) static void write_dense_##SFX(char *p, uint64_t lines, int nt)      \
-	{                                                                                                 \
-		VI value = SET1I((long long)WRITE_WORD);                                                  \
-		if (nt) {                                                                                 \
-			for (uint64_t l = 0; l < lines; l++)                                              \
-				line_store_##SFX(p + l * BW_LINE, value, 1);                              \
-			_mm_sfence();                                                                     \
-		} else {                                                                                  \
-			for (uint64_t l = 0; l < lines; l++)                                              \
-				line_store_##SFX(p + l * BW_LINE, value, 0);                              \
-		}                                                                                         \
-	}                                                                                                 \
-	__attribute__((target(TGT))) static void copy_dense_##SFX(char *dst, const char *src, uint64_t lines, \
-								  int nt)                                 \
-	{                                                                                                 \
-		uint64_t vectors = lines * (BW_LINE / (VB));                                              \
-		if (nt) {                                                                                 \
-			for (uint64_t v = 0; v < vectors; v++)                                            \
-				STREAMI((VI *)(dst + v * (VB)), LOADI((const VI *)(src + v * (VB))));     \
-			_mm_sfence();                                                                     \
-		} else {                                                                                  \
-			for (uint64_t v = 0; v < vectors; v++)                                            \
-				STOREI((VI *)(dst + v * (VB)), LOADI((const VI *)(src + v * (VB))));      \
-		}                                                                                         \
-	}                                                                                                 \
-	__attribute__((target(TGT))) static void triad_dense_##SFX(double *a, const double *b,           \
-								   const double *c, uint64_t lines, int nt) \
-	{                                                                                                 \
-		uint64_t vectors = lines * (BW_LINE / (VB)), step = (VB) / 8;                             \
-		VD s = SET1D(3.0);                                                                        \
-		if (nt) {                                                                                 \
-			for (uint64_t v = 0; v < vectors; v++)                                            \
-				STREAMD(a + v * step, ADDD(LOADD(b + v * step), MULD(s, LOADD(c + v * step)))); \
-			_mm_sfence();                                                                     \
-		} else {                                                                                  \
-			for (uint64_t v = 0; v < vectors; v++)                                            \
-				STORED(a + v * step, ADDD(LOADD(b + v * step), MULD(s, LOADD(c + v * step)))); \
-		}                                                                                         \
-	}                                                                                                 \
-	/* The block walker: any stride, order, mix, prefetch and delay. */                              \
-	__attribute__((target(TGT))) static uint64_t walk_##SFX(const struct bw_request *r,               \
-							    const struct bw_buffer *buf, uint64_t first,   \
-							    uint64_t count)                                \
-	{                                                                                                 \
-		uint64_t group = r->read_lines + r->write_lines, slot = first % group, end = first + count; \
-		int random = r->pattern == BW_PATTERN_RANDOM, nt = r->store == BW_STORE_NT;               \
-		VI acc = ZEROI(), value = SET1I((long long)WRITE_WORD);                                   \
-		for (uint64_t k = first; k < end; k++) {                                                  \
-			uint64_t pos = random ? permute(k, buf->random_bits, r->seed) : k;                \
-			char *line = buf->a + pos * r->stride_bytes;                                      \
-			if (r->software_prefetch && k + r->prefetch_blocks < buf->blocks) {               \
-				uint64_t ahead = k + r->prefetch_blocks;                                  \
-				if (random)                                                               \
-					ahead = permute(ahead, buf->random_bits, r->seed);                \
-				_mm_prefetch(buf->a + ahead * r->stride_bytes, _MM_HINT_T0);             \
-			}                                                                                 \
-			if (slot < r->read_lines)                                                         \
-				acc = ADDI(acc, line_sum_##SFX(line));                                    \
-			else                                                                              \
-				line_store_##SFX(line, value, nt);                                        \
-			if (++slot == group) {                                                            \
-				slot = 0;                                                                 \
-				spin(r->delay);                                                           \
-			}                                                                                 \
-		}                                                                                         \
-		if (nt)                                                                                   \
-			_mm_sfence();                                                                     \
-		return hsum_##SFX(acc);                                                                   \
-	}                                                                                                 \
-	__attribute__((target(TGT))) static uint64_t run_##SFX(const struct bw_request *r,                \
-							   struct bw_buffer *buf, uint64_t first,          \
-							   uint64_t count)                                 \
-	{                                                                                                 \
-		int dense = r->pattern == BW_PATTERN_SEQUENTIAL && r->stride_bytes == BW_LINE &&          \
-			    !r->software_prefetch && !r->delay;                                           \
-		int nt = r->store == BW_STORE_NT;                                                         \
-		switch (r->op) {                                                                          \
-		case BW_OP_COPY:                                                                          \
-			copy_dense_##SFX(buf->a + first * BW_LINE, buf->b + first * BW_LINE, count, nt);  \
-			return 0;                                                                         \
-		case BW_OP_TRIAD:                                                                         \
-			triad_dense_##SFX((double *)(buf->a + first * BW_LINE),                           \
-					  (const double *)(buf->b + first * BW_LINE),                     \
-					  (const double *)(buf->c + first * BW_LINE), count, nt);         \
-			return 0;                                                                         \
-		default:                                                                                  \
-			if (dense && r->write_lines == 0)                                                 \
-				return read_dense_##SFX(buf->a + first * BW_LINE, count);                 \
-			if (dense && r->read_lines == 0) {                                                \
-				write_dense_##SFX(buf->a + first * BW_LINE, count, nt);                   \
-				return 0;                                                                 \
-			}                                                                                 \
-			return walk_##SFX(r, buf, first, count);                                          \
-		}                                                                                         \
-	}
-
-BW_LOOPS(sse2, "sse2", 16, __m128i, __m128d, _mm_load_si128, _mm_store_si128, _mm_stream_si128, _mm_add_epi64,
-	 _mm_setzero_si128, _mm_set1_epi64x, _mm_load_pd, _mm_store_pd, _mm_stream_pd, _mm_add_pd, _mm_mul_pd,
-	 _mm_set1_pd)
-BW_LOOPS(avx2, "avx2", 32, __m256i, __m256d, _mm256_load_si256, _mm256_store_si256, _mm256_stream_si256,
-	 _mm256_add_epi64, _mm256_setzero_si256, _mm256_set1_epi64x, _mm256_load_pd, _mm256_store_pd,
-	 _mm256_stream_pd, _mm256_add_pd, _mm256_mul_pd, _mm256_set1_pd)
-
-#define LOAD512(p) _mm512_load_si512((const void *)(p))
-#define STORE512(p, v) _mm512_store_si512((void *)(p), v)
-#define STREAM512(p, v) _mm512_stream_si512((void *)(p), v)
-BW_LOOPS(avx512, "avx512f", 64, __m512i, __m512d, LOAD512, STORE512, STREAM512, _mm512_add_epi64,
-	 _mm512_setzero_si512, _mm512_set1_epi64, _mm512_load_pd, _mm512_store_pd, _mm512_stream_pd,
-	 _mm512_add_pd, _mm512_mul_pd, _mm512_set1_pd)
-
 uint64_t bw_run(const struct bw_request *request, struct bw_buffer *buffer, uint64_t first, uint64_t count)
 {
+	const struct bw_loops *loops = loops_of(bw_isa_resolve(request->isa));
+
 	if (first >= buffer->blocks)
 		return 0;
 	if (count > buffer->blocks - first)
 		count = buffer->blocks - first;
-	switch (request->isa) {
-	case BW_ISA_AVX512:
-		return run_avx512(request, buffer, first, count);
-	case BW_ISA_AVX2:
-		return run_avx2(request, buffer, first, count);
-	default:
-		return run_sse2(request, buffer, first, count);
-	}
+	return loops->run(request, buffer, first, count);
 }
 
 uint64_t bw_pass(const struct bw_request *request, struct bw_buffer *buffer)
@@ -371,9 +361,9 @@ void bw_fill_pattern(const struct bw_request *request, struct bw_buffer *buffer)
 	memcpy(&one_bits, &one, sizeof(one_bits));
 	memset(buffer->a, 0, span * (uint64_t)arrays);
 	if (arrays == 1)
-		fill_lines(buffer->a, span / BW_LINE, BW_LINE, PATTERN_WORD);
+		fill_lines(buffer->a, span / BW_LINE, BW_LINE, BW_PATTERN_WORD);
 	else /* the destination stays zero; the first source holds the pattern (triad: 1.0, c = 0) */
-		fill_lines(buffer->b, buffer->blocks, BW_LINE, arrays == 3 ? one_bits : PATTERN_WORD);
+		fill_lines(buffer->b, buffer->blocks, BW_LINE, arrays == 3 ? one_bits : BW_PATTERN_WORD);
 }
 
 uint64_t bw_count_changed_lines(const struct bw_request *request, const struct bw_buffer *buffer)
@@ -381,7 +371,7 @@ uint64_t bw_count_changed_lines(const struct bw_request *request, const struct b
 	static const char zero[BW_LINE];
 	char pattern[BW_LINE] = {0};
 	uint64_t changed = 0, lines = buffer->blocks * request->stride_bytes / BW_LINE;
-	uint64_t word = PATTERN_WORD;
+	uint64_t word = BW_PATTERN_WORD;
 
 	memcpy(pattern, &word, sizeof(word));
 	for (uint64_t l = 0; l < lines; l++)
@@ -443,10 +433,13 @@ struct worker {
 	char error[160];
 	uint64_t sink;
 	uint64_t pages_sampled, pages_on_mem_node;
+	uint64_t started_ns, finished_ns; /* this thread's passes of the last round */
 };
 
 struct team {
 	const struct bw_request *request;
+	struct worker *workers;
+	size_t threads;
 	pthread_barrier_t barrier;
 	uint64_t passes;
 	int stop;
@@ -488,8 +481,10 @@ static void *worker_main(void *arg)
 		pthread_barrier_wait(&team->barrier); /* start */
 		if (__atomic_load_n(&team->stop, __ATOMIC_ACQUIRE))
 			break;
+		worker->started_ns = timer_now_ns();
 		for (uint64_t p = 0; ready && p < team->passes; p++)
 			worker->sink += bw_pass(team->request, &worker->buffer);
+		worker->finished_ns = timer_now_ns();
 		pthread_barrier_wait(&team->barrier); /* end */
 	}
 	if (ready)
@@ -497,24 +492,32 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* ns of one round of `passes` passes by every thread together. */
+/* ns of one round of `passes` passes by every thread together: from the
+ * first thread's start to the last one's finish, each read by the thread
+ * itself, so the barriers' wake-ups (tens of microseconds for a halted
+ * vCPU) are not counted as time the memory system worked. */
 static uint64_t team_round(struct team *team, uint64_t passes)
 {
-	uint64_t start;
+	uint64_t first = UINT64_MAX, last = 0;
 
 	team->passes = passes;
-	start = timer_now_ns();
 	pthread_barrier_wait(&team->barrier);
 	pthread_barrier_wait(&team->barrier);
-	return timer_now_ns() - start;
+	for (size_t i = 0; i < team->threads; i++) {
+		if (team->workers[i].started_ns < first)
+			first = team->workers[i].started_ns;
+		if (team->workers[i].finished_ns > last)
+			last = team->workers[i].finished_ns;
+	}
+	return last > first ? last - first : 1;
 }
 
 int bw_team_measure(const struct bw_request *request, size_t threads, const int *cpus, int mem_node,
 		    double min_sample_ns, struct sampler_run *run, struct bw_team_result *result, char *error,
 		    size_t error_size)
 {
-	struct team team = {.request = request, .mem_node = mem_node};
 	struct worker *workers = calloc(threads, sizeof(*workers));
+	struct team team = {.request = request, .workers = workers, .threads = threads, .mem_node = mem_node};
 	size_t started = 0;
 	int failed = 0;
 

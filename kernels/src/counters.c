@@ -123,6 +123,7 @@ static void each_leader(struct counters *counters, unsigned long request)
 void counters_start(struct counters *counters)
 {
 	counters->throttle_available = throttle_read(counters->throttle_before);
+	sensors_start(&counters->sensors);
 	if (!counters->opened)
 		return;
 	each_leader(counters, PERF_EVENT_IOC_RESET);
@@ -155,6 +156,7 @@ void counters_stop(struct counters *counters)
 				counters->events[i].fd = -1;
 			}
 	}
+	sensors_stop(&counters->sensors);
 	if (counters->throttle_available)
 		counters->throttle_available = throttle_read(counters->throttle_after);
 }
@@ -241,5 +243,6 @@ void counters_record(struct json *json, const struct counters *counters)
 	} else {
 		json_null(json);
 	}
+	sensors_record(json, &counters->sensors);
 	json_object_end(json);
 }

@@ -76,7 +76,7 @@ static void bandwidth_help(FILE *out)
 		"bytes; copy moves a source and a destination line, triad two sources and a\n"
 		"destination. Write-allocate reads of regular stores are not counted (as\n"
 		"STREAM); the record gives them as write_allocate_bytes_per_pass.\n"
-		"Vector width by runtime dispatch (this CPU runs: %s).\n"
+		"Loops per instruction set, chosen at run time (this CPU runs: %s).\n"
 		"\n"
 		"Options:\n"
 		"  -x, --ops LIST          read,write,copy,triad (default all four; 'none' for\n"
@@ -95,9 +95,15 @@ static void bandwidth_help(FILE *out)
 		"                          t CPUs of the CPU order, each on a buffer of its own\n"
 		"  -C, --cpus LIST         the CPU order (default: one CPU per physical core,\n"
 		"                          then the SMT siblings; sysfs topology)\n"
-		"  -i, --isa NAME          auto (widest), sse2, avx2, avx512 (default auto)\n"
-		"  -F, --prefetch LIST     none,software (default none): prefetcht0 of the\n"
-		"                          block --prefetch-distance blocks ahead\n"
+		"  -i, --isa NAME          auto (default), scalar (plain C, every CPU), sse2,\n"
+		"                          avx2, avx512 (x86), neon, sve (Arm). auto: the\n"
+		"                          widest vectors whose L1 read is at least 1.5x the\n"
+		"                          next narrower's (a probe of a few ms, recorded in\n"
+		"                          context.isa_auto); scalar has no nt stores: such\n"
+		"                          points are left out with the reason\n"
+		"  -F, --prefetch LIST     none,software (default none): a prefetch for reading\n"
+		"                          (x86 prefetcht0, Arm prfm pldl1keep) of the block\n"
+		"                          --prefetch-distance blocks ahead\n"
 		"  -D, --prefetch-distance N  blocks ahead (default %d)\n"
 		"  -W, --hw-prefetchers S  default or disabled: recorded only (the role sets\n"
 		"                          the MSRs)\n"
@@ -114,13 +120,16 @@ static void bandwidth_help(FILE *out)
 		"\n"
 		"Records: metric bandwidth, unit GB/s, samples = GB/s of all threads together;\n"
 		"params op, store, pattern, stride_bytes, read_lines, write_lines,\n"
-		"read_percent, isa, vector_bytes, prefetch, prefetch_distance_blocks,\n"
+		"read_percent, isa (the loops that ran), isa_requested, vector_bytes,\n"
+		"prefetch, prefetch_distance_blocks,\n"
 		"hw_prefetchers, threads, cpus, smt_siblings_used, working_set_bytes (per\n"
 		"thread), lines_per_pass and bytes_per_pass (per thread), page_policy,\n"
 		"huge_bytes_granted (all threads), cpu, accesses_per_sample (lines per sample,\n"
 		"all threads), with --mem-node mem_node and cpu_node (the node every CPU of\n"
 		"the point shares, else null), seed; context passes_per_sample,\n"
-		"write_allocate_bytes_per_pass, canary, core clock, wall_s, order_index\n"
+		"write_allocate_bytes_per_pass, isa_auto (with --isa auto: the choice,\n"
+		"its rule and the L1 read GB/s probed per width; else null), canary,\n"
+		"core clock, wall_s, order_index\n"
 		"(+ verified_lines_read, verified_lines_written with --verify; with\n"
 		"--mem-node mem_pages_sampled and mem_pages_on_node: up to 256 pages of\n"
 		"each thread's buffer asked where they lie (move_pages); any page off the\n"
@@ -266,7 +275,7 @@ static void bandwidth_option(void *context, int option, const char *arg)
 		break;
 	case 'i':
 		if (bw_isa_parse(arg, &options->isa) != 0)
-			cli_fail(CLI_EXIT_USAGE, KERNEL, "--isa '%s' is unknown; use auto, sse2, avx2 or avx512", arg);
+			cli_fail(CLI_EXIT_USAGE, KERNEL, "--isa '%s' is unknown; use %s", arg, bw_isa_known());
 		if (!bw_isa_supported(options->isa))
 			cli_fail(CLI_EXIT_USAGE, KERNEL, "--isa %s: this CPU runs only %s", arg, bw_isa_available());
 		break;
@@ -333,7 +342,9 @@ static struct point *plan_points(const struct bandwidth_options *options, size_t
 	size_t max = options->variant_count * 2 * options->pattern_count * options->stride_count *
 		     options->prefetch_count * options->size_count * options->thread_count;
 	struct point *points = calloc(max ? max : 1, sizeof(*points));
-	size_t n = 0, skipped = 0;
+	size_t n = 0, skipped = 0, no_nt = 0;
+	enum bw_isa isa = bw_isa_resolve(options->isa);
+	const char *no_nt_reason = bw_isa_no_nt_stores(isa);
 
 	if (!points)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory planning points");
@@ -356,7 +367,7 @@ static struct point *plan_points(const struct bandwidth_options *options, size_t
 
 			point->request = probe;
 			point->request.store = probe.write_lines ? options->stores[st] : BW_STORE_NONE;
-			point->request.isa = bw_isa_resolve(options->isa);
+			point->request.isa = isa;
 			point->request.pattern = options->patterns[pa];
 			point->request.stride_bytes = options->strides[sd];
 			point->request.software_prefetch = options->prefetch[pf];
@@ -365,6 +376,10 @@ static struct point *plan_points(const struct bandwidth_options *options, size_t
 			point->request.page_policy = options->page_policy;
 			point->request.seed = options->common.seed;
 			point->threads = options->threads[th];
+			if (point->request.store == BW_STORE_NT && no_nt_reason) {
+				no_nt++;
+				continue;
+			}
 			problem = bw_request_check(&point->request);
 			if (problem && (variant->op == BW_OP_COPY || variant->op == BW_OP_TRIAD) &&
 			    strncmp(problem, "copy and triad", 14) == 0) {
@@ -389,6 +404,13 @@ static struct point *plan_points(const struct bandwidth_options *options, size_t
 	if (skipped)
 		fprintf(stderr, "%s: %zu copy/triad combinations left out: they run dense and sequential only\n",
 			KERNEL, skipped);
+	/* "<kernel>: skipped: " lines become the experiment's notes (the kernels role) */
+	if (no_nt)
+		fprintf(stderr, "%s: skipped: %zu points with non-temporal stores: isa %s: %s\n", KERNEL, no_nt,
+			bw_isa_name(isa), no_nt_reason);
+	if (n == 0 && no_nt)
+		cli_fail(CLI_EXIT_UNSUPPORTED, KERNEL, "every point asks for non-temporal stores: isa %s: %s",
+			 bw_isa_name(isa), no_nt_reason);
 	if (n == 0)
 		cli_fail(CLI_EXIT_USAGE, KERNEL, "no point to measure: give --ops or --mixes");
 	*count = n;
@@ -446,6 +468,8 @@ static void write_record(struct record *record, const struct bandwidth_options *
 	json_double(json, 100.0 * r->read_lines / (r->read_lines + r->write_lines));
 	json_key(json, "isa");
 	json_string(json, bw_isa_name(r->isa));
+	json_key(json, "isa_requested");
+	json_string(json, bw_isa_name(options->isa));
 	json_key(json, "vector_bytes");
 	json_uint(json, bw_isa_vector_bytes(r->isa));
 	json_key(json, "prefetch");
@@ -485,6 +509,7 @@ static void write_record(struct record *record, const struct bandwidth_options *
 	json_uint(json, result->passes_per_sample);
 	json_key(json, "write_allocate_bytes_per_pass");
 	json_uint(json, result->write_allocate_lines_per_pass * BW_LINE);
+	bw_isa_context(json, options->isa);
 	if (options->common.mem_node >= 0) {
 		json_key(json, "mem_pages_sampled");
 		json_uint(json, result->mem_pages_sampled);

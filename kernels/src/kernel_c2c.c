@@ -71,6 +71,10 @@ struct c2c_options {
 	int *cpus; /* in the order given (or ascending from the affinity mask) */
 	size_t cpu_count;
 	int have_cpus;
+	/* --pairs: the ordered pairs to measure, as indexes into cpus (2 per pair);
+	 * without it every ordered pair of distinct cpus */
+	size_t *pairs;
+	size_t pair_count;
 };
 
 struct pair_result {
@@ -110,6 +114,11 @@ static void c2c_help(FILE *out)
 		"                          on, 'taskset -pc $$'); at least 2, each allowed, none\n"
 		"                          twice. --cpu (one CPU) does not apply to c2c and is\n"
 		"                          refused: use --cpus\n"
+		"  -P, --pairs LIST        measure only these ordered pairs instead of every\n"
+		"                          pair of --cpus: initiator:responder items, e.g.\n"
+		"                          0:8,0:1,8:16 (each CPU allowed, a != b, no pair\n"
+		"                          twice); not with --cpus. The kernels role passes\n"
+		"                          the pairs a budget samples (plugins/filter/plan.py)\n"
 		"\n",
 		CLI_PROGRAM);
 	kopts_help(out, &defaults);
@@ -137,6 +146,60 @@ static void c2c_help(FILE *out)
 		CLI_PROGRAM, CLI_PROGRAM, CLI_PROGRAM);
 }
 
+/* --pairs a:b,c:d: every CPU once in options->cpus (first appearance
+ * order), the pairs as index pairs into it. */
+static void parse_pairs(struct c2c_options *options, const char *arg)
+{
+	size_t length = strlen(arg), items = 1;
+	char *text = malloc(length + 1), *item, *save = NULL;
+
+	for (size_t i = 0; i < length; i++)
+		items += arg[i] == ',';
+	free(options->cpus);
+	free(options->pairs);
+	options->cpus = malloc(2 * items * sizeof(*options->cpus));
+	options->pairs = malloc(2 * items * sizeof(*options->pairs));
+	if (!text || !options->cpus || !options->pairs)
+		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory reading --pairs");
+	memcpy(text, arg, length + 1);
+	options->cpu_count = options->pair_count = 0;
+	for (item = strtok_r(text, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(item, ':'), *end = NULL;
+		long ends[2];
+
+		if (!colon)
+			cli_fail(CLI_EXIT_USAGE, KERNEL, "--pairs item '%s' is not initiator:responder (e.g. 0:8)", item);
+		for (int side = 0; side < 2; side++) {
+			const char *start = side ? colon + 1 : item;
+
+			errno = 0;
+			ends[side] = strtol(start, &end, 10);
+			if (end == start || (side ? *end != '\0' : end != colon) || errno || ends[side] < 0 ||
+			    ends[side] > MAX_CPU_NUMBER)
+				cli_fail(CLI_EXIT_USAGE, KERNEL, "--pairs item '%s' is not two CPU numbers a:b (e.g. 0:8)", item);
+		}
+		if (ends[0] == ends[1])
+			cli_fail(CLI_EXIT_USAGE, KERNEL, "--pairs item '%s' pairs a CPU with itself; name two CPUs", item);
+		for (int side = 0; side < 2; side++) {
+			size_t index = 0;
+
+			while (index < options->cpu_count && options->cpus[index] != (int)ends[side])
+				index++;
+			if (index == options->cpu_count)
+				options->cpus[options->cpu_count++] = (int)ends[side];
+			options->pairs[2 * options->pair_count + side] = index;
+		}
+		for (size_t p = 0; p < options->pair_count; p++)
+			if (options->pairs[2 * p] == options->pairs[2 * options->pair_count] &&
+			    options->pairs[2 * p + 1] == options->pairs[2 * options->pair_count + 1])
+				cli_fail(CLI_EXIT_USAGE, KERNEL, "--pairs names %s twice; list each pair once", item);
+		options->pair_count++;
+	}
+	free(text);
+	if (options->pair_count == 0)
+		cli_fail(CLI_EXIT_USAGE, KERNEL, "--pairs is empty; give at least one pair, e.g. 0:1");
+}
+
 static void c2c_option(void *context, int option, const char *arg)
 {
 	struct c2c_options *options = context;
@@ -144,7 +207,14 @@ static void c2c_option(void *context, int option, const char *arg)
 	char *bad_item = NULL;
 
 	switch (option) {
+	case 'P':
+		if (options->have_cpus)
+			cli_fail(CLI_EXIT_USAGE, KERNEL, "--pairs and --cpus exclude each other: --pairs names its CPUs");
+		parse_pairs(options, arg);
+		break;
 	case 'C':
+		if (options->pairs)
+			cli_fail(CLI_EXIT_USAGE, KERNEL, "--pairs and --cpus exclude each other: --pairs names its CPUs");
 		free(options->cpus);
 		error = topology_cpulist_parse(arg, MAX_CPU_NUMBER, &options->cpus, &options->cpu_count,
 					       &bad_item);
@@ -162,12 +232,13 @@ static void parse_options(int argc, char **argv, struct c2c_options *options)
 {
 	static const struct option long_options[] = {
 		{"cpus", required_argument, NULL, 'C'},
+		{"pairs", required_argument, NULL, 'P'},
 		{NULL, 0, NULL, 0},
 	};
 
 	memset(options, 0, sizeof(*options));
 	kopts_init(&options->common, KERNEL, DEFAULT_EXPERIMENT, c2c_help);
-	kopts_parse(&options->common, argc, argv, "C:", long_options, c2c_option, options);
+	kopts_parse(&options->common, argc, argv, "C:P:", long_options, c2c_option, options);
 }
 
 /* Everything that can be wrong with the arguments is found here, before
@@ -179,7 +250,7 @@ static void validate_options(struct c2c_options *options)
 	if (options->common.cpu >= 0)
 		cli_fail(CLI_EXIT_USAGE, KERNEL,
 			 "--cpu does not apply to c2c, which pins two threads per pair; list the CPUs with --cpus (e.g. --cpus 0,1)");
-	if (!options->have_cpus) {
+	if (!options->have_cpus && !options->pairs) {
 		if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
 			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "cannot read this process's CPU affinity: %s",
 				 strerror(errno));
@@ -201,12 +272,14 @@ static void validate_options(struct c2c_options *options)
 
 		if (!affinity_cpu_allowed(cpu))
 			cli_fail(CLI_EXIT_USAGE, KERNEL,
-				 "--cpus names CPU %d, which this process may not run on; pick from 'taskset -pc $$'",
-				 cpu);
+				 "%s names CPU %d, which this process may not run on; pick from 'taskset -pc $$'",
+				 options->pairs ? "--pairs" : "--cpus", cpu);
 		if (CPU_ISSET(cpu, &seen))
 			cli_fail(CLI_EXIT_USAGE, KERNEL, "--cpus names CPU %d twice; list each CPU once", cpu);
 		CPU_SET(cpu, &seen);
 	}
+	if (options->pairs)
+		return;
 	if (options->cpu_count < 2)
 		cli_fail(CLI_EXIT_USAGE, KERNEL,
 			 "c2c needs two CPUs to pass a cache line between; --cpus gave only CPU %d, add another (e.g. --cpus %d,%d)",
@@ -472,7 +545,7 @@ static int c2c_run(int argc, char **argv)
 	parse_options(argc, argv, &options);
 	validate_options(&options);
 	n = options.cpu_count;
-	pairs = n * (n - 1);
+	pairs = options.pairs ? options.pair_count : n * (n - 1);
 	topology = calloc(n, sizeof(*topology));
 	core_clock_ghz = calloc(n, sizeof(*core_clock_ghz));
 	samples = malloc(sampler_capacity(opts) * sizeof(*samples));
@@ -488,17 +561,25 @@ static int c2c_run(int argc, char **argv)
 	if (canary_init(&canary, opts->seed) != 0)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory setting up the canary");
 	record_open(&record, opts);
-	fprintf(stderr, "%s: %zu CPUs, %zu ordered pairs, %s order, seed %" PRIu64
+	fprintf(stderr, "%s: %zu CPUs, %zu ordered pairs%s, %s order, seed %" PRIu64
 			", samples are ns per one-way transfer (round trip / 2)\n",
-		KERNEL, n, pairs, opts->ordered ? "row-major" : "random", opts->seed);
+		KERNEL, n, pairs, options.pairs ? " (--pairs)" : "",
+		opts->ordered ? (options.pairs ? "given" : "row-major") : "random", opts->seed);
 
 	while (sampler_sweep_next(&sweep)) {
-		/* Row-major over ordered pairs without the diagonal. */
-		size_t row = sweep.point / (n - 1), column = sweep.point % (n - 1);
+		/* --pairs in the order given, else row-major over ordered pairs without the diagonal. */
+		size_t row, column;
 		struct pair_result result;
 
-		if (column >= row)
-			column++;
+		if (options.pairs) {
+			row = options.pairs[2 * sweep.point];
+			column = options.pairs[2 * sweep.point + 1];
+		} else {
+			row = sweep.point / (n - 1);
+			column = sweep.point % (n - 1);
+			if (column >= row)
+				column++;
+		}
 		measure_pair(opts, &canary, options.cpus[row], options.cpus[column],
 			     &core_clock_ghz[row], &samples, sweep.attempt, &result);
 		write_pair(&record, opts, &topology[row], &topology[column], &result, samples,
@@ -515,6 +596,7 @@ static int c2c_run(int argc, char **argv)
 	free(core_clock_ghz);
 	free(samples);
 	free(options.cpus);
+	free(options.pairs);
 	return CLI_EXIT_OK;
 }
 

@@ -109,8 +109,9 @@ static void loaded_help(FILE *out)
 		"  -l, --load-cpus LIST    load threads' CPUs, one thread each, Linux cpulist\n"
 		"                          syntax (default: every other allowed CPU, physical\n"
 		"                          cores first); must not hold the chase CPU\n"
-		"  -i, --isa ISA           auto (default: the widest the host has), sse2, avx2\n"
-		"                          or avx512, for the load threads\n"
+		"  -i, --isa ISA           the load threads' loops: auto (default; as in\n"
+		"                          bandwidth --help), scalar, sse2, avx2, avx512, neon,\n"
+		"                          sve\n"
 		"  -S, --stores KIND       regular (default) or nt: the load threads' stores\n"
 		"  -p, --page-policy P     thp (default) or 4k, for every buffer\n"
 		"  -I, --idle / --no-idle  also measure one point without load threads\n"
@@ -123,6 +124,7 @@ static void loaded_help(FILE *out)
 		"Records: metric loaded_latency, unit ns (chase time per load); params\n"
 		"traffic (idle, read, 2:1, 1:1), read_lines, write_lines, delay (null on\n"
 		"idle), load_threads (0 on idle), load_cpus, load_working_set_bytes, isa,\n"
+		"isa_requested (both null on idle; context isa_auto as in bandwidth),\n"
 		"store, then the latency params (working_set_bytes, stride_bytes, pattern,\n"
 		"page_policy, huge_bytes_granted, cpu = the chase CPU, accesses_per_sample,\n"
 		"seed ...); context bandwidth_gb_s (lines moved by all load threads x 64 B\n"
@@ -211,8 +213,7 @@ static void loaded_option(void *context, int option, const char *arg)
 	}
 	case 'i':
 		if (bw_isa_parse(arg, &options->isa) != 0)
-			cli_fail(CLI_EXIT_USAGE, KERNEL, "--isa '%s' is unknown; use auto, sse2, avx2 or avx512",
-				 arg);
+			cli_fail(CLI_EXIT_USAGE, KERNEL, "--isa '%s' is unknown; use %s", arg, bw_isa_known());
 		if (!bw_isa_supported(options->isa))
 			cli_fail(CLI_EXIT_USAGE, KERNEL, "--isa %s: this CPU does not run it; it runs %s", arg,
 				 bw_isa_available());
@@ -566,6 +567,11 @@ static void write_record(struct record *record, const struct latency_request *re
 		json_string(json, params->isa);
 	else
 		json_null(json);
+	json_key(json, "isa_requested");
+	if (traffic)
+		json_string(json, bw_isa_name(params->options->isa));
+	else
+		json_null(json);
 	json_key(json, "store");
 	json_string(json, bw_store_name(traffic && traffic->write_lines ? params->options->store
 								 : BW_STORE_NONE));
@@ -581,6 +587,8 @@ static void write_record(struct record *record, const struct latency_request *re
 	json_array_end(json);
 	json_key(json, "write_gb_s");
 	json_double(json, seconds > 0 ? (double)window->written * 64.0 / 1e9 / seconds : 0.0);
+	if (traffic)
+		bw_isa_context(json, params->options->isa);
 	record_clock_context(record, point->canary_before_ns, point->canary_after_ns, core_clock_ghz,
 			     point->wall_s, sweep->position);
 	if (traffic)
@@ -719,6 +727,9 @@ static int loaded_run(int argc, char **argv)
 
 		load_request(&options, &traffics[options.traffic[t]], options.delays[0], &check);
 		problem = bw_request_check(&check);
+		if (check.store == BW_STORE_NT && bw_isa_no_nt_stores(check.isa))
+			cli_fail(CLI_EXIT_UNSUPPORTED, KERNEL, "load traffic %s asks for non-temporal stores: isa %s: %s",
+				 traffics[options.traffic[t]].name, bw_isa_name(check.isa), bw_isa_no_nt_stores(check.isa));
 		if (problem)
 			cli_fail(CLI_EXIT_USAGE, KERNEL, "load traffic %s: %s", traffics[options.traffic[t]].name,
 				 problem);

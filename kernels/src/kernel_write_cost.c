@@ -5,7 +5,12 @@
  * and write-back cost of dirty lines. Separately, the clflush+mfence variant
  * earlier lab reports used: store, flush, fence, reload. That times a
  * write-back to memory and a read back, a flush round trip, NOT store
- * latency, and its records say so. */
+ * latency, and its records say so. Its counterparts elsewhere: AArch64
+ * `dc civac` (clean and invalidate to the point of coherency, allowed at EL0
+ * by Linux) + `dsb ish`; POWER `dcbf` + `sync`. Where the build has no
+ * user-space line flush (riscv64: Zicbom's cbo.flush is unknown to GCC 12,
+ * and user mode may run it only where the kernel enables it) the round trip
+ * is skipped with that reason. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +26,34 @@
 #include "sampler.h"
 #include "timer.h"
 
+/* The line flush of this architecture: FLUSH_LINE(p) writes the line back
+ * and drops it from every cache level, FLUSH_FENCE() waits until it has. */
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
-#define HAVE_CLFLUSH 1
+#define HAVE_FLUSH 1
+#define FLUSH_VARIANT "clflush_mfence_round_trip"
+#define FLUSH_WORDS "clflush+mfence"
+#define FLUSH_LINE(p) _mm_clflush((const void *)(p))
+#define FLUSH_FENCE() _mm_mfence()
+#elif defined(__aarch64__)
+#define HAVE_FLUSH 1
+#define FLUSH_VARIANT "dc_civac_dsb_round_trip"
+#define FLUSH_WORDS "dc civac+dsb"
+#define FLUSH_LINE(p) __asm__ volatile("dc civac, %0" : : "r"(p) : "memory")
+#define FLUSH_FENCE() __asm__ volatile("dsb ish" : : : "memory")
+#elif defined(__powerpc64__)
+#define HAVE_FLUSH 1
+#define FLUSH_VARIANT "dcbf_sync_round_trip"
+#define FLUSH_WORDS "dcbf+sync"
+#define FLUSH_LINE(p) __asm__ volatile("dcbf 0,%0" : : "r"(p) : "memory")
+#define FLUSH_FENCE() __asm__ volatile("sync" : : : "memory")
 #else
-#define HAVE_CLFLUSH 0
+#define HAVE_FLUSH 0
+#if defined(__riscv)
+#define NO_FLUSH_REASON "riscv64: this build has no user-space line flush (Zicbom cbo.flush is unknown to GCC 12, and user mode may run it only where the kernel enables it)"
+#else
+#define NO_FLUSH_REASON "this architecture has no line flush the kernel is built with (x86 clflush, Arm dc civac, POWER dcbf)"
+#endif
 #endif
 
 #define KERNEL "write_cost"
@@ -51,12 +79,13 @@ static void write_cost_help(FILE *out)
 		"read-modify-write chase (each load, then an increment of a word in the line\n"
 		"it reached) run in one seeded random order: the difference is the\n"
 		"read-for-ownership and write-back cost of dirty lines. Also, unless\n"
-		"--no-flush, the clflush+mfence variant (x86 only): store to a line, clflush\n"
-		"it, mfence, reload it. That is a FLUSH ROUND TRIP (a write-back to memory\n"
-		"and a read from it), not store latency; its records say so.\n"
+		"--no-flush, the clflush+mfence variant: store to a line, clflush it, mfence,\n"
+		"reload it (AArch64: dc civac + dsb ish; POWER: dcbf + sync; elsewhere it is\n"
+		"skipped with the reason on stderr). That is a FLUSH ROUND TRIP (a write-back\n"
+		"to memory and a read from it), not store latency; its records say so.\n"
 		"\n"
 		"Options:\n"
-		"  -F, --no-flush          leave out the clflush+mfence round trip\n",
+		"  -F, --no-flush          leave out the flush round trip\n",
 		CLI_PROGRAM);
 	levels_help(out);
 	fputc('\n', out);
@@ -65,7 +94,8 @@ static void write_cost_help(FILE *out)
 		"\n"
 		"Records: per level two, as chase's with params level, sysfs_size_bytes,\n"
 		"size_rule and walk (read | read_modify_write); the flush record has metric\n"
-		"flush_round_trip, unit ns, params variant clflush_mfence_round_trip, lines,\n"
+		"flush_round_trip, unit ns, params variant (clflush_mfence_round_trip,\n"
+		"dc_civac_dsb_round_trip, dcbf_sync_round_trip), lines,\n"
 		"cpu, accesses_per_sample, seed, note.\n"
 		"\n"
 		"Example:\n"
@@ -81,7 +111,7 @@ static void write_cost_option(void *context, int option, const char *arg)
 		options->no_flush = 1;
 }
 
-#if HAVE_CLFLUSH
+#if HAVE_FLUSH
 struct flush_context {
 	uint64_t *lines; /* FLUSH_LINES lines, 8 words each */
 	uint64_t value;
@@ -99,8 +129,8 @@ static uint64_t time_flush(void *context, uint64_t rounds)
 			volatile uint64_t *line = flush->lines + i * 8;
 
 			*line = value;
-			_mm_clflush((const void *)line);
-			_mm_mfence();
+			FLUSH_LINE(line);
+			FLUSH_FENCE();
 			value = *line + 1;
 		}
 	}
@@ -130,27 +160,21 @@ static void measure_flush(struct latency_session *session)
 
 	record_begin(record, "flush_round_trip", "ns");
 	json_key(json, "variant");
-	json_string(json, "clflush_mfence_round_trip");
+	json_string(json, FLUSH_VARIANT);
 	json_key(json, "lines");
 	json_uint(json, FLUSH_LINES);
 	record_run_params(record, rounds * FLUSH_LINES);
 	json_key(json, "note");
-	json_string(json, "store, clflush, mfence, reload: a write-back to memory and a read back; not store latency");
+	json_string(json, "store, " FLUSH_WORDS ", reload: a write-back to memory and a read back; not store latency");
 	record_samples(record, session->point.samples, run->count);
 	record_precision(record, run, session->point.samples);
 	record_clock_context(record, before, after, session->core_clock_ghz,
 			     (double)(timer_now_ns() - started) / 1e9, session->sweep.position);
-	record_end(record, "clflush+mfence round trip");
+	record_end(record, FLUSH_WORDS " round trip");
 	fprintf(stderr, "%s: %zu/%zu flush round trip median=%.4g ns, %zu samples, %s\n", KERNEL,
 		session->sweep.position + 1, session->sweep.length, record->summary.median, run->count,
 		sampler_stop_name(run->stop));
-	sampler_sweep_done(&session->sweep, run, "clflush+mfence round trip");
-}
-#else
-static void measure_flush(struct latency_session *session)
-{
-	fprintf(stderr, "%s: %zu/%zu flush round trip skipped: clflush is x86 only\n", KERNEL,
-		session->sweep.position + 1, session->sweep.length);
+	sampler_sweep_done(&session->sweep, run, FLUSH_WORDS " round trip");
 }
 #endif
 
@@ -170,6 +194,12 @@ static int write_cost_run(int argc, char **argv)
 	kopts_parse(&options.common, argc, argv, LEVELS_SHORT_OPTIONS "F", long_options,
 		    write_cost_option, &options);
 	level_count = levels_plan(&options.common, options.levels.dram_bytes, options.levels.only, levels);
+#if !HAVE_FLUSH
+	/* "<kernel>: skipped: " lines become the experiment's notes (the kernels role) */
+	if (!options.no_flush)
+		fprintf(stderr, "%s: skipped: flush round trip: %s\n", KERNEL, NO_FLUSH_REASON);
+	options.no_flush = 1;
+#endif
 	count = 2 * level_count + (options.no_flush ? 0 : 1);
 	latency_session_open(&session, &options.common, count);
 	while (latency_session_next(&session)) {
@@ -183,10 +213,12 @@ static int write_cost_run(int argc, char **argv)
 			.chains = 1,
 		};
 
+#if HAVE_FLUSH
 		if (index == 2 * level_count) {
 			measure_flush(&session);
 			continue;
 		}
+#endif
 		request.span_bytes = level->working_set_bytes;
 		latency_session_point(&session, &request, levels_add_params, level);
 	}
@@ -197,7 +229,7 @@ static int write_cost_run(int argc, char **argv)
 const struct kernel_spec write_cost_kernel = {
 	.name = "write_cost",
 	.experiment = DEFAULT_EXPERIMENT,
-	.description = "read-modify-write vs read-only chase per level, and the clflush round trip",
+	.description = "read-modify-write vs read-only chase per level, and the line-flush round trip",
 	.run = write_cost_run,
 	.print_help = write_cost_help,
 };

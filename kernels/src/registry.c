@@ -20,7 +20,9 @@
 	X(workload)           \
 	X(bandwidth)          \
 	X(saxpy)              \
-	X(loaded_latency)
+	X(loaded_latency)     \
+	X(core_clock)         \
+	X(peak_flops)
 
 #define DECLARE_KERNEL(name) extern const struct kernel_spec name##_kernel;
 KERNELS(DECLARE_KERNEL)

@@ -82,6 +82,22 @@ def core_kind_order_note(order, cores_only=False):
     return [f"CPUs ordered by core kind ({cpus}): threads {words}"]
 
 
+def active_core_steps(order, fastest_kind_only=False):
+    """The numbers of active cores core_clock and peak_flops step through on a host with more than one core
+    kind (`order`: core_kind_cpu_order's, one CPU per core, fastest kind first): 1, 2, 4, ... and every kind
+    boundary (all the fastest kind's cores, then those and the next kind's ...), ascending; [] on a host with one
+    kind (the kernels' own steps, 1, 2, 4, ... and all). `fastest_kind_only`: only 1, the fastest kind's cores
+    and all (peak_flops: one core, one kind, the whole CPU)."""
+    if not order:
+        return []
+    kinds = order["steps"][:order["leaders"]]
+    boundaries = [index + 1 for index in range(len(kinds)) if index + 1 == len(kinds) or kinds[index + 1] != kinds[index]]
+    if fastest_kind_only:
+        return sorted({1, boundaries[0], len(kinds)})
+    powers = [2**exponent for exponent in range(len(kinds).bit_length()) if 2**exponent <= len(kinds)]
+    return sorted(set(powers) | set(boundaries))
+
+
 def cpu_kind(cpu, topology):
     """'CPU 12 (E-core)' on a host with more than one core kind, 'CPU 12' elsewhere (smt's notes)."""
     if len(_kinds(topology)) < 2:
@@ -94,4 +110,4 @@ class FilterModule:
     def filters(self):
         return {"core_kind_points": core_kind_points, "core_kind_notes": core_kind_notes,
                 "core_kind_cpu_order": core_kind_cpu_order, "core_kind_order_note": core_kind_order_note,
-                "cpu_kind": cpu_kind}
+                "cpu_kind": cpu_kind, "active_core_steps": active_core_steps}

@@ -57,6 +57,24 @@ def aio_plan(plan, engines, df_result, size_bytes, margin_bytes, directory, bloc
     return {"engines": chosen, "size_bytes": size, "notes": notes, "skip": False}
 
 
+def aio_points(points, plan):
+    """The host plan's aio processes (one per engine, or one for every engine where a budget grouped them:
+    `--engines E[,E...] --size S`) for what this host can run: the engines aio_plan kept, reading the file
+    size it chose (never larger than planned); a process left with no engine is left out."""
+    kept = []
+    for point in points:
+        argv = list(point["argv"])
+        position = argv.index("--engines") + 1
+        engines = [engine for engine in argv[position].split(",") if engine in plan["engines"]]
+        if not engines:
+            continue
+        argv[position] = ",".join(engines)
+        position = argv.index("--size") + 1
+        argv[position] = str(min(int(argv[position]), int(plan["size_bytes"])))
+        kept.append(dict(point, argv=argv))
+    return kept
+
+
 class FilterModule:
     def filters(self):
-        return {"aio_plan": aio_plan}
+        return {"aio_plan": aio_plan, "aio_points": aio_points}

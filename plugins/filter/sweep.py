@@ -166,6 +166,49 @@ def _tlb_curves(records):
     return curves
 
 
+def _drop_options(argv, options):
+    """argv without each of `options` and the value after it."""
+    argv, kept, skip = [str(item) for item in argv], [], False
+    for index, item in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if item in options and index + 1 < len(argv):
+            skip = True
+            continue
+        kept.append(item)
+    return kept
+
+
+def refine_spec(points, experiment, octaves, max_points, policies=None):
+    """The adaptive sweep's spec for refine_points, taken from the plan's processes of `experiment`
+    (plugins/filter/plan.py, plan_points): the refinement's kernel options are the coarse processes' own with
+    the working set (--sizes, --page-policy) or the page counts (--pages, --page-size) left out, the coarse
+    sizes (latency: a list; tlb: {page size: page counts}) are what those processes measure, and the rounds
+    follow from the coarse pass's density as the plan left it (a budget may have thinned it)."""
+    points = list(points or [])
+    if not points:
+        return {"experiment": experiment, "argv": [], "coarse": {} if experiment == "tlb" else [],
+                "policies": list(policies or []), "octaves": octaves, "max_points": 0, "rounds": 0}
+    sweep = ("--pages", "--page-size") if experiment == "tlb" else ("--sizes", "--page-policy")
+    argv = _drop_options(points[0]["argv"], sweep)
+    coarse = {} if experiment == "tlb" else set()
+    for point in points:
+        point_argv = [str(item) for item in point["argv"]]
+        values = [int(value) for value in point_argv[point_argv.index(sweep[0]) + 1].split(",")]
+        if experiment == "tlb":
+            coarse.setdefault(point_argv[point_argv.index("--page-size") + 1], set()).update(values)
+        else:
+            coarse.update(values)
+    series = list(coarse.values()) if experiment == "tlb" else [coarse]
+    gaps = sorted(math.log2(b / a) for values in series for a, b in zip(sorted(values), sorted(values)[1:]) if a > 0)
+    per_octave = max(1, round(1 / gaps[len(gaps) // 2])) if gaps else 1
+    return {"experiment": experiment, "argv": argv,
+            "coarse": {size: sorted(values) for size, values in coarse.items()} if experiment == "tlb" else sorted(coarse),
+            "policies": list(policies or []), "octaves": octaves, "max_points": int(max_points),
+            "rounds": refine_rounds(per_octave, octaves, max_points)}
+
+
 def refine_points(jsonl, spec):
     """The next round of an adaptive sweep: [{label, argv}] for the sizes inside each rise whose bracket is
     still wider than spec.octaves, at most spec.max_points beyond the coarse pass per curve (fleetscope.analyze
@@ -208,4 +251,5 @@ def refine_points(jsonl, spec):
 class FilterModule:
     def filters(self):
         return {"sweep_sizes": sweep_sizes, "sweep_max_bytes": sweep_max_bytes, "grid_points": grid_points,
-                "tlb_plan": tlb_plan, "refine_points": refine_points, "refine_rounds": refine_rounds}
+                "tlb_plan": tlb_plan, "refine_points": refine_points, "refine_rounds": refine_rounds,
+                "refine_spec": refine_spec}

@@ -7,8 +7,10 @@ import re
 import time
 
 # perf report --stdio -q --sort dso,symbol: "    15.79%  libc.so.6   [.] __strcmp_avx2   -   -"
-_REPORT_LINE = re.compile(r"^\s*(?P<percent>\d+(?:\.\d+)?)%\s+(?P<dso>\S+)\s+\[(?P<space>.)\]\s+"
-                          r"(?P<symbol>.+?)(?:\s+-\s+-)?\s*$")
+# The line comes from the host: every part of the pattern is followed by what it cannot take, and the
+# symbol runs to the end, its trailing "-  -" columns taken off after (a lazy symbol before optional blanks
+# and dashes retried the blanks at each character: quadratic in a line of blanks).
+_REPORT_LINE = re.compile(r"\s*+(?P<percent>\d+(?:\.\d+)?)%\s+(?P<dso>\S+)\s+\[(?P<space>.)\]\s+(?P<symbol>.+)")
 STDERR_TAIL_LINES = 5
 
 
@@ -49,13 +51,22 @@ def _failure(run):
     return f"exit status {run.get('rc')}: {_tail(run.get('stderr') or run.get('msg'), 2)}"
 
 
+def _without_dash_columns(symbol):
+    """'__strcmp_avx2    -      -' -> '__strcmp_avx2': perf's empty period columns after a symbol."""
+    if symbol.endswith("-"):
+        head = symbol[:-1].rstrip()
+        if head.endswith("-") and head[:-1] != head[:-1].rstrip() and head[:-1].strip():
+            return head[:-1].rstrip()
+    return symbol
+
+
 def top_functions(report, count):
     """The first `count` (percent, dso, symbol) rows of `perf report --stdio -q --sort dso,symbol`."""
     rows = []
     for line in (report or "").splitlines():
-        match = _REPORT_LINE.match(line)
+        match = _REPORT_LINE.fullmatch(line.rstrip())
         if match:
-            rows.append((float(match["percent"]), match["dso"], match["symbol"]))
+            rows.append((float(match["percent"]), match["dso"], _without_dash_columns(match["symbol"])))
     return sorted(rows, key=lambda row: -row[0])[:int(count)]
 
 

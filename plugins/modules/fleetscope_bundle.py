@@ -23,11 +23,17 @@ description:
     a name given twice, a member inside a file and a member whose owner differs from the first
     member's (the host's tar writes the bundle's top folder first) refuse the whole archive. Modes
     become 0644 (files) and 0755 (folders); owners are not applied.
+  - A name with a control character, a path more than 32 folders deep, a negative size, an archive
+    without manifest.json and one that does not end with tar's end-of-archive blocks (a corrupt header
+    or a cut stream, where Python's tarfile stops reading without a word) are refused too.
   - The archive may unpack to at most O(max_bytes) bytes (its tar stream, headers included) and hold
     at most O(max_files) members; the check stops reading as soon as a cap is passed.
-  - With O(manifest), writes that manifest alone as O(dest)/manifest.json.
+  - With O(manifest), writes that manifest alone as O(dest)/manifest.json, unless O(dest) holds an
+    earlier attempt of the run that measured something (its manifest says complete or partial); a failed
+    attempt never replaces one that measured; C(kept) says so.
   - Either way O(dest) is built in a fresh temporary sibling and renamed into place, so whatever was at
-    O(dest) before (an earlier attempt of the same run) is replaced whole. The archive is removed.
+    O(dest) before (an earlier attempt of the same run) is replaced whole, or left whole when the archive
+    is refused. The archive is removed.
 options:
   dest:
     description: The bundle folder, results/<run_id>/<host>.
@@ -82,21 +88,40 @@ bytes:
   description: Bytes of file content unpacked.
   type: int
   returned: always
+kept:
+  description: With O(manifest), true when O(dest) held an earlier attempt that measured and was kept.
+  type: bool
+  returned: always
 """
 
 import gzip
 import json
 import os
+import re
+import secrets
 import shutil
 import stat
 import tarfile
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
 
 FILE_MODE = 0o644
 FOLDER_MODE = 0o755
+MAX_DEPTH = 32  # folders in a member's path; a bundle's deepest is raw/<tool>/<experiment>/<file>
+BLOCK = tarfile.BLOCKSIZE
+# A temporary sibling of results/<run_id>/<host>: the host's name whole, then a random hex suffix, so one
+# host's leftovers are never another's (host 'web' and host 'web.old-dc' matched one prefix).
+_SIBLING = re.compile(r"\.(?P<host>.+)\.(?:new|old)-[0-9a-f]{16}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# What ingest takes of a manifest (fleetscope.ingest: MAX_LINE_BYTES, MAX_JSON_KEYS); read before parsing,
+# with its object members counted outside strings in one linear pass: a string runs to its closing quote
+# or to the end of its line (the quote is optional, so no attempt fails and backtracks; the module may run
+# on a Python without possessive quantifiers).
+MAX_MANIFEST_BYTES = 32 * 2**20
+MAX_MANIFEST_KEYS = 65536
+_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\[^\n])*"?')
+_STRUCTURE_OUTSIDE_STRINGS = re.compile(r"[^:]+")
 
 
 class Refused(Exception):
@@ -151,12 +176,17 @@ def _kind(member: tarfile.TarInfo) -> str | None:
 
 
 def bundle_path(name: str) -> str:
-    """A member's path inside the bundle ('' for the top folder); refuses one that leaves it."""
+    """A member's path inside the bundle ('' for the top folder); refuses one that leaves it, one whose
+    name no file system takes as given (a NUL, a control character) and one nested deeper than MAX_DEPTH."""
+    if _CONTROL.search(name):
+        raise Refused("has a control character in its name")
     if name.startswith("/"):
         raise Refused("is an absolute path")
     parts = [part for part in name.split("/") if part not in ("", ".")]
     if ".." in parts:
         raise Refused("leaves the bundle ('..' in its path)")
+    if len(parts) > MAX_DEPTH:
+        raise Refused(f"lies {len(parts)} folders deep, more than {MAX_DEPTH}")
     return "/".join(parts)
 
 
@@ -174,6 +204,8 @@ def checked_members(tar: tarfile.TarFile, max_files: int, max_bytes: int) -> lis
             path = bundle_path(member.name)
             if member.mode & (stat.S_ISUID | stat.S_ISGID):
                 raise Refused(f"has the setuid or setgid bit (mode {member.mode:04o})")
+            if member.size < 0:
+                raise Refused(f"claims a negative size ({member.size} bytes)")
             owner = owner or (member.uid, member.gid)
             if (member.uid, member.gid) != owner:
                 raise Refused(f"belongs to uid {member.uid} gid {member.gid}, the archive's first member to "
@@ -191,7 +223,21 @@ def checked_members(tar: tarfile.TarFile, max_files: int, max_bytes: int) -> lis
         if member.isreg():
             files.add(path)
         members.append(member)
+    _check_end(tar)
+    if "manifest.json" not in files:
+        raise Refused("the archive holds no manifest.json: it is not a bundle")
     return members
+
+
+def _check_end(tar: tarfile.TarFile) -> None:
+    """Python's tarfile stops at a header it cannot read as if the archive ended there: what follows the
+    last member must be tar's end-of-archive (zero blocks), or the archive is corrupt or cut short."""
+    tar.fileobj.seek(tar.offset)
+    end = tar.fileobj.read(BLOCK)
+    if end != bytes(BLOCK):
+        what = "ends without tar's end-of-archive blocks" if len(end) < BLOCK else "has a header tar cannot read"
+        raise Refused(f"the archive {what} at byte {tar.offset}, after {len(tar.members)} members: it is corrupt "
+                      "or cut short (nothing after that point could be read)")
 
 
 def extract(tar: tarfile.TarFile, members: list[tarfile.TarInfo], folder: str) -> None:
@@ -223,10 +269,41 @@ def _remove(path: str) -> None:
 
 
 def _clear_leftovers(parent: str, name: str) -> None:
-    """Temporary siblings of an earlier attempt that died half way."""
+    """Temporary siblings of this host's earlier attempt that died half way (this host's only: the
+    name must be this host's whole)."""
     for entry in os.listdir(parent):
-        if entry.startswith((f".{name}.new-", f".{name}.old-")):
+        match = _SIBLING.fullmatch(entry)
+        if match and match["host"] == name:
             _remove(os.path.join(parent, entry))
+
+
+def _sibling(parent: str, name: str, kind: str) -> str:
+    path = os.path.join(parent, f".{name}.{kind}-{secrets.token_hex(8)}")
+    os.mkdir(path, 0o700)
+    return path
+
+
+def read_manifest(manifest_path: str) -> object:
+    """A manifest parsed, or None when it is not JSON; Refused when parsing it would cost more than a manifest
+    ingest takes: more than MAX_MANIFEST_BYTES, more than MAX_MANIFEST_KEYS object members (a dict of a
+    million keys costs hundreds of MB) or nested too deep for Python's parser."""
+    with open(manifest_path, "rb") as stream:
+        data = stream.read(MAX_MANIFEST_BYTES + 1)
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise Refused(f"member 'manifest.json' is larger than {MAX_MANIFEST_BYTES} bytes: not a manifest")
+    try:
+        text = data.decode("utf-8")
+    except ValueError:
+        return None
+    keys = _STRUCTURE_OUTSIDE_STRINGS.sub("", _JSON_STRING.sub("", text)).count(":")
+    if keys > MAX_MANIFEST_KEYS:
+        raise Refused(f"member 'manifest.json' holds {keys} object members, more than {MAX_MANIFEST_KEYS}: not a manifest")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+    except RecursionError:
+        raise Refused("member 'manifest.json' nests arrays and objects too deep to be read: not a manifest") from None
 
 
 def check_origin(manifest_path: str) -> None:
@@ -234,9 +311,8 @@ def check_origin(manifest_path: str) -> None:
     `import`, or `reference`, which sets a host apart from its peers in outliers) is refused. Anything else
     wrong with the manifest is left to ingest, which names the field."""
     try:
-        with open(manifest_path, encoding="utf-8") as stream:
-            manifest = json.load(stream)
-    except (OSError, ValueError):
+        manifest = read_manifest(manifest_path)
+    except OSError:
         return
     origin = manifest.get("origin", "playbook") if isinstance(manifest, dict) else "playbook"
     if origin != "playbook":
@@ -249,13 +325,13 @@ def install(dest: str, fill) -> dict:
     parent, name = os.path.split(os.path.abspath(dest))
     os.makedirs(parent, mode=FOLDER_MODE, exist_ok=True)
     _clear_leftovers(parent, name)
-    new = tempfile.mkdtemp(prefix=f".{name}.new-", dir=parent)
+    new = _sibling(parent, name, "new")
     try:
         summary = fill(new)
         os.chmod(new, FOLDER_MODE)
         old = None
         if os.path.lexists(dest):
-            old = tempfile.mkdtemp(prefix=f".{name}.old-", dir=parent)
+            old = _sibling(parent, name, "old")
             os.rename(dest, os.path.join(old, name))
         os.rename(new, dest)
     except BaseException:
@@ -275,20 +351,36 @@ def unpack(archive: str, dest: str, max_bytes: int, max_files: int) -> dict:
                     tarfile.open(fileobj=CappedStream(stream, max_bytes), mode="r:") as tar:
                 members = checked_members(tar, max_files, max_bytes)
                 extract(tar, members, folder)
-        except (OSError, EOFError, tarfile.TarError) as error:
+        except (OSError, EOFError, tarfile.TarError, ValueError) as error:
             raise Refused(f"the archive could not be unpacked: {error}") from None
+        except RecursionError:
+            raise Refused("the archive nests too deep to be unpacked") from None
         check_origin(os.path.join(folder, "manifest.json"))
-        return {"files": len(members), "bytes": sum(member.size for member in members)}
+        return {"files": len(members), "bytes": sum(member.size for member in members), "kept": False}
 
     return install(dest, fill)
 
 
+def _measured(dest: str) -> bool:
+    """Whether `dest` holds an attempt whose manifest says it measured something (complete or partial)."""
+    try:
+        earlier = read_manifest(os.path.join(dest, "manifest.json"))
+    except (OSError, Refused):
+        return False
+    return isinstance(earlier, dict) and earlier.get("status") in ("complete", "partial")
+
+
 def write_manifest(dest: str, manifest: dict) -> dict:
+    """Write `manifest` as the whole bundle at `dest`, unless `dest` holds an earlier attempt that measured:
+    that one is kept (a refused or lost attempt never destroys measurements already collected)."""
+    if _measured(dest):
+        return {"files": 0, "bytes": 0, "kept": True}
+
     def fill(folder: str) -> dict:
         with open(os.path.join(folder, "manifest.json"), "x", encoding="utf-8") as out:
             out.write(json.dumps(manifest, indent=2) + "\n")
         os.chmod(os.path.join(folder, "manifest.json"), FILE_MODE)
-        return {"files": 1, "bytes": os.path.getsize(os.path.join(folder, "manifest.json"))}
+        return {"files": 1, "bytes": os.path.getsize(os.path.join(folder, "manifest.json")), "kept": False}
 
     return install(dest, fill)
 
@@ -309,7 +401,8 @@ def main() -> None:
     )
     params = module.params
     if params["manifest"] is not None:
-        module.exit_json(changed=True, **write_manifest(params["dest"], params["manifest"]))
+        written = write_manifest(params["dest"], params["manifest"])
+        module.exit_json(changed=not written["kept"], **written)
     try:
         summary = unpack(params["archive"], params["dest"], params["max_bytes"], params["max_files"])
     except Refused as refused:

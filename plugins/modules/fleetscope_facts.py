@@ -131,6 +131,13 @@ def cpuinfo() -> dict:
     return fields
 
 
+# MIDR_EL1's implementer codes (Arm Architecture Reference Manual, MIDR_EL1; the names Linux's
+# arch/arm64/include/asm/cputype.h and lscpu give them). A code not listed reads "implementer 0x..".
+ARM_IMPLEMENTERS = {0x41: "ARM", 0x42: "Broadcom", 0x43: "Cavium", 0x46: "Fujitsu", 0x48: "HiSilicon",
+                    0x4E: "NVIDIA", 0x50: "APM", 0x51: "Qualcomm", 0x53: "Samsung", 0x56: "Marvell",
+                    0x61: "Apple", 0x69: "Intel", 0x6D: "Microsoft", 0x70: "Phytium", 0xC0: "Ampere"}
+
+
 def arm_cpu_ids(cpuinfo_text: str) -> dict:
     """On Arm, the MIDR implementer of the first CPU and every distinct part number in CPU order, as
     /proc/cpuinfo writes them ("0x41", ["0xd0b", "0xd05"] on a big.LITTLE SoC): together they name the
@@ -148,15 +155,39 @@ def arm_cpu_ids(cpuinfo_text: str) -> dict:
     return {"implementer": implementer, "parts": parts} if implementer and parts else {}
 
 
+def arm_vendor(implementer: str) -> str:
+    try:
+        code = int(implementer, 16)
+    except ValueError:
+        return UNAVAILABLE
+    return ARM_IMPLEMENTERS.get(code, f"implementer {implementer}")
+
+
+def arm_model_name(ids: dict) -> str:
+    """Arm's /proc/cpuinfo has no model name. On a live host lscpu names the parts from their MIDR
+    ('Neoverse-N1', 'Cortex-A55 + Cortex-A76'); read from a copy of another machine's sysfs, or without
+    lscpu, the numbers themselves (the warehouse's host_identity names the parts from them either way)."""
+    if not os.environ.get(SYSFS_ROOT_VARIABLE):
+        code, out = run(["lscpu"])
+        names = [line.split(":", 1)[1].strip() for line in out.splitlines()
+                 if code == 0 and line.strip().startswith("Model name:")]
+        if names and "-" not in names:
+            return " + ".join(dict.fromkeys(names))
+    return f"{arm_vendor(ids['implementer'])} part {' + '.join(ids['parts'])}"
+
+
 def cpu_facts(topology: dict) -> dict:
     info = cpuinfo()
     online = read(f"{CPU_DIR}/online", "0") or "0"
     cpus = topology["cpus"]
     siblings_max = max((len(cpulist(cpu["smt_siblings"])) for cpu in cpus), default=1)
-    flags = info.get("flags", "").split()
+    # x86 lists its extensions as "flags", Arm as "Features"; only x86 has a "hypervisor" flag
+    flags = (info.get("flags") or info.get("Features") or "").split()
+    arm = arm_cpu_ids(read("/proc/cpuinfo", "") or "")
     return {
-        "model_name": info.get("model name", platform.processor() or UNAVAILABLE),
-        "vendor": info.get("vendor_id", UNAVAILABLE),
+        "model_name": info.get("model name") or (arm_model_name(arm) if arm else None)
+        or platform.processor() or UNAVAILABLE,
+        "vendor": info.get("vendor_id") or (arm_vendor(arm["implementer"]) if arm else UNAVAILABLE),
         "family": int(info["cpu family"]) if info.get("cpu family", "").isdigit() else None,
         "model": int(info["model"]) if info.get("model", "").isdigit() else None,
         "stepping": int(info["stepping"]) if info.get("stepping", "").isdigit() else None,
@@ -171,9 +202,9 @@ def cpu_facts(topology: dict) -> dict:
         "smt_active": read(f"{CPU_DIR}/smt/active") == "1" or siblings_max > 1,
         "smt_control": read(f"{CPU_DIR}/smt/control", UNAVAILABLE),
         "tsc_mhz": float(info["cpu MHz"]) if re.fullmatch(r"[\d.]+", info.get("cpu MHz", "")) else None,
-        "vector_extensions": [f for f in ("sse2", "avx", "avx2", "avx512f", "asimd", "sve") if f in flags],
-        "hypervisor_flag": "hypervisor" in flags,
-        **arm_cpu_ids(read("/proc/cpuinfo", "") or ""),
+        "vector_extensions": [f for f in ("sse2", "avx", "avx2", "avx512f", "asimd", "sve", "sve2") if f in flags],
+        "hypervisor_flag": "hypervisor" in flags if "flags" in info else None,
+        **arm,
     }
 
 
@@ -349,6 +380,18 @@ def summary(values: dict) -> str:
     if len(by_value) == 1 and len(next(iter(by_value.values()))) == len(values):
         return str(next(iter(by_value)))
     return "; ".join(f"{value}: {cpulist_text(cpus)}" for value, cpus in by_value.items())
+
+
+def cache_facts(topology: dict) -> dict:
+    """The fastest core kind's caches (every CPU's on a homogeneous host; each kind's are in
+    topology.core_kinds), or none with the reason: sysfs is the only place Linux lists cache sizes, and
+    Arm's cache-size registers (CCSIDR_EL1) cannot be read from user space, so nothing is guessed."""
+    caches = topology["core_kinds"][0]["caches"] if topology["core_kinds"] else []
+    note = None if caches else (
+        f"sysfs lists no caches under {CPU_DIR}/cpuN/cache: the firmware gave the kernel no cache description "
+        "(no ACPI PPTT cache entries or device-tree cache nodes, common in VMs and on some Arm servers); "
+        "cache sizes are not recorded, and the hierarchy comes from the latency sweep alone")
+    return {"caches": caches, "caches_note": note}
 
 
 def tlb_facts(info: dict) -> dict:
@@ -660,9 +703,7 @@ def collect() -> dict:
     return {
         "hostname": platform.node(),
         "cpu": cpu_facts(topology),
-        # the fastest core kind's caches (every CPU's on a homogeneous host); each kind's are in
-        # topology.core_kinds
-        "caches": topology["core_kinds"][0]["caches"] if topology["core_kinds"] else [],
+        **cache_facts(topology),
         "topology": topology,
         "tlb": tlb_facts(cpuinfo()),
         "memory": {"mem_total_bytes": mem.get("MemTotal", 0),

@@ -6,7 +6,9 @@ Root builds and runs binaries in it, so no other user may be able to put anythin
 for a folder of theirs: every folder from / down to the scratch root must belong to root (or to the
 run's user) and be writable by nobody else unless it is sticky (like /var/tmp). A folder of this run
 id left by an earlier attempt of the same run (a host that dropped out, then a rerun) is removed when
-it is the run user's own; one of another user is left alone, named in a warning, and never used.
+it is the run user's own; one of another user is left alone, named in a warning, and never used. So is
+the scratch directory of a dead run whose lock this run took over (taken_over_run_id): that run will never
+remove it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ options:
     description: The run id; the directory is <root>/fleetscope-<run_id>-<random>.
     type: str
     required: true
+  taken_over_run_id:
+    description: The run id of a dead run whose lock this run took over; its scratch directories are removed
+      as an earlier attempt's are.
+    type: str
 """
 
 EXAMPLES = r"""
@@ -51,17 +57,21 @@ path:
   type: str
   returned: success
 removed:
-  description: Folders of an earlier attempt of this run that were removed.
+  description: Folders of an earlier attempt of this run, or of the dead run it took over, that were removed.
   type: list
   returned: success
 """
 
 import os
+import re
 import shutil
 import stat
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+
+
+RUN_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
 
 
 class Unsafe(Exception):
@@ -85,12 +95,15 @@ def safe_root(root: str) -> str:
     return real
 
 
-def create(root: str, run_id: str) -> dict:
+def create(root: str, run_id: str, taken_over_run_id: str | None = None) -> dict:
     real = safe_root(root)
     prefix = f"fleetscope-{run_id}"
+    prefixes = [prefix]
+    if taken_over_run_id and RUN_ID.fullmatch(taken_over_run_id):  # the id came from the host's state file
+        prefixes.append(f"fleetscope-{taken_over_run_id}")
     removed, foreign = [], []
     for name in sorted(os.listdir(real)):
-        if name != prefix and not name.startswith(prefix + "-"):
+        if not any(name == mine or name.startswith(mine + "-") for mine in prefixes):
             continue
         path = os.path.join(real, name)
         info = os.lstat(path)
@@ -105,9 +118,10 @@ def create(root: str, run_id: str) -> dict:
 
 def main() -> None:
     module = AnsibleModule(argument_spec={"root": {"type": "path", "required": True},
-                                          "run_id": {"type": "str", "required": True}})
+                                          "run_id": {"type": "str", "required": True},
+                                          "taken_over_run_id": {"type": "str"}})
     try:
-        created = create(module.params["root"], module.params["run_id"])
+        created = create(module.params["root"], module.params["run_id"], module.params["taken_over_run_id"])
     except Unsafe as error:
         module.fail_json(msg=f"fleet_scratch_root={module.params['root']}: {error}: another user could put files "
                              "in the run's scratch directory or swap it for one of theirs, and root builds and "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -60,8 +61,21 @@ def playbook_argv(playbook: str, outputs: Outputs, *args: str) -> list[str]:
 
 
 def run_playbook(playbook: str, outputs: Outputs, *args: str, timeout: int = 900):
+    """Run a playbook; one that outlives `timeout` is killed with its kernels, and the restore playbook puts
+    the knobs back and removes its scratch, so one slow run fails alone instead of every test after it."""
     env = dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}", ANSIBLE_NOCOLOR="1")
-    proc = subprocess.run(playbook_argv(playbook, outputs, *args), cwd=PROJECT, env=env,
-                          capture_output=True, text=True, timeout=timeout, check=False)
-    (outputs.root / f"{Path(playbook).stem}.log").write_text(proc.stdout + proc.stderr)
+    with subprocess.Popen(playbook_argv(playbook, outputs, *args), cwd=PROJECT, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True) as child:
+        try:
+            stdout, stderr = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            stdout, stderr = child.communicate()
+            restore = subprocess.run(playbook_argv("playbooks/restore.yml", outputs), cwd=PROJECT, env=env,
+                                     capture_output=True, text=True, timeout=300, check=False)
+            (outputs.root / f"{Path(playbook).stem}.log").write_text(stdout + stderr + restore.stdout + restore.stderr)
+            raise AssertionError(f"{playbook} {' '.join(args)} ran past {timeout} s and was killed; "
+                                 f"restore.yml exit {restore.returncode}\n{stdout[-3000:]}") from None
+    proc = subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
+    (outputs.root / f"{Path(playbook).stem}.log").write_text(stdout + stderr)
     return proc

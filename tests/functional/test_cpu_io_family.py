@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -77,8 +78,11 @@ def test_affinity_compares_placements_with_the_scheduler_s_activity(family):
                             "perf_cpu_migrations, perf_context_switches from affinity_summary")}
     assert set(summary) == {(p, w) for p in ("unpinned", "pinned") for w in ("compute", "memory")}
     counted = perf_capability(outputs) != "none"
+    # quick's 2 fresh runs, or 1 where the plan's budget cut them (its cut says so)
+    (cuts,) = rows(outputs, "select coalesce(cuts, '') from plan_experiments where experiment = 'affinity'")[0]
+    planned_repeats = 1 if "1 runs of every placement and workload" in cuts else 2
     for (placement, _), (threads, repeats, per_thread, migrations, perf_migrations, perf_switches) in summary.items():
-        assert threads >= 1 and repeats == 2 and per_thread > 0
+        assert threads >= 1 and repeats == planned_repeats and per_thread > 0
         assert (perf_migrations is not None and perf_switches is not None) == counted
         if placement == "pinned":
             assert migrations == 0
@@ -92,7 +96,11 @@ def test_aio_measures_every_engine_and_depth_consistently(family):
                           "from aio_curve")
     engines = {engine for engine, *_ in curve}
     assert engines >= {"blocking", "posix_aio"}
-    assert sorted(depth for engine, depth, *_ in curve if engine == "blocking") == [1, 2, 4, 8, 16, 32]
+    # every depth, or those the plan's budget kept (its cut names them)
+    (cuts,) = rows(outputs, "select coalesce(cuts, '') from plan_experiments where experiment = 'aio'")[0]
+    kept = re.search(r"queue depths ([\d, ]+) of ", cuts)
+    depths = [int(depth) for depth in kept.group(1).split(", ")] if kept else [1, 2, 4, 8, 16, 32]
+    assert sorted(depth for engine, depth, *_ in curve if engine == "blocking") == depths
     (notes,) = rows(outputs, "select notes from experiments where experiment = 'aio'")[0]
     assert "io_uring" in engines or "io_uring left out" in notes
     for engine, depth, iops, mean_us, p50, p99, direct, cache_dropped in curve:

@@ -33,8 +33,11 @@ def test_every_experiment_ran_and_left_nothing_out(family):
     experiments = dict(rows(family, "select experiment, status from experiments where experiment in "
                                     "('latency_sweep', 'zero_queue', 'pattern_stride', 'tlb', 'mlp', 'write_cost', 'c2c')"))
     assert experiments == {name: "ok" for name in SECTIONS_EXPERIMENTS}
-    # the tuning role reserved 2 MiB pages, so hugetlb was measured, not left out
-    assert rows(family, "select notes from experiments where experiment = 'tlb'") == [(None,)]
+    # the tuning role reserved 2 MiB pages, so hugetlb was measured, not left out (the notes may say what
+    # the budget cut)
+    (notes,) = rows(family, "select notes from experiments where experiment = 'tlb'")[0]
+    assert "left out" not in (notes or "")
+    assert rows(family, "select count(*) from tlb_reach where page_size = 'hugetlb'")[0][0] > 0
 
 
 def test_every_kernel_process_was_counted_by_perf_as_far_as_this_host_can(family):

@@ -32,7 +32,9 @@ BANDWIDTH = {"bandwidth", "stride_bandwidth", "rw_mix", "thread_sweep", "loaded_
 NUMA_NODES = len(list(Path("/sys/devices/system/node").glob("node[0-9]*")))
 # Every experiment a default run records: the kernels, fio, and MLC (a recorded skip: nobody
 # supplied it, and it cannot be downloaded).
-DEFAULT_RUN = {**{name: "ok" for name in FAMILY | BANDWIDTH}, **CPU_OS_IO, "fio": "ok", "mlc": "skipped",
+# The compute family measures on any host (energy and temperature say why they are absent where they are).
+COMPUTE = {"core_clock", "peak_flops"}
+DEFAULT_RUN = {**{name: "ok" for name in FAMILY | BANDWIDTH | COMPUTE}, **CPU_OS_IO, "fio": "ok", "mlc": "skipped",
                "numa_matrix": "ok" if NUMA_NODES > 1 else "skipped"}
 
 

@@ -1,7 +1,7 @@
 """The warehouse and report plays with a refused bundle (issue 14, finding 5): the real
 ansible-playbook loads every other bundle, writes every page, and only then fails the run, naming the
 refused bundle of this run; a bundle of an older run still refused in results/ is listed without
-failing it."""
+failing it. Each host's inventory groups are the inventory's, whatever its manifest claims (issue 27)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,9 @@ def test_a_refused_bundle_is_reported_after_the_pages_and_fails_only_its_run(tmp
     outputs.results.mkdir()
     bundles = builder(outputs.results)
     run_id = bundles.run_id
-    bundles.write(bundles.manifest(host="node1"))
+    # each claims a group; the warehouse records the inventory's (localhost: ungrouped; node1: none)
+    bundles.write(bundles.manifest(host="node1", inventory_groups=["admins"]))
+    bundles.write(bundles.manifest(host="localhost", inventory_groups=["admins"]))
     refused = bundles.write(bundles.manifest(host="node2", started_at="yesterday"))
     older = bundles.write(bundles.manifest(run_id=OLDER_RUN, host="node3", profile="turbo"))
 
@@ -45,7 +47,8 @@ def test_a_refused_bundle_is_reported_after_the_pages_and_fails_only_its_run(tmp
     # everything else happened before the failure: loaded, reported, refusals listed
     assert {"index.html", "node1.html"} <= {path.name for path in outputs.reports.iterdir()}
     with duckdb.connect(str(outputs.warehouse), read_only=True) as connection:
-        assert connection.execute("SELECT host FROM runs").fetchall() == [("node1",)]
+        assert connection.execute("SELECT host, inventory_groups FROM runs ORDER BY host").fetchall() == [
+            ("localhost", ["ungrouped"]), ("node1", None)], "groups from the inventory, never the manifest's"
         assert sorted(connection.execute("SELECT host FROM refused_bundles").fetchall()) == [("node2",), ("node3",)]
 
     (refused / "manifest.json").write_text((refused / "manifest.json").read_text().replace(

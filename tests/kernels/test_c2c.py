@@ -96,7 +96,7 @@ def test_help_documents_every_option(run, args):
     result = run(*args)
     assert result.returncode == 0
     assert result.stderr == ""
-    for option in ["--cpus", "--samples", "--min-sample-ms", "--cpu", "--seed", "--ordered",
+    for option in ["--cpus", "--pairs", "--samples", "--min-sample-ms", "--cpu", "--seed", "--ordered",
                    "--experiment", "--output", "--human", "--max-bytes", "--help"]:
         assert option in result.stdout, option
     assert "round-trip time / 2" in result.stdout
@@ -124,6 +124,16 @@ def test_help_documents_every_option(run, args):
     ["--cpus", "0,1", "--samples", "many"],
     ["--cpus", "0,1", "--min-sample-ms", "0"],
     ["--cpus", "0,1", "--experiment", ""],
+    ["--pairs", "0:0"],
+    ["--pairs", "0:1,0:1"],
+    ["--pairs", "0-1"],
+    ["--pairs", "0:x"],
+    ["--pairs", ""],
+    ["--pairs", "0:1:2"],
+    ["--pairs", "0:99999"],
+    ["--pairs", ":1"],
+    ["--pairs", "0:1", "--cpus", "0,1"],
+    ["--cpus", "0,1", "--pairs", "0:1"],
 ])
 def test_bad_arguments_exit_2_with_one_line_message(run, args):
     result = run("c2c", *args)
@@ -315,6 +325,18 @@ def test_pairs_are_shuffled_by_seed_and_ordered_keeps_row_major(run):
     assert orders == {((a, b), (b, a)), ((b, a), (a, b))}
     records = c2c_records(run, "--cpus", f"{b},{a}", "--ordered", *QUICK)
     assert [(r["params"]["cpu_a"], r["params"]["cpu_b"]) for r in records] == [(b, a), (a, b)]
+
+
+@needs_two_cpus
+def test_pairs_measures_exactly_the_pairs_given(run):
+    """--pairs (the pairs a budget samples, plugins/filter/plan.py): those ordered pairs and no others,
+    shuffled by the seed, in the order given with --ordered."""
+    a, b = ALLOWED[:2]
+    records = c2c_records(run, "--pairs", f"{b}:{a}", *QUICK)
+    assert [(r["params"]["cpu_a"], r["params"]["cpu_b"]) for r in records] == [(b, a)]
+    records = c2c_records(run, "--pairs", f"{a}:{b},{b}:{a}", "--ordered", *QUICK)
+    assert [(r["params"]["cpu_a"], r["params"]["cpu_b"]) for r in records] == [(a, b), (b, a)]
+    assert [r["context"]["order_index"] for r in records] == [0, 1]
 
 
 @needs_two_cpus

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from hostcaches import CACHES
 from kernelrun import QUICK, parse_lines
 
 TOP_KEYS = {"schema_version", "experiment", "kernel", "metric", "unit", "params",
@@ -34,10 +35,14 @@ def measured_sizes(records):
     return [record["params"]["working_set_bytes"] for record in records]
 
 
+L1 = CACHES.inside("L1d")      # half of this host's L1d
+DRAM = CACHES.beyond_llc()      # twice its last level, at least 256 MiB
+
+
 @pytest.fixture(scope="module")
 def two_level_run(run):
-    """One L1-sized and one DRAM-sized point, measured for real."""
-    result = run("chase", "--sizes", "16k,256m", "--samples", "3",
+    """One L1-sized and one DRAM-sized point (from this host's caches), measured for real."""
+    result = run("chase", "--sizes", f"{L1},{DRAM}", "--samples", "3",
                  "--min-sample-ms", "5", "--seed", "11")
     assert result.returncode == 0, result.stderr
     records = parse_lines(result.stdout)
@@ -221,12 +226,12 @@ def test_one_progress_line_per_point(two_level_run):
 
 
 def test_l1_is_faster_than_dram(two_level_run):
-    l1 = two_level_run["by_size"][16 << 10]["summary"]["median"]
-    dram = two_level_run["by_size"][256 << 20]["summary"]["median"]
-    assert l1 < dram
-    # A random chase over 256 MiB below ~25 ns means the loads are not
+    l1 = two_level_run["by_size"][L1]["summary"]["median"]
+    dram = two_level_run["by_size"][DRAM]["summary"]["median"]
+    assert l1 < dram, CACHES.describe()
+    # A random chase beyond the last level below ~25 ns means the loads are not
     # dependent or a prefetcher is being fed (docs/methods.md, plausibility).
-    assert dram >= 25
+    assert dram >= 25, CACHES.describe()
 
 
 def test_chase_is_not_elided(two_level_run):

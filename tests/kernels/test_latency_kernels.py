@@ -7,14 +7,17 @@ docs/methods.md on this machine.
 
 import math
 import os
+import platform
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from kernelrun import QUICK, parse_lines
+from hostcaches import CACHES, host_caches
+from kernelrun import QUICK, OtherLoad, parse_lines
 
-SYSFS_CPU = Path("/sys/devices/system/cpu/cpu0/cache")
+# the line flush of each architecture (test_cross_arch.py runs the others under qemu)
+FLUSH_VARIANTS = {"x86_64": "clflush_mfence_round_trip", "aarch64": "dc_civac_dsb_round_trip",
+                  "ppc64le": "dcbf_sync_round_trip"}
 LATENCY_PARAMS = {"working_set_bytes", "stride_bytes", "line_bytes", "lines_touched", "pattern",
                   "page_policy", "huge_bytes_granted", "walk", "chains", "cpu",
                   "accesses_per_sample", "seed"}
@@ -22,17 +25,10 @@ LATENCY_PARAMS = {"working_set_bytes", "stride_bytes", "line_bytes", "lines_touc
 
 def sysfs_levels():
     """{name: bytes} of the data/unified caches of cpu0, read independently of the kernel."""
-    levels = {}
-    for index in sorted(SYSFS_CPU.glob("index*")):
-        kind = (index / "type").read_text().strip()
-        if kind not in ("Data", "Unified"):
-            continue
-        level = int((index / "level").read_text())
-        text = (index / "size").read_text().strip()
-        factor = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1], 1)
-        size = int(text.rstrip("KMG")) * factor
-        levels["L1d" if level == 1 else f"L{level}"] = size
-    return levels
+    caches = host_caches()
+    if caches.source.startswith("fallback"):
+        pytest.skip(f"zero_queue reads sysfs, and {caches.source}")
+    return caches.levels
 
 
 @pytest.mark.parametrize("kernel", ["zero_queue", "pattern_stride", "mlp", "write_cost"])
@@ -72,9 +68,17 @@ def test_bad_arguments_exit_2_with_one_line_message(run, args):
 
 
 @pytest.fixture(scope="module")
-def zero_queue(records):
-    return {r["params"]["level"]: r for r in records("zero_queue", "--samples", "5", "--min-sample-ms", "5",
-                                                     "--cpu", "0", "--seed", "3")}
+def zero_queue_run(records):
+    """zero_queue's points by level, and how many CPUs other processes kept busy meanwhile."""
+    with OtherLoad() as others:
+        points = {r["params"]["level"]: r for r in records("zero_queue", "--samples", "5", "--min-sample-ms", "5",
+                                                           "--cpu", "0", "--seed", "3")}
+    return points, others.cpus
+
+
+@pytest.fixture(scope="module")
+def zero_queue(zero_queue_run):
+    return zero_queue_run[0]
 
 
 def test_zero_queue_levels_come_from_sysfs(zero_queue):
@@ -97,16 +101,24 @@ def test_zero_queue_levels_come_from_sysfs(zero_queue):
     assert dram["working_set_bytes"] == max(8 * max(levels.values()), 256 << 20)
 
 
-def test_zero_queue_latency_rises_level_by_level(zero_queue):
-    medians = {name: record["summary"]["median"] for name, record in zero_queue.items()}
-    assert medians["L1d"] < medians["L2"] < medians["DRAM"]
-    assert medians["DRAM"] >= 25  # docs/methods.md plausibility: a dependent DRAM chase
+def test_zero_queue_latency_rises_level_by_level(zero_queue_run):
+    zero_queue, others_cpus = zero_queue_run
     for record in zero_queue.values():
         context = record["context"]
         assert math.isclose(context["median_cycles"], record["summary"]["median"] * context["core_clock_ghz"],
                             rel_tol=1e-6)
+    # Minima: other work on the machine only ever adds time (at a load average of 9 the L1d median read
+    # more than 8 cycles); a machine kept that busy is reported rather than failed.
+    minima = {name: record["summary"]["min"] for name, record in zero_queue.items()}
+    l1_cycles = minima["L1d"] * zero_queue["L1d"]["context"]["core_clock_ghz"]
+    sane = minima["L1d"] < minima["L2"] < minima["DRAM"] and 2 <= l1_cycles <= 8
+    if not sane and others_cpus > 0.2:
+        pytest.skip(f"other processes kept {others_cpus:.2f} CPUs busy: {minima}, "
+                    f"L1d {l1_cycles:.1f} cycles")
+    assert minima["L1d"] < minima["L2"] < minima["DRAM"], minima
+    assert minima["DRAM"] >= 25  # docs/methods.md plausibility: a dependent DRAM chase
     # An L1 hit is a handful of cycles on any core; 2..8 catches a wrong clock or elided loads.
-    assert 2 <= zero_queue["L1d"]["context"]["median_cycles"] <= 8
+    assert 2 <= l1_cycles <= 8, l1_cycles
 
 
 def test_zero_queue_reads_another_sysfs_tree(build, tmp_path):
@@ -131,15 +143,16 @@ def test_zero_queue_reads_another_sysfs_tree(build, tmp_path):
 
 
 def test_pattern_stride_sequential_beats_random_and_keeps_footprint(records):
-    result = records("pattern_stride", "--footprint", "128m", "--strides", "64,256",
+    footprint = CACHES.beyond_llc(factor=2, floor=128 << 20)  # past the last level even at stride 64
+    result = records("pattern_stride", "--footprint", str(footprint), "--strides", "64,256",
                      "--patterns", "sequential,random", "--samples", "3", "--min-sample-ms", "5", "--cpu", "0")
     by_key = {(r["params"]["pattern"], r["params"]["stride_bytes"]): r for r in result}
     assert set(by_key) == {("sequential", 64), ("sequential", 256), ("random_cycle", 64), ("random_cycle", 256)}
     for (pattern, stride), record in by_key.items():
         params = record["params"]
-        assert params["footprint_bytes"] == 128 << 20 and params["footprint_capped"] is False
-        assert params["working_set_bytes"] == (128 << 20) * stride // 64
-        assert params["lines_touched"] == (128 << 20) // 64
+        assert params["footprint_bytes"] == footprint and params["footprint_capped"] is False
+        assert params["working_set_bytes"] == footprint * stride // 64
+        assert params["lines_touched"] == footprint // 64
     # Prefetchers follow ascending addresses: a sequential 64 B walk is far faster than random.
     assert by_key[("sequential", 64)]["summary"]["median"] * 3 < by_key[("random_cycle", 64)]["summary"]["median"]
 
@@ -155,7 +168,7 @@ def test_pattern_stride_caps_the_span_and_says_so(records):
 
 @pytest.fixture(scope="module")
 def mlp_points(records):
-    return records("mlp", "--size", "256m", "--chains", "1,2,4,8", "--repeats", "2", "--samples", "5",
+    return records("mlp", "--size", str(CACHES.beyond_llc()), "--chains", "1,2,4,8", "--repeats", "2", "--samples", "5",
                    "--min-sample-ms", "5", "--cpu", "0", "--seed", "5")
 
 
@@ -167,17 +180,30 @@ def test_mlp_points_cover_every_k_and_repeat(mlp_points):
 
 
 def test_mlp_one_chain_matches_the_plain_chase(records):
-    # One chain of mlp is the plain chase: the same loads, the same accounting. Compared at 1 MiB, in the
-    # core's own caches: at DRAM size the two differ by what the memory system did just before (on the
-    # Intel CI guest an mlp k=1 point measured after k=8 read 138 ns against the chase's 169 ns three
-    # times running: the uncore clock follows recent traffic), which is the hardware, not the kernel.
-    t1 = min(r["summary"]["min"] for r in records(
-        "mlp", "--size", "1m", "--chains", "1", "--repeats", "2", "--samples", "5", "--min-sample-ms", "5",
-        "--cpu", "0", "--seed", "5"))
-    (chase,) = records("chase", "--sizes", "1m", "--samples", "5", "--min-sample-ms", "5", "--cpu", "0",
-                       "--seed", "5")
-    # Minima: interference from other work on the machine only ever adds time.
-    assert t1 == pytest.approx(chase["summary"]["min"], rel=0.10)
+    # One chain of mlp is the plain chase: the same loads, the same accounting. Compared inside the
+    # core's own L2 (the geometric midpoint of this host's L1d and L2: 181 KiB on a Zen 4, a factor 5.7
+    # from either edge): at exactly the L2's size (1 MiB on Zen 4) a random chase is bimodal, 10.6 or
+    # 13.6 ns from one run to the next; at DRAM size the two differ by what the memory system did just
+    # before (on the Intel CI guest an mlp k=1 point measured after k=8 read 138 ns against the chase's
+    # 169 ns three times running: the uncore clock follows recent traffic), which is the hardware.
+    # Minima of many 1 ms samples, the two kernels alternating up to three times: interference from other
+    # work on the machine only ever adds time, and a short sample usually runs untouched (5 ms samples
+    # read 3.9-9.5 ns here at a load average of 4, 1 ms ones 3.80).
+    size = str(CACHES.inside("L2"))
+    t1 = chase = math.inf
+    with OtherLoad() as others:
+        for seed in ("5", "6", "7"):
+            t1 = min([t1] + [r["summary"]["min"] for r in records(
+                "mlp", "--size", size, "--chains", "1", "--repeats", "2", "--samples", "21", "--min-sample-ms", "1",
+                "--cpu", "0", "--seed", seed)])
+            (point,) = records("chase", "--sizes", size, "--samples", "21", "--min-sample-ms", "1", "--cpu", "0",
+                               "--seed", seed)
+            chase = min(chase, point["summary"]["min"])
+            if t1 == pytest.approx(chase, rel=0.10):
+                break
+    if t1 != pytest.approx(chase, rel=0.10) and others.cpus > 0.2:
+        pytest.skip(f"other processes kept {others.cpus:.2f} CPUs busy: mlp k=1 {t1:.3g} ns, chase {chase:.3g} ns")
+    assert t1 == pytest.approx(chase, rel=0.10), CACHES.describe()
 
 
 def test_mlp_overlaps_misses(mlp_points):
@@ -187,15 +213,15 @@ def test_mlp_overlaps_misses(mlp_points):
 
 
 def test_write_cost_pairs_and_labels_the_flush(records):
-    # 512 MiB rather than the default 8 x the last level (3.75 GiB on the CI guest, a minute to build):
-    # past most last levels, and a DRAM-rule read-modify-write of >= 25 ns holds for an L3 hit too.
-    result = records("write_cost", "--levels", "L1d,DRAM", "--dram-size", "512m", "--samples", "3",
+    # Twice this host's last level (at least 256 MiB) rather than the default 8 x (3.75 GiB on the CI
+    # guest, a minute to build): a DRAM-rule read-modify-write of >= 25 ns holds for an L3 hit too.
+    result = records("write_cost", "--levels", "L1d,DRAM", "--dram-size", str(CACHES.beyond_llc()), "--samples", "3",
                      "--min-sample-ms", "5", "--cpu", "0")
     walks = {(r["params"].get("level"), r["params"].get("walk")): r for r in result if r["metric"] == "latency"}
     assert set(walks) == {("L1d", "read"), ("L1d", "read_modify_write"), ("DRAM", "read"),
                           ("DRAM", "read_modify_write")}
     (flush,) = [r for r in result if r["metric"] == "flush_round_trip"]
-    assert flush["params"]["variant"] == "clflush_mfence_round_trip"
+    assert flush["params"]["variant"] == FLUSH_VARIANTS[platform.machine()]
     assert "not store latency" in flush["params"]["note"]
     # A flush round trip goes to memory and back: far above an L1 hit.
     assert flush["summary"]["median"] > 5 * walks[("L1d", "read")]["summary"]["median"]

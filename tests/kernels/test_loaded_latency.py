@@ -9,21 +9,23 @@ other work, so the timing relations use the fastest samples and wide margins.
 import os
 import statistics
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from kernelrun import parse_lines
+from hostcaches import CACHES
+from kernelrun import host_isas, parse_lines
 
 LOADED_PARAMS = {"traffic", "read_lines", "write_lines", "delay", "load_threads", "load_cpus",
-                 "load_working_set_bytes", "isa", "working_set_bytes", "stride_bytes", "pattern",
+                 "load_working_set_bytes", "isa", "isa_requested", "working_set_bytes", "stride_bytes", "pattern",
                  "page_policy", "huge_bytes_granted", "cpu", "accesses_per_sample", "seed"}
 LOADED_CONTEXT = {"bandwidth_gb_s", "bandwidth_samples", "canary_before_ns", "canary_after_ns",
                   "core_clock_ghz", "median_cycles", "wall_s", "order_index"}
 ALLOWED = sorted(os.sched_getaffinity(0))
 TWO_CPUS = pytest.mark.skipif(len(ALLOWED) < 2, reason="needs two CPUs: one chase, one load")
-# Small and quick: DRAM-sized (this machine's L3 is 32 MiB) but few, short samples.
-FAST = ["--size", "128m", "--load-size", "64m", "--samples", "3", "--min-sample-ms", "5"]
+# Small and quick: beyond this host's last level (hostcaches.py) but few, short samples.
+CHASE_BYTES = CACHES.beyond_llc(factor=4, floor=64 << 20)
+LOAD_BYTES = CACHES.beyond_llc(factor=2, floor=64 << 20)
+FAST = ["--size", str(CHASE_BYTES), "--load-size", str(LOAD_BYTES), "--samples", "3", "--min-sample-ms", "5"]
 
 
 def test_listed_and_documented(run):
@@ -67,12 +69,16 @@ def test_bad_arguments_exit_2_with_one_line_message(run, args):
 
 
 def test_isa_the_host_lacks_exits_2_naming_what_it_has(run):
-    flags = Path("/proc/cpuinfo").read_text()
-    if " avx512f" in flags:
-        pytest.skip("this host has AVX-512")
-    result = run("loaded_latency", "--isa", "avx512")
+    lacking = next(isa for isa in ("neon", "avx512", "sve", "avx2") if isa not in host_isas())
+    result = run("loaded_latency", "--isa", lacking)
     assert result.returncode == 2 and result.stdout == ""
-    assert "avx2" in result.stderr or "sse2" in result.stderr
+    assert f"it runs {','.join(host_isas())}" in result.stderr
+
+
+def test_streaming_stores_the_loops_lack_exit_4(run):
+    result = run("loaded_latency", "--isa", "scalar", "--stores", "nt", "--traffic", "1:1", *FAST)
+    assert result.returncode == 4 and result.stdout == ""
+    assert "isa scalar: the plain-C loops have no streaming store" in result.stderr
 
 
 @TWO_CPUS
@@ -89,7 +95,7 @@ def test_points_params_and_context(records):
         assert r["metric"] == "loaded_latency" and r["unit"] == "ns"
         assert LOADED_PARAMS <= set(p) and LOADED_CONTEXT <= set(c)
         assert p["cpu"] == chase and p["seed"] == 4
-        assert p["working_set_bytes"] == 128 << 20 and p["pattern"] == "random_cycle"
+        assert p["working_set_bytes"] == CHASE_BYTES and p["pattern"] == "random_cycle"
         assert p["stride_bytes"] == 64
         assert len(r["samples"]) == 2 and len(c["bandwidth_samples"]) == 2
         seen.add((p["traffic"], p["delay"]))
@@ -99,8 +105,9 @@ def test_points_params_and_context(records):
             assert c["bandwidth_gb_s"] == 0 and c["bandwidth_samples"] == [0, 0]
         else:
             assert p["load_threads"] == len(loads) and p["load_cpus"] == loads
-            assert p["load_working_set_bytes"] == 64 << 20
-            assert p["isa"] in ("sse2", "avx2", "avx512")
+            assert p["load_working_set_bytes"] == LOAD_BYTES
+            assert p["isa"] in host_isas() and p["isa_requested"] == "auto"
+            assert c["isa_auto"]["chosen"] == p["isa"]
             assert (p["read_lines"], p["write_lines"]) == {"read": (1, 0), "2:1": (2, 1),
                                                            "1:1": (1, 1)}[p["traffic"]]
             # > 0 over the point; a single sample can see none where a neighbour held the load CPU.
@@ -124,7 +131,8 @@ def test_order_follows_the_seed_and_no_idle_drops_the_idle_point(run):
 def test_latency_is_measured_under_load_and_delay_lowers_the_bandwidth(records):
     idle, heavy, heavy_gb_s, light_gb_s = [], [], [], []
     for seed in ("1", "2"):
-        out = records("loaded_latency", "--size", "256m", "--load-size", "256m", "--samples", "11",
+        out = records("loaded_latency", "--size", str(CACHES.beyond_llc()), "--load-size", str(CACHES.beyond_llc()),
+                      "--samples", "11",
                       "--min-sample-ms", "5", "--traffic", "read", "--delays", "0,20000", "--seed", seed)
         by = {(r["params"]["traffic"], r["params"]["delay"]): r for r in out}
         idle += by[("idle", None)]["samples"]

@@ -7,6 +7,7 @@ per update, is slower per update than stride 1 at a DRAM-sized array) and the ar
 
 import pytest
 
+from hostcaches import CACHES
 from kernelrun import parse_lines
 
 SAXPY_PARAMS = {"stride_elements", "stride_bytes", "elements", "element_bytes", "array_bytes",
@@ -94,9 +95,10 @@ def test_size_is_both_arrays_and_order_follows_the_seed(run):
 
 
 def test_one_line_per_update_is_slower_than_stride_1_at_dram_size(records):
-    # 128 MiB: 64 MiB per array, twice this machine's 32 MiB L3. Stride 8 fetches a whole line per
-    # update (~7x the time on the dev VM); fastest samples, so a busy neighbour cannot flip it.
-    out = records("saxpy", "--size", "128m", "--strides", "1,8,64", "--samples", "3",
+    # Each array twice this host's last level (64 MiB each on a 32 MiB L3). Stride 8 fetches a whole
+    # line per update (~7x the time on the dev VM); fastest samples, so a busy neighbour cannot flip it.
+    out = records("saxpy", "--size", str(2 * CACHES.beyond_llc(factor=2, floor=64 << 20)), "--strides", "1,8,64",
+                  "--samples", "3",
                   "--min-sample-ms", "5", "--cpu", "0", "--seed", "2")
     fastest = {r["params"]["stride_elements"]: r["summary"]["min"] for r in out}
     assert fastest[8] > 2 * fastest[1], fastest

@@ -1,12 +1,15 @@
 """Hosts the controller must not trust, in one run of the real site.yml over three hosts:
-  fslab1  was left tuned by a run that died (its lock names an ansible-playbook that is gone): this
-          run takes the lock over and restores the dead run's originals; then it sends a hostile
-          bundle (a link to /etc/shadow, a link to its sibling's folder): refused whole, and a failed
-          manifest names the host, the member and the rule;
+  fslab1  was left tuned by a run that died (its lock names an ansible-playbook that is gone, its
+          scratch directory is still there): this run takes the lock over, restores the dead run's
+          originals and removes its scratch directory; then it sends a hostile bundle (a link to
+          /etc/shadow, a link to its sibling's folder): refused whole, and a failed manifest names the
+          host, the member and the rule;
   fslab2  honest, while another user keeps planting /var/tmp/fleetscope-<run_id>/kernels (the name
           the scratch directory used to have): the run never builds or runs anything in it;
   fslab3  sends a decompression bomb (a 64 KiB archive of 64 MiB): refused at the cap.
 Nothing is written outside results/<run_id>/<host>/, and fslab2 is collected, loaded and reported.
+Then fslab2 is run again in the same run id and sends an archive without a manifest: refused, and its
+complete first attempt is kept as it was.
 (Every other hostile archive is refused in tests/unit/test_collect_bundle.py, by the same module.)"""
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ def leave_tuned_by_a_dead_run(lab, host) -> None:
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert host.knobs() == QUICK_APPLIED
+    (host.path(f"/var/tmp/fleetscope-{DEAD_RUN_ID}-k3v9q2") / "kernels").mkdir(parents=True)
 
 
 class Squatter(threading.Thread):
@@ -147,8 +151,19 @@ def runs(lab, tmp_path_factory):
         squatter.remove()
         fslab1.send_bundle(None)
         fslab3.send_bundle(None)
-    return {"run": run, "first": first, "tree": results_tree(run.results), "manifests": run.manifests(),
-            "squatter": squatter, "bomb_bytes": bomb.stat().st_size}
+    tree, manifests = results_tree(run.results), run.manifests()
+    # the same run again on fslab2, whose archive now holds no manifest (what tarfile also makes of an
+    # archive with a corrupt header before it)
+    no_manifest = hostile_archive(fslab2.dir / "no-manifest.tar.gz", [
+        (".", tarfile.DIRTYPE, {"mode": 0o700}), ("./results", tarfile.DIRTYPE, {"mode": 0o700})])
+    fslab2.send_bundle(no_manifest)
+    try:
+        again = run.run("site.yml", "--tags", "zero_queue", "--limit", "fslab2,localhost", "-e", f"fleet_run_id={RUN_ID}",
+                        "-e", json.dumps(FAST))
+    finally:
+        fslab2.send_bundle(None)
+    return {"run": run, "first": first, "tree": tree, "manifests": manifests, "again": again,
+            "tree_again": results_tree(run.results), "squatter": squatter, "bomb_bytes": bomb.stat().st_size}
 
 
 def test_hostile_bundles_are_refused_and_the_honest_host_is_collected_and_reported(runs, hosts_as_found):
@@ -191,6 +206,20 @@ def test_a_dead_run_s_lock_is_taken_over_and_its_originals_restored(runs, lab):
     originals = lab["fslab1"].originals
     assert {name: k["before"] for name, k in knobs.items()} == originals, "the dead run's originals"
     assert {name: k["after"] for name, k in knobs.items()} == originals
+    assert not lab["fslab1"].path(f"/var/tmp/fleetscope-{DEAD_RUN_ID}-k3v9q2").exists(), "the dead run's scratch"
+
+
+def test_an_archive_without_a_manifest_is_refused_and_the_complete_attempt_kept(runs):
+    """Issue 27 item 6 through the real play: the second attempt's archive is refused naming the reason,
+    fslab2 fails, and its complete first attempt is still its bundle, byte for byte."""
+    again = runs["again"]
+    output = flat(again.stdout + again.stderr)
+    assert again.returncode != 0
+    assert "fslab2: bundle refused, nothing of it was kept: the archive holds no manifest.json" in output
+    assert f"the earlier attempt of run {RUN_ID}" in output and "measured and is kept as it was" in output
+    fslab2 = f"{RUN_ID}/fslab2"
+    assert {name: entry for name, entry in runs["tree_again"].items() if name.startswith(fslab2)} == \
+        {name: entry for name, entry in runs["tree"].items() if name.startswith(fslab2)}
 
 
 def test_a_directory_planted_where_the_scratch_used_to_be_is_never_used(runs):

@@ -13,7 +13,7 @@ import pytest
 
 from fleetscope.cli import build_parser
 
-VERBS = ["ingest", "report", "compare", "outliers", "check", "query", "parse", "import", "reference", "infer", "export",
+VERBS = ["plan", "ingest", "report", "compare", "outliers", "check", "query", "parse", "import", "reference", "infer", "export",
          "migrate", "version"]
 
 

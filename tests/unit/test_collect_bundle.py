@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import io
+import json
 import os
 import stat
 import tarfile
@@ -36,17 +37,24 @@ HONEST = [member(".", tarfile.DIRTYPE, mode=0o700), member("./manifest.json", da
           member("./raw/perf/zero_queue/point-1.csv", data=b"1,,task-clock\n")]
 
 
-def archive(path: Path, members: list[tuple]) -> Path:
-    """A gzip'd tar with exactly these members (uid/gid 0 unless given)."""
-    with tarfile.open(path, "w:gz", format=tarfile.GNU_FORMAT) as tar:
+def archive(path: Path, members: list[tuple], edit=None) -> Path:
+    """A gzip'd tar with exactly these members (uid/gid 0 unless given; a member's `pax` records, written
+    as they are, make it a PAX archive); `edit` changes the uncompressed tar bytes before they are gzip'd."""
+    pax = any("pax" in attrs for *_, attrs in members)
+    plain = io.BytesIO()
+    with tarfile.open(fileobj=plain, mode="w", format=tarfile.PAX_FORMAT if pax else tarfile.GNU_FORMAT) as tar:
         for name, kind, data, mode, attrs in members:
             info = tarfile.TarInfo(name)
             info.type, info.mode, info.uid, info.gid = kind, mode, attrs.get("uid", 0), attrs.get("gid", 0)
             info.linkname = attrs.get("linkname", "")
             info.devmajor, info.devminor = attrs.get("dev", (0, 0))
             info.size = attrs.get("size", len(data)) if kind == tarfile.REGTYPE else 0
+            info.pax_headers = attrs.get("pax", {})
             stream = attrs.get("stream", io.BytesIO(data)) if kind == tarfile.REGTYPE else None
             tar.addfile(info, stream)
+    content = plain.getvalue()
+    with gzip.open(path, "wb") as out:
+        out.write(edit(content) if edit else content)
     return path
 
 
@@ -117,7 +125,87 @@ HOSTILE = {
         "manifest.json says origin 'reference': a host sends playbook runs only"),
     "too many files": ([member(f"./raw/{index}.txt") for index in range(MAX_FILES + 1)],
                        f"the archive holds more than {MAX_FILES} files and folders (collect_max_files)"),
+    # issue 27
+    "no manifest at all": ([m for m in HONEST if m[0] != "./manifest.json"],
+                           "the archive holds no manifest.json: it is not a bundle"),
+    "a NUL in a pax path": (HONEST + [member("./raw/x", data=b"x", pax={"path": "./raw/a\x00b"})],
+                            "member './raw/a\\x00b' has a control character in its name"),
+    "a pax size below zero": (HONEST + [member("./raw/y", pax={"size": "-1000000"})],
+                              "member './raw/y' claims a negative size (-1000000 bytes)"),
+    "a manifest nested 200 000 deep": (
+        [HONEST[0], member("./manifest.json", data=b"[" * 200_000 + b"]" * 200_000)] + HONEST[2:],
+        "member 'manifest.json' nests arrays and objects too deep to be read"),
+    "a manifest of 70 000 keys": (
+        [HONEST[0], member("./manifest.json", data=("{" + ",".join(f'"k{index}": 0' for index in range(70_000))
+                                                    + "}").encode())] + HONEST[2:],
+        "member 'manifest.json' holds 70000 object members, more than 65536"),
+    "2 100 nested folders": (HONEST + [member("./" + "d/" * 2100 + "f", data=b"x")],
+                             f"lies 2101 folders deep, more than {bundle.MAX_DEPTH}"),
 }
+
+
+def _corrupt_header(name: str):
+    """Spoil the checksum of member `name`'s header in the uncompressed tar."""
+    def edit(content: bytes) -> bytes:
+        start = content.index(name.encode() + b"\0")
+        spoiled = bytearray(content)
+        spoiled[start + 148:start + 156] = b"9999999\0"
+        return bytes(spoiled)
+    return edit
+
+
+MANIFEST_LAST = [member(".", tarfile.DIRTYPE, mode=0o700), member("./results", tarfile.DIRTYPE, mode=0o700),
+                 member("./results/zero_queue.jsonl", data=b'{"experiment": "zero_queue"}\n'),
+                 member("./manifest.json", data=MANIFEST)]
+
+
+@pytest.mark.parametrize("edit, reason", [
+    (_corrupt_header("./results/zero_queue.jsonl"), "has a header tar cannot read at byte 1024, after 2 members"),
+    (_corrupt_header("./manifest.json"), "has a header tar cannot read"),
+    (lambda content: content[:len(content.rstrip(b"\0")) + (-len(content.rstrip(b"\0"))) % 512],
+     "ends without tar's end-of-archive blocks"),
+], ids=["a corrupt header before the manifest", "a corrupt manifest header", "cut before the end blocks"])
+def test_an_archive_tarfile_stops_reading_early_is_refused_and_the_earlier_attempt_kept(results, tmp_path, edit,
+                                                                                      reason):
+    """Issue 27 item 6: Python's tarfile stops without a word at a header it cannot read; what it read
+    before (a bundle without manifest) replaced the host's earlier complete attempt, which ingest then
+    skipped without a word."""
+    (results / "node1" / "manifest.json").write_text('{"host": "node1", "status": "complete"}\n')
+    sent = archive(tmp_path / "node1.tar.gz", MANIFEST_LAST, edit=edit)
+    before = tree(tmp_path)
+    with pytest.raises(bundle.Refused) as refused:
+        bundle.unpack(str(sent), str(results / "node1"), MAX_BYTES, MAX_FILES)
+    assert reason in str(refused.value)
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("earlier, kept", [("complete", True), ("partial", True), ("failed", False), (None, False)])
+def test_a_failed_manifest_never_replaces_an_earlier_attempt_that_measured(results, earlier, kept):
+    (results / "node1" / "manifest.json").write_text(json.dumps({"host": "node1", "status": earlier}))
+    (results / "node1" / "results").mkdir()
+    (results / "node1" / "results" / "zero_queue.jsonl").write_text("{}\n")
+    before = tree(results / "node1")
+    written = bundle.write_manifest(str(results / "node1"), {"host": "node1", "status": "failed"})
+    assert written["kept"] is kept
+    if kept:
+        assert tree(results / "node1") == before
+    else:
+        assert os.listdir(results / "node1") == ["manifest.json"]
+
+
+def test_collecting_one_host_leaves_another_host_s_temporary_folder_alone(results, tmp_path):
+    """Issue 27 item 10: host `web` cleared leftovers by prefix, `.web.new-`/`.web.old-`, which is also
+    how host `web.old-dc`'s folder being unpacked starts: that bundle was then accepted holding only its
+    manifest. Host names are whole now, and each temporary folder ends in 16 random hex digits."""
+    unpacking = results / ".web.old-dc.new-0123456789abcdef"
+    (unpacking / "results").mkdir(parents=True)
+    (unpacking / "results" / "zero_queue.jsonl").write_text("{}\n")
+    own_leftover = results / ".web.new-fedcba9876543210"
+    own_leftover.mkdir()
+    bundle.unpack(str(archive(tmp_path / "web.tar.gz", HONEST)), str(results / "web"), MAX_BYTES, MAX_FILES)
+    assert (unpacking / "results" / "zero_queue.jsonl").exists()
+    assert not own_leftover.exists()
+    assert sorted(os.listdir(results)) == [".web.old-dc.new-0123456789abcdef", "node1", "node2", "web"]
 
 
 @pytest.mark.parametrize("members, reason", HOSTILE.values(), ids=HOSTILE.keys())
@@ -174,7 +262,7 @@ def test_an_honest_bundle_replaces_the_earlier_attempt_whole_with_plain_modes(re
     sent = archive(tmp_path / "node1.tar.gz", world_writable)
     summary = bundle.unpack(str(sent), str(results / "node1"), MAX_BYTES, MAX_FILES)
 
-    assert summary == {"files": len(world_writable), "bytes": sum(len(m[2]) for m in world_writable)}
+    assert summary == {"files": len(world_writable), "bytes": sum(len(m[2]) for m in world_writable), "kept": False}
     unpacked = tree(results / "node1")
     assert {name: kind for name, (kind, _, _) in unpacked.items()} == {
         "manifest.json": stat.S_IFREG, "results": stat.S_IFDIR, "results/zero_queue.jsonl": stat.S_IFREG,
@@ -197,8 +285,8 @@ def test_a_failed_manifest_replaces_the_bundle_folder(results):
 
 
 def test_leftovers_of_an_attempt_that_died_half_way_are_cleared(results, tmp_path):
-    (results / ".node1.new-abc123" / "results").mkdir(parents=True)
-    (results / ".node1.old-def456").mkdir()
+    (results / ".node1.new-0123456789abcdef" / "results").mkdir(parents=True)
+    (results / ".node1.old-0123456789abcdef").mkdir()
     bundle.unpack(str(archive(tmp_path / "node1.tar.gz", HONEST)), str(results / "node1"), MAX_BYTES, MAX_FILES)
     assert sorted(os.listdir(results)) == ["node1", "node2"]
 

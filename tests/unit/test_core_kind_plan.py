@@ -139,7 +139,7 @@ def test_smt_takes_cpus_in_kind_order_fastest_kind_first(plan, machine_topology,
 
 def test_filters_are_registered(plan):
     assert set(plan.FilterModule().filters()) == {"core_kind_points", "core_kind_notes", "core_kind_cpu_order",
-                                                  "core_kind_order_note", "cpu_kind"}
+                                                  "core_kind_order_note", "cpu_kind", "active_core_steps"}
 
 
 @pytest.fixture(scope="module")

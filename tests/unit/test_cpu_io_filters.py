@@ -125,3 +125,14 @@ def test_preflight_accepts_good_workloads():
     assert preflight_workload_problems([]) == []
     assert preflight_workload_problems([{"name": "gzip-9.v2", "command": ["gzip", "-9", 3], "repeats": 3,
                                          "timeout_s": "60", "chdir": "/tmp"}]) == []
+
+
+@pytest.mark.parametrize("line", ["  1.0%  libc.so.6  [.] x" + " " * 40_000 + "y",
+                                  "  1.0%  libc.so.6  [.] x" + " -" * 20_000 + " y"])
+def test_a_perf_report_line_from_the_host_is_read_in_linear_time(line):
+    """The symbol was lazy before optional blanks and dashes: a line of 40 000 blanks took seconds (issue 27's
+    class: every pattern over a host's text)."""
+    import time
+    start = time.process_time()
+    assert top_functions(line + "\n", 1)[0][:2] == (1.0, "libc.so.6")
+    assert time.process_time() - start < 0.5

@@ -3,7 +3,7 @@ every table in it exists with a column for every key its function writes (insert
 table's columns, so a key without one would be lost without a word), and no inferred table is left out.
 
 The rows come from one run with every input a deriver reads: real kernel records (tlb, mlp, bandwidth,
-loaded_latency, saxpy; small sizes, short samples), the shared synthetic latency sweep and a real MLC
+loaded_latency, saxpy, core_clock; small sizes, short samples), the shared synthetic latency sweep and a real MLC
 loaded-latency output."""
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ KERNEL_RUNS = {
     "loaded_latency": ["loaded_latency", "--traffic", "read", "--delays", "0,1000", "--size", SIZE,
                        "--load-size", SIZE],
     "saxpy": ["saxpy", "--strides", "1,8", "--size", SIZE],
+    # its threads take --cpus (it refuses --cpu): one class on one core, and one short ramp
+    "core_clock": ["core_clock", "--classes", "scalar_int", "--cpus", "0", "--active", "1", "--idle-ms", "1",
+                   "--ramp-ms", "10"],
 }
 
 
@@ -57,7 +60,9 @@ def run_inputs(tmp_path_factory, bundle_tools) -> tuple[Path, str, str]:
     manifest = builder.manifest()
     results: dict[str, object] = {"results/latency_sweep.jsonl": builder.latency_points()}
     for experiment, argv in KERNEL_RUNS.items():
-        out = subprocess.run([str(binary), *argv, *QUICK], check=True, capture_output=True, text=True, timeout=300)
+        options = [option for index, option in enumerate(QUICK) if "--cpus" not in argv or
+                   (option != "--cpu" and (index == 0 or QUICK[index - 1] != "--cpu"))]
+        out = subprocess.run([str(binary), *argv, *options], check=True, capture_output=True, text=True, timeout=300)
         results[f"results/{experiment}.jsonl"] = [json.loads(line) for line in out.stdout.splitlines()]
         manifest["experiments"].append({"name": experiment, "status": "ok", "file": f"results/{experiment}.jsonl",
                                         "error": None, "wall_s": 1.0, "notes": [], "raw": []})

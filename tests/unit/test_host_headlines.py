@@ -59,3 +59,13 @@ def test_two_core_kinds_one_policy_and_reference_hosts(bundles, cli, tmp_path):
     assert rows["hybrid"]["l1_latency_ns"] is not None and rows["thp-only"]["l2_size_bytes"] is not None
     assert rows["ref-graviton2-neoverse-n1"]["is_reference"] and rows["ref-graviton2-neoverse-n1"]["l1_latency_ns"] is None
     assert rows["ref-graviton2-neoverse-n1"]["l1_size_bytes"] and rows["ref-n100-gracemont"]["dram_latency_ns"] > 50
+
+
+def test_the_compute_figures_are_the_fleet_s(compute_fleet):
+    rows = {row["host"]: row for row in assert_view_matches_the_fleet(compute_fleet[1])}
+    fast, slow = rows["zen-1"], rows["slow-1"]
+    assert fast["clock_1_core_ghz"] and fast["fp64_1_core_gflop_s"] and fast["fp64_flop_per_cycle"]
+    # slow-1's clock with both cores active, and the FLOP/s under it, were written at 0.88 x; its one-core figures not
+    assert slow["clock_all_cores_ghz"] == pytest.approx(0.88 * fast["clock_all_cores_ghz"], rel=1e-9)
+    assert slow["fp64_all_cores_gflop_s"] == pytest.approx(0.88 * fast["fp64_all_cores_gflop_s"], rel=1e-9)
+    assert slow["clock_1_core_ghz"] == pytest.approx(fast["clock_1_core_ghz"], rel=1e-12)

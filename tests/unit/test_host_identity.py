@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -162,16 +164,54 @@ def test_the_facts_module_records_arm_implementer_and_every_part():
     assert facts.arm_cpu_ids(X86_CPUINFO) == {}
 
 
-def test_inventory_groups_travel_from_the_manifest_to_the_warehouse(bundles, cli, tmp_path):
-    bundles.write(bundles.manifest(host="rack-a-1", inventory_groups=["lab", "rack_a"]))
+def test_inventory_groups_come_from_the_controller_not_the_host_s_manifest(bundles, cli, tmp_path):
+    """Issue 27 item 15: a host's manifest named its own groups, so a host could place itself in any group
+    (here 'admins'). The warehouse records the groups the controller gives ingest; a host it names none for,
+    or an ingest given none, records none."""
+    bundles.write(bundles.manifest(host="rack-a-1", inventory_groups=["lab", "rack_a", "admins"]))
     bundles.write(bundles.manifest(host="old-bundle"))  # collected before manifests carried groups
+    bundles.write(bundles.manifest(host="unknown", inventory_groups=["admins"]))
+    groups = tmp_path / "groups.json"
+    groups.write_text(json.dumps({"rack-a-1": ["rack_a", "lab"], "old-bundle": ["lab"]}))
     db = tmp_path / "fleet.duckdb"
-    proc = cli("ingest", bundles.results_dir, "--db", db)
+    proc = cli("ingest", bundles.results_dir, "--db", db, "--inventory-groups", groups)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     with duckdb.connect(str(db), read_only=True) as connection:
         rows = connection.execute("SELECT host, inventory_groups, microarchitecture FROM fleet_overview ORDER BY host"
                                   ).fetchall()
-    assert rows == [("old-bundle", None, "Zen 4 (Genoa)"), ("rack-a-1", ["lab", "rack_a"], "Zen 4 (Genoa)")]
+    assert rows == [("old-bundle", ["lab"], "Zen 4 (Genoa)"), ("rack-a-1", ["lab", "rack_a"], "Zen 4 (Genoa)"),
+                    ("unknown", None, "Zen 4 (Genoa)")]
+    compared = cli("compare", "--db", db, "group:admins", "group:lab", "--format", "json")
+    assert compared.returncode == 1 and "'admins'" in compared.stderr, compared.stdout + compared.stderr
+
+
+def test_ansible_inventory_list_output_gives_each_host_its_group_names(bundles, cli, tmp_path):
+    """`ansible-inventory --list` as the groups file: a host is in a group directly or through a child
+    group, as Ansible's group_names says ('all' aside), read from standard input here."""
+    listed = {"_meta": {"hostvars": {}}, "all": {"children": ["ungrouped", "lab"]}, "ungrouped": {"hosts": ["lone"]},
+              "lab": {"children": ["rack_a"]}, "rack_a": {"hosts": ["rack-a-1"]}}
+    bundles.write(bundles.manifest(host="rack-a-1"))
+    bundles.write(bundles.manifest(host="lone"))
+    db = tmp_path / "fleet.duckdb"
+    proc = subprocess.run([sys.executable, "-m", "fleetscope", "ingest", str(bundles.results_dir), "--db", str(db),
+                           "--inventory-groups", "-"], input=json.dumps(listed), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with duckdb.connect(str(db), read_only=True) as connection:
+        assert connection.execute("SELECT host, inventory_groups FROM runs ORDER BY host").fetchall() == [
+            ("lone", ["ungrouped"]), ("rack-a-1", ["lab", "rack_a"])]
+
+
+@pytest.mark.parametrize("content, said", [
+    ("[1, 2]", "expected a JSON object"), ("{", "not JSON"), ('{"node1": "lab"}', "expected a list"),
+    ('{"node1": ["rack\\u0007a"]}', "expected a list"), ('{"no\\u202ede": ["lab"]}', "is not a host name"),
+])
+def test_a_groups_file_that_is_not_one_stops_the_ingest_before_it_loads(bundles, cli, tmp_path, content, said):
+    bundles.write()
+    groups = tmp_path / "groups.json"
+    groups.write_text(content)
+    proc = cli("ingest", bundles.results_dir, "--db", tmp_path / "fleet.duckdb", "--inventory-groups", groups)
+    assert proc.returncode == 1 and said in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert not (tmp_path / "fleet.duckdb").exists()
 
 
 def test_a_group_name_with_a_control_character_refuses_the_bundle(bundles, cli, tmp_path):

@@ -14,7 +14,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from fleetscope.ingest.bundle import MAX_BUNDLE_BYTES, MAX_JSON_DEPTH, MAX_LINE_BYTES, MAX_SAMPLES_PER_POINT
+from fleetscope.ingest.bundle import (MAX_BUNDLE_BYTES, MAX_JSON_DEPTH, MAX_JSON_KEYS, MAX_LINE_BYTES,
+                                      MAX_MANIFEST_ITEMS, MAX_PARSED_FACTOR, MAX_SAMPLES_PER_POINT, MAX_TEXT_CHARS)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FIO = FIXTURES / "fio_samples" / "fio-3.36_io_uring_randread_4k_qd32_pctlist.json"
@@ -121,7 +122,7 @@ def write_hostile_bundles(bundles) -> Hostile:
     hostile.write("fio-inf-percentile", ["raw/fio/randread.json", "Infinity is not a finite number"],
                   experiments=bundles.manifest()["experiments"] + _fio_experiment(),
                   results={RESULTS_FILE: points, "raw/fio/randread.json": fio.replace('"99.000000"', '"inf"', 1)})
-    hostile.write("fio-overflow", ["raw/fio/randread.json", "the fio parser cannot read it"],
+    hostile.write("fio-overflow", ["raw/fio/randread.json", "is not a number fio writes"],
                   experiments=bundles.manifest()["experiments"] + _fio_experiment(),
                   results={RESULTS_FILE: points,
                            "raw/fio/randread.json": fio.replace('"99.000000" : 724992', '"99.000000" : 1e999', 1)})
@@ -143,6 +144,11 @@ def write_hostile_bundles(bundles) -> Hostile:
     # finding 2: the caps, each refused before the work it bounds
     hostile.write("line-over-cap", [f"{RESULTS_FILE}: line 2", f"MAX_LINE_BYTES ({MAX_LINE_BYTES} bytes)"],
                   results={RESULTS_FILE: lines(points[:1]) + '{"pad": "' + "x" * MAX_LINE_BYTES + '"}\n'})
+    # a firmware claim of main's (facts.numa.distances, 4096 rows of 4096 the schema allows) cost jsonschema
+    # 4 s of CPU a MiB: the manifest's array items are counted before the schema is checked
+    hostile.write("manifest-items-over-cap", ["manifest.json", f"MAX_MANIFEST_ITEMS ({MAX_MANIFEST_ITEMS})"],
+                  edit_manifest=lambda m: m["facts"].setdefault("numa", {}).update(
+                      distances={f"node{index}": [10] * 4096 for index in range(MAX_MANIFEST_ITEMS // 4096 + 1)}))
     many = copy.deepcopy(points[0])
     many["samples"] = [0] * (MAX_SAMPLES_PER_POINT + 1)
     hostile.write("samples-over-cap", [f"{RESULTS_FILE}: line 1", f"MAX_SAMPLES_PER_POINT ({MAX_SAMPLES_PER_POINT})"],
@@ -162,6 +168,48 @@ def write_hostile_bundles(bundles) -> Hostile:
                       '"compiler": "gcc', '"compiler": "\\ud800gcc', 1)))
     hostile.write("escape-sequences", ["manifest.json", "at $.experiments[0].name", "\\x1b[2J"],
                   edit_manifest=lambda m: m["experiments"][0].update(name="latency_sweep\x1b[2J"))
+    # issue 27: paths, sizes and shapes round 2
+    hostile.write("nul-in-results-path", ["at $.experiments[0].file", "not a path inside the bundle in normal form"],
+                  edit_manifest=lambda m: m["experiments"][0].update(file="results/latency_sweep.jsonl\u0000.x"))
+    hostile.write("nul-in-raw-path", ["at $.experiments[1].raw[0].path", "not a path inside the bundle in normal form"],
+                  experiments=bundles.manifest()["experiments"] + [
+                      {"name": "fio", "status": "failed", "file": None,
+                       "raw": [{"path": "raw/fio/\u0000randread.json", "tool": "fio"}]}],
+                  results={RESULTS_FILE: points})
+    hostile.write("raw-named-twice-through-dot-dot",
+                  ["at $.experiments[1].raw[1].path", "'raw/../raw/fio/randread.json' climbs out with '..'"],
+                  experiments=bundles.manifest()["experiments"] + [
+                      {"name": "fio", "status": "ok", "file": None,
+                       "raw": [{"path": "raw/fio/randread.json", "tool": "fio"},
+                               {"path": "raw/../raw/fio/randread.json", "tool": "fio"}]}],
+                  results={RESULTS_FILE: points, "raw/fio/randread.json": fio})
+    hostile.write("skipped-with-points", ["at $.experiments[0]", "'skipped' yet its results file", RESULTS_FILE],
+                  edit_manifest=lambda m: m["experiments"][0].update(status="skipped"))
+    hostile.write("skipped-with-raw", ["at $.experiments[1]", "'skipped' yet its raw outputs"],
+                  experiments=bundles.manifest()["experiments"] + _fio_experiment("skipped"),
+                  results={RESULTS_FILE: points, "raw/fio/randread.json": fio})
+    many_keys = copy.deepcopy(points[1])
+    many_keys["params"]["note"] = "@"
+    hostile.write("keys-over-cap", [f"{RESULTS_FILE}: line 2", f"MAX_JSON_KEYS ({MAX_JSON_KEYS})"],
+                  results={RESULTS_FILE: lines(points[:1]) + json.dumps(many_keys).replace(
+                      '"@"', "{" + ",".join(f'"k{index}": 0' for index in range(MAX_JSON_KEYS + 1)) + "}") + "\n"})
+    hostile.write("error-text-over-cap", ["manifest.json", "at $.experiments[0].error", f"MAX_TEXT_CHARS ({MAX_TEXT_CHARS})"],
+                  edit_manifest=lambda m: m["experiments"][0].update(error="x" * (MAX_TEXT_CHARS + 1)))
+    many_notes = "Intel(R) Memory Latency Checker - v3.11b\n" + "Using small pages\n" * 33 + \
+        "Each iteration took 233.8 base frequency clocks (\t80.6\tns)\n"
+    hostile.write("mlc-notes-over-cap", ["raw/mlc/idle.txt", "more than 32 setting and warning lines"],
+                  experiments=bundles.manifest()["experiments"] + [
+                      {"name": "mlc", "status": "ok", "file": None,
+                       "raw": [{"path": "raw/mlc/idle.txt", "tool": "mlc"}]}],
+                  results={RESULTS_FILE: points, "raw/mlc/idle.txt": many_notes})
+    # every idle-latency line a run of its own, each copying the invocation's 64 KiB command line
+    amplified = ("Intel(R) Memory Latency Checker - v3.11b\nCommand line parameters: --idle_latency "
+                 + "-x" * 32000 + "\n" + "Each iteration took 233.8 base frequency clocks (\t80.6\tns)\n" * 2000)
+    hostile.write("mlc-output-amplified", ["raw/mlc/idle.txt", f"more than {MAX_PARSED_FACTOR} times the output's"],
+                  experiments=bundles.manifest()["experiments"] + [
+                      {"name": "mlc", "status": "ok", "file": None,
+                       "raw": [{"path": "raw/mlc/idle.txt", "tool": "mlc"}]}],
+                  results={RESULTS_FILE: points, "raw/mlc/idle.txt": amplified})
     newline_run = bundles.manifest(run_id=bundles.run_id + "\n", host="run-id-with-newline")
     bundle = bundles.write(newline_run)
     hostile.expected[bundle.name] = ["at $.run_id", "(the whole text must match)", "\\n"]

@@ -31,7 +31,7 @@ def test_a_wheel_installed_elsewhere_ingests_reports_and_queries(tmp_path, bundl
     source = tmp_path / "source"
     source.mkdir()
     shutil.copy(PROJECT / "pyproject.toml", source)
-    for folder in ("fleetscope", "warehouse", "templates"):
+    for folder in ("fleetscope", "warehouse", "templates", "plugins", "roles"):
         shutil.copytree(PROJECT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__", "*.duckdb*"))
     run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
         "--wheel-dir", tmp_path / "dist", source)
@@ -74,3 +74,7 @@ def test_a_wheel_installed_elsewhere_ingests_reports_and_queries(tmp_path, bundl
     assert levels.stdout.split() == ["level", "L1", "L2", "L3", "DRAM"]
     listed = run(fleetscope, "reference", "list", "--format", "json", cwd=elsewhere)
     assert len(json.loads(listed.stdout)) == 9
+    # the plan of a host not at hand, from the collection files the wheel carries
+    priced = run(fleetscope, "plan", "--facts", builder.results_dir / builder.run_id / "node1" / "manifest.json",
+                 "--format", "json", cwd=elsewhere)
+    assert json.loads(priced.stdout)["budget_s"] == 120

@@ -17,7 +17,8 @@ SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "mlc_samples"
 RULES = {"dram_chase_too_fast", "first_plateau_above_l1_hit", "bandwidth_above_dram_peak", "firmware_claims_disagree",
          "huge_pages_not_granted", "loaded_idle_far_above_idle", "loaded_below_idle", "stride_bytes_counted",
          "nt_write_far_above_read", "experiments_disagree", "storage_littles_law", "threads_shared_one_cpu",
-         "noisy_point", "bimodal_point", "canary_drift", "measured_while_throttling"}
+         "noisy_point", "bimodal_point", "canary_drift", "measured_while_throttling",
+         "plan_overshoot"}
 
 
 def point(experiment: str, kernel: str, params: dict, ns: float, context: dict | None = None) -> dict:

@@ -5,7 +5,10 @@ warehouse from a newer fleetscope, naming both schema versions."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
+import json
 import os
 import subprocess
 import sys
@@ -54,7 +57,19 @@ REFUSED_SQL = {
     "turn external access back on": "SET enable_external_access = true",
     "unlock the configuration": "SET lock_configuration = false",
     "change the file": "DELETE FROM runs",
+    # issue 27: a database may reach its own files with external access off
+    "read the warehouse's own file": "SELECT count(*) FROM read_blob('{db}')",
+    "read its WAL as text": "SELECT * FROM read_text('{db}.wal')",
+    "a file function inside a SELECT": "SELECT * FROM (SELECT 1) JOIN read_csv('/etc/passwd') ON true",
+    "COPY hidden in query()": "SELECT * FROM query('COPY (SELECT 1) TO ''{out}/copied.csv''')",
+    "a second statement": "SELECT 1; COPY (SELECT 1) TO '{out}/copied.csv'",
+    "a checkpoint": "CHECKPOINT",
+    "a pragma that writes": "PRAGMA enable_checkpoint_on_shutdown",
 }
+# What either layer says: the statement check (one SELECT or EXPLAIN) or DuckDB's sandbox.
+REFUSALS = ("query only reads", "one statement at a time", "disabled by configuration",
+            "disabled through configuration", "configuration has been locked", "read-only mode",
+            "Expected a single SELECT statement")
 
 
 @pytest.mark.parametrize("what", REFUSED_SQL)
@@ -62,13 +77,115 @@ def test_query_cannot_reach_outside_the_warehouse(cli, loaded_db, tmp_path, what
     out = tmp_path / "out"
     out.mkdir()
     before = digest(loaded_db)
-    result = cli("query", REFUSED_SQL[what].format(out=out), "--db", loaded_db)
+    result = cli("query", REFUSED_SQL[what].format(out=out, db=loaded_db), "--db", loaded_db)
     assert result.returncode == 1, result.stdout
-    assert "query failed" in result.stderr and "Traceback" not in result.stderr
-    assert any(word in result.stderr for word in ("disabled by configuration", "disabled through configuration",
-                                                  "configuration has been locked", "read-only mode"))
+    assert result.stderr.startswith("fleetscope query: error: ") and "Traceback" not in result.stderr
+    assert any(word in result.stderr for word in REFUSALS), result.stderr
     assert list(out.iterdir()) == []
     assert digest(loaded_db) == before
+
+
+def _warehouse_with_a_wal(bundles, cli, tmp_path) -> Path:
+    """A warehouse whose last commits are still in its WAL (as an ingest killed after them leaves it)."""
+    db = tmp_path / "wal" / "fleet.duckdb"
+    bundles.write()
+    assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
+    with duckdb.connect(str(db)) as connection:
+        connection.execute("PRAGMA disable_checkpoint_on_shutdown")
+        connection.execute("SET checkpoint_threshold = '1TB'")
+        connection.execute("INSERT INTO hosts SELECT 'wal-' || i, now()::TIMESTAMP FROM range(20000) t(i)")
+    assert Path(f"{db}.wal").stat().st_size > 100_000
+    return db
+
+
+def _folder_state(folder: Path) -> dict[str, tuple[int, int, str]]:
+    """Every file under `folder`: size, modification time and sha256."""
+    return {str(path.relative_to(folder)): (path.stat().st_size, path.stat().st_mtime_ns, digest(path))
+            for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def _hostile_sql(db: Path) -> list[str]:
+    folder = db.parent
+    return [f"COPY (SELECT 1) TO '{db}.wal' (USE_TMP_FILE false)", f"COPY (SELECT 1) TO '{db}' (USE_TMP_FILE false)",
+            f"COPY (SELECT 1) TO '{db}.wal'", f"COPY (SELECT * FROM runs) TO '{db}.tmp/spill.csv'",
+            f"SELECT count(*) FROM read_blob('{db}')", f"SELECT count(*) FROM read_blob('{db}.wal')",
+            f"SELECT * FROM read_text('{db}.wal')", f"SELECT * FROM glob('{folder}/*')",
+            f"SELECT * FROM query('COPY (SELECT 1) TO ''{db}.wal'' (USE_TMP_FILE false)')",
+            f"EXPORT DATABASE '{folder}/exported'", f"ATTACH '{db}.wal' AS wal", "CHECKPOINT", "FORCE CHECKPOINT",
+            "SET disabled_filesystems = ''", "SET enable_external_access = true",
+            "SET temp_directory = '/tmp/fleetscope-spill'", "INSERT INTO hosts VALUES ('x', now()::TIMESTAMP)"]
+
+
+def test_query_writes_no_file_its_own_wal_included(bundles, cli, tmp_path):
+    """Issue 27 item 4: `COPY (SELECT 1) TO '<db>.wal' (USE_TMP_FILE false)` cut a 3.1 MB WAL to 4 bytes
+    and the warehouse came back empty at schema version 0; read_blob('<db>') read the file. Every hostile
+    statement is refused, and the warehouse's folder holds the same files with the same bytes and times."""
+    db = _warehouse_with_a_wal(bundles, cli, tmp_path)
+    before = _folder_state(db.parent)
+    for statement in _hostile_sql(db):
+        result = cli("query", statement, "--db", db)
+        assert result.returncode == 1 and "Traceback" not in result.stderr, (statement, result.stdout)
+        assert any(word in result.stderr for word in REFUSALS), (statement, result.stderr)
+    assert _folder_state(db.parent) == before
+    assert not Path("/tmp/fleetscope-spill").exists()
+    counted = cli("query", "SELECT count(*) AS hosts FROM hosts", "--format", "csv", "--db", db)
+    assert counted.stdout.split() == ["hosts", "20001"], counted.stderr
+    assert _folder_state(db.parent) == before
+
+
+def test_a_reader_s_connection_reaches_no_file_even_without_the_statement_check(bundles, cli, tmp_path):
+    """The second layer alone: the statements run straight on open_read_only's connection (as a notebook
+    would run them) fail in DuckDB, and the folder is unchanged."""
+    db = _warehouse_with_a_wal(bundles, cli, tmp_path)
+    before = _folder_state(db.parent)
+    with open_read_only(db) as connection:
+        for statement in _hostile_sql(db):
+            try:
+                connection.execute(statement).fetchall()
+            except duckdb.Error:
+                continue
+            # what DuckDB lets run on a read-only file must be a no-op (CHECKPOINT is)
+            assert statement.endswith("CHECKPOINT"), f"{statement} ran"
+        assert connection.execute("SELECT count(*) FROM hosts").fetchone() == (20001,)
+    assert _folder_state(db.parent) == before
+
+
+@pytest.mark.parametrize("statement, said", [
+    (";;;", "no SQL statement given"), ("-- x", "no SQL statement given"), ("  ;\n-- only a comment\n;", "no SQL"),
+    ("SELEC 1", "query failed: Parser Error"),
+    ("SELECT CAST(host || 'x' AS INTEGER) FROM runs", "query failed: Conversion Error"),
+    ("SELECT error('raised while the rows are fetched') FROM range(3000)", "raised while the rows"),
+])
+def test_a_query_that_is_no_statement_or_fails_says_so_without_a_traceback(cli, loaded_db, statement, said):
+    result = cli("query", statement, "--db", loaded_db)
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("fleetscope query: error: ") and said in result.stderr, result.stderr
+
+
+def test_query_json_is_json_and_csv_cells_are_text(cli, loaded_db):
+    """--format json printed NaN and Infinity, which no strict JSON reader takes; --format csv passed ESC
+    and a formula a spreadsheet runs (=HYPERLINK(...)) as they were."""
+    statement = ("SELECT 'nan'::DOUBLE AS not_a_number, 'inf'::DOUBLE AS infinite, ['-inf'::DOUBLE, 1.5] AS listed, "
+                 "{'inner': 'nan'::DOUBLE} AS nested, 2.5 AS finite")
+    result = cli("query", statement, "--format", "json", "--db", loaded_db)
+    assert result.returncode == 0, result.stderr
+
+    def refuse(constant):
+        raise ValueError(constant)
+
+    assert json.loads(result.stdout, parse_constant=refuse) == [
+        {"not_a_number": None, "infinite": None, "listed": [None, 1.5], "nested": {"inner": None}, "finite": 2.5}]
+    statement = ("SELECT '=HYPERLINK(\"http://evil.example\",\"click\")' AS formula, '+1+cmd|x' AS plus, "
+                 "'@SUM(1)' AS at, '-2+3' AS minus, chr(27) || '[2Jcleared' AS escape, 'a' || chr(8238) || 'b' AS bidi, "
+                 "-185 AS negative_number, 'plain' AS plain")
+    result = cli("query", statement, "--format", "csv", "--db", loaded_db)
+    assert result.returncode == 0, result.stderr
+    header, row = list(csv.reader(io.StringIO(result.stdout)))
+    assert dict(zip(header, row)) == {
+        "formula": "'=HYPERLINK(\"http://evil.example\",\"click\")", "plus": "'+1+cmd|x", "at": "'@SUM(1)",
+        "minus": "'-2+3", "escape": "\\x1b[2Jcleared", "bidi": "a\\u202eb", "negative_number": "-185",
+        "plain": "plain"}
+    assert "\x1b" not in result.stdout and "\u202e" not in result.stdout
 
 
 def test_export_writes_only_under_its_folder(loaded_db, tmp_path):

@@ -75,3 +75,18 @@ def test_a_sticky_world_writable_root_like_var_tmp_is_accepted(tmp_path):
     sticky.mkdir()
     sticky.chmod(0o1777)
     assert Path(scratch.create(str(sticky), RUN_A)["path"]).parent == sticky
+
+
+def test_a_dead_run_s_scratch_directory_goes_with_its_lock(tmp_path):
+    """Issue 27 item 16: a run that took over a dead run's lock restored the dead run's original knobs but
+    left its scratch directory behind (that run will never remove it). Another run's stays."""
+    dead = tmp_path / f"fleetscope-{RUN_B}-k3v9q2"
+    (dead / "kernels").mkdir(parents=True)
+    other = tmp_path / "fleetscope-20261122T060000Z-cccccc-x1"
+    other.mkdir()
+    created = scratch.create(str(tmp_path), RUN_A, taken_over_run_id=RUN_B)
+    assert created["removed"] == [str(dead)] and not dead.exists()
+    assert other.exists() and Path(created["path"]).exists()
+    # an id that is no run id (it comes from the host's state file) widens nothing
+    again = scratch.create(str(tmp_path), RUN_A, taken_over_run_id="20261122T060000Z")
+    assert again["removed"] == [created["path"]] and other.exists()

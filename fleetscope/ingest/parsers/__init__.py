@@ -28,11 +28,11 @@ from types import ModuleType
 from fleetscope.errors import UserError
 
 TOOLS = ("mlc", "fio", "perf", "diskspd", "curve")
-# Tools whose raw output is JSON: a bundle's copy has its nesting checked before a parser recurses into it.
-JSON_TOOLS = frozenset({"fio"})
 
 _INTEGER = re.compile(r"[+-]?\d+")
-_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")  # no "nan", "inf" or "1_000"
+# no "nan", "inf" or "1_000"; possessive, so "1111...1x" is refused in one pass (the integer part and the
+# fraction's digits could split a run of digits every way, quadratic in its length)
+_DECIMAL = re.compile(r"[+-]?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][+-]?\d++)?")
 
 
 class ParseError(UserError):
@@ -59,9 +59,14 @@ def number(text: str, source: str, line: int | None, what: str) -> int | float:
     """An int when the text is a plain integer, else a finite float; ParseError naming `what` if neither."""
     stripped = text.strip()
     if _INTEGER.fullmatch(stripped):
-        return int(stripped)
+        # a count beyond 64 bits is no tool's (the warehouse cannot hold it, and a parser's arithmetic on
+        # it overflows a float); checked on the digits, before int() parses thousands of them
+        if len(stripped.lstrip("+-").lstrip("0")) > 20 or not -(2**63) <= (value := int(stripped)) < 2**64:
+            raise ParseError(source, line, f"{what}: {stripped[:40]!r}{'...' if len(stripped) > 40 else ''} "
+                                           "does not fit in 64 bits")
+        return value
     if not _DECIMAL.fullmatch(stripped):
-        raise ParseError(source, line, f"{what}: expected a number, found {stripped!r}")
+        raise ParseError(source, line, f"{what}: expected a number, found {stripped[:120]!r}")
     value = float(stripped)
     if not math.isfinite(value):
         raise ParseError(source, line, f"{what}: {stripped!r} does not fit in a double")

@@ -52,6 +52,9 @@ _LATENCY_SECTION = re.compile(r"total:|Total latency distribution:|Latency distr
 _SKIPPED_SECTIONS = re.compile(r"Wait Statistics|ETW:|Effective IO Distributions|\s*ETW Buffer Settings.*")
 _RULE = re.compile(r"[-*]{5,}")
 _PERCENTILE_LABEL = re.compile(r"(?P<n>\d+)(?:th|-nines)|min|max")
+# "C:\\io.dat (1GiB)": the size after a target's path. Searched, so the blanks before it are taken from their
+# first one only (the lookbehind); a search starting at each blank of a long run was quadratic in it.
+_FILE_SIZE = re.compile(r"(?<!\s)\s*\(\d+(?:\.\d+)?[KMGTP]?i?B\)$")
 
 
 def parse(text: str, source: str = "<input>") -> dict:
@@ -114,6 +117,7 @@ class _TextReader:
         self.columns: list[str] = []
         self.direction = ""
         self.latency_target: str | None = None
+        self.target_paths: set[str] = set()
 
     def fail(self, line: int, message: str) -> ParseError:
         return ParseError(self.source, line, message)
@@ -171,6 +175,7 @@ class _TextReader:
             self.target = {"path": match[1], "block_size_bytes": None, "outstanding_ios_per_thread": None,
                            "threads_per_file": None, "write_ratio_percent": None, "access": None}
             profile["targets"].append(self.target)
+            self.target_paths.add(match[1])  # a set kept as it grows: one built per results line was quadratic
         elif self.target is not None:
             self.target_line(line, text)
 
@@ -208,7 +213,7 @@ class _TextReader:
             self.section, self.direction, self.columns = "io", match["direction"].lower(), []
         elif match := _LATENCY_SECTION.fullmatch(text):
             self.section, self.latency_target, self.columns = "latency", match["target"], []
-        elif text in {target["path"] for target in self.result["profile"]["targets"]}:
+        elif text in self.target_paths:
             self.section, self.latency_target, self.columns = "latency", text, []  # 2.0.x per-target table
         elif _SKIPPED_SECTIONS.fullmatch(text):
             self.section = "skip"
@@ -241,8 +246,9 @@ class _TextReader:
     def io_line(self, line: int, text: str) -> None:
         cells = [cell.strip() for cell in text.split("|")]
         if not self.columns:
-            if cells[0] != "thread":
-                raise self.fail(line, f"expected the column header of the {self.direction} IO table, found {text[:120]!r}")
+            if cells[0] != "thread" or not {"bytes", "I/Os"} <= set(cells):
+                raise self.fail(line, f"expected the column header of the {self.direction} IO table (thread | bytes | "
+                                      f"I/Os | ...), found {text[:120]!r}")
             self.columns = cells
             return
         if cells[0].startswith("total:"):
@@ -257,7 +263,7 @@ class _TextReader:
             self.section = "results"
         elif row["ios"]:
             row["thread"] = number(values["thread"], self.source, line, "thread")
-            row["target"] = re.sub(r"\s*\(\d+(?:\.\d+)?[KMGTP]?i?B\)$", "", values.get("file") or "") or None
+            row["target"] = _FILE_SIZE.sub("", values.get("file") or "") or None
             self.span["threads"].append(row)
 
     def io_values(self, values: dict[str, str], line: int) -> dict:
@@ -276,7 +282,7 @@ class _TextReader:
     def latency_line(self, line: int, text: str) -> None:
         cells = [cell.strip() for cell in text.split("|")]
         if not self.columns:
-            if cells[0] != "%-ile":
+            if cells[0] != "%-ile" or not all(cell.split() for cell in cells[1:]):
                 raise self.fail(line, f"expected the '%-ile | Read (ms) | ...' header, found {text[:120]!r}")
             self.columns = [cell.split()[0].lower() for cell in cells[1:]]
             return

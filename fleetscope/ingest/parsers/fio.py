@@ -38,8 +38,10 @@ rows() gives per job and direction: "iops" (iops), "bandwidth" (B/s), "io_bytes"
 from __future__ import annotations
 
 import json
+import math
 import re
 
+from fleetscope.ingest.parsers.json_limits import json_limits_problem
 from fleetscope.ingest.parsers import ParseError, number, sample, scaled, split_lines, text_table
 
 DIRECTIONS = ("read", "write", "trim", "sync", "mixed")
@@ -51,7 +53,8 @@ _TERSE_HEADER = re.compile(r"terse_version_\d+;")
 _TERSE_ROW = re.compile(r"(?P<version>\d+);fio-")
 _PERCENTILE_CELL = re.compile(r"(?P<percentile>\d+(?:\.\d+)?)%=(?P<value>-?\d+)")
 _MESSAGE = re.compile(r"(?:fio|note|warning|error)\b.*", re.IGNORECASE)
-_NORMAL_OUTPUT = re.compile(r"(?:Run status group|\s*(?:read|write)\s*:\s*IOPS=|Starting \d+ process)", re.MULTILINE)
+# (searched: a leading \s* would retry at each character of a long blank run, quadratic in its length)
+_NORMAL_OUTPUT = re.compile(r"Run status group|(?:read|write)\s*:\s*IOPS=|Starting \d+ process")
 _TERSE_DEPTHS = ("1", "2", "4", "8", "16", "32", ">=64")
 
 
@@ -80,13 +83,24 @@ def _first_content_line(text: str) -> int:
     return next(n for n, line in enumerate(text.split("\n"), start=1) if line.strip())
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+class _Lines:
+    """Line numbers of offsets asked for in increasing order, counted on from the last one: counting from
+    the start of the text each time cost a file of many small documents quadratic time."""
+
+    def __init__(self, text: str):
+        self.text, self.offset, self.line = text, 0, 1
+
+    def __call__(self, offset: int) -> int:
+        if offset < self.offset:
+            return self.text.count("\n", 0, offset) + 1
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
 
 
-def _messages(text: str, start: int, end: int) -> list[dict]:
+def _messages(text: str, start: int, end: int, line_of: _Lines) -> list[dict]:
     """Non-blank lines of text[start:end] (outside any JSON document) with their line numbers."""
-    first = _line_of(text, start)
+    first = line_of(start)
     return [
         {"line": first + offset, "text": line.strip()}
         for offset, line in enumerate(text[start:end].split("\n"))
@@ -102,22 +116,26 @@ def _reject_constant(name: str) -> float:
 
 
 def _parse_json(text: str, source: str) -> dict:
+    problem = json_limits_problem(text)
+    if problem:
+        raise ParseError(source, None, f"not fio JSON fleetscope reads: {problem}")
     decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    line_of = _Lines(text)
     documents, jobs, messages = [], [], []
     position = 0
     while match := _DOCUMENT_START.search(text, position):
-        messages += _messages(text, position, match.start())
+        messages += _messages(text, position, match.start(), line_of)
         start = match.end() - 1
         try:
             document, end = decoder.raw_decode(text, start)
         except json.JSONDecodeError as error:
             raise ParseError(source, error.lineno, f"not valid fio JSON: {error.msg} (column {error.colno})") from None
         except ValueError as error:
-            raise ParseError(source, _line_of(text, start), f"not valid fio JSON: {error}") from None
-        line = _line_of(text, start)
+            raise ParseError(source, line_of(start), f"not valid fio JSON: {error}") from None
+        line = line_of(start)
         if not isinstance(document, dict) or not isinstance(document.get("jobs"), list):
             raise ParseError(source, line, "a JSON document without a 'jobs' list is not fio output")
-        job_lines = [_line_of(text, m.start()) for m in _JOBNAME.finditer(text, start, end)]
+        job_lines = [line_of(m.start()) for m in _JOBNAME.finditer(text, start, end)]
         index = len(documents)
         documents.append({
             "index": index,
@@ -132,7 +150,7 @@ def _parse_json(text: str, source: str) -> dict:
             job_line = job_lines[job_index] if job_index < len(job_lines) else line
             jobs.append(_json_job(job, documents[-1], job_index, _Where(source, job_line, f"jobs[{job_index}]")))
         position = end
-    messages += _messages(text, position, len(text))
+    messages += _messages(text, position, len(text), line_of)
     return {"format": "json", "documents": documents, "jobs": jobs, "messages": messages}
 
 
@@ -150,7 +168,12 @@ class _Where:
 
     def number(self, value: object) -> int | float:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(f"expected a number, found {json.dumps(value)}")
+            raise self.error(f"expected a number, found {json.dumps(value)[:120]}")
+        # as parsers.number: a double's range and 64 bits (JSON's 1e999 is an infinity, and a scaled one
+        # has no integer value)
+        if isinstance(value, float) and not math.isfinite(value) or \
+                isinstance(value, int) and not -(2**63) <= value < 2**64:
+            raise self.error(f"{json.dumps(value)[:40]} is not a number fio writes (beyond a double or 64 bits)")
         return value
 
 

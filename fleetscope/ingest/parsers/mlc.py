@@ -71,20 +71,28 @@ TRAFFIC_MIXES = {
 # The read-write mixes --peak_injection_bandwidth and --max_bandwidth print, in order.
 RATIO_TRAFFIC = ("all_reads", "3:1_reads_writes", "2:1_reads_writes", "1:1_reads_writes", "stream_triad_like")
 _SIZE_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+# Setting and warning lines MLC prints before a measurement (it prints one or two); each run copies them.
+MAX_NOTES = 32
 _NUM = r"\d+(?:\.\d+)?"
 
-_BANNER = re.compile(r"Intel\(R\) Memory Latency Checker\s*-?\s*v?(?P<version>\d+(?:\.\d+)*[a-z]?)\b.*")
+# Every pattern here meets a host's text: each is written so that no two of its repeated parts can take the
+# same characters (or takes them possessively), so a line costs time linear in its length whatever it
+# holds. `Each iteration took 1 <N spaces>x` cost N^3 steps in the pattern this replaced
+# (benchmarks/pumped_lines.py sweeps every line of the real outputs for such cases).
+_BANNER = re.compile(r"Intel\(R\) Memory Latency Checker\s*+(?:-\s*+)?v?(?P<version>\d+(?:\.\d+)*[a-z]?)\b.*")
 _PROMPT = re.compile(r"(?:\$|#|[A-Za-z]:\\[^>]*>|PS [^>]*>)\s*(?P<command>.*)")
-_SEPARATOR = re.compile(r"={2,}\s*(?P<label>[^=\s][^=]*?)\s*={2,}")
+_SEPARATOR = re.compile(r"={2,}+\s*+(?P<label>[^=]*[^=\s])\s*={2,}")
 _COMMAND_LINE = re.compile(r"Command line parameters:\s*(?P<parameters>.*)")
 _BUFFER = re.compile(rf"Using buffer size of (?P<size>{_NUM})\s*(?P<unit>[KMG]i?B)(?P<per_thread>/thread)?\b.*")
 _MB_DECLARATION = re.compile(r"Bandwidths are in MB/sec \(1 MB/sec = (?P<bytes>[\d,]+) Bytes/sec\)")
-_IDLE = re.compile(rf"Each iteration took\s+(?P<clocks>{_NUM})\s+(?P<clock>.*?)\s*clocks\s*\(\s*(?P<ns>{_NUM})\s*ns\s*\)")
+# the clock's name runs up to "clocks" before the parenthesis (core clocks, base frequency clocks)
+_IDLE = re.compile(rf"Each iteration took\s++(?P<clocks>{_NUM})\s++(?P<clock>[^(]*)\(\s*+(?P<ns>{_NUM})\s*+ns\s*+\)")
 _LADDER_ROW = re.compile(rf"(?P<delay>\d+)\s+(?P<latency>{_NUM})\s+(?P<bandwidth>{_NUM})")
 _LADDER_PARTIAL = re.compile(rf"(?P<delay>\d+)(?:\s+{_NUM})?")
 _LADDER_HEADERS = (re.compile(r"Inject\s+Latency\s+Bandwidth"), re.compile(r"Delay\s+\(ns\)\s+MB/sec"))
 _RULE = re.compile(r"={5,}")
-_RATIO = re.compile(rf"(?P<label>[A-Za-z0-9][A-Za-z0-9:\- ]*?)\s*:\s*(?P<bandwidth>{_NUM})")
+_RATIO_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9:\- ]*")
+_NUMBER = re.compile(_NUM)
 _MATRIX_TITLE = re.compile(r"(?:(?:Numa|Memory|Reader Numa) [Nn]ode\s*)+")
 _MATRIX_COLUMNS = re.compile(r"(?P<kind>Numa node|Socket|Writer Numa Node)\s+(?P<ids>\d+(?:\s+\d+)*)")
 _MATRIX_ROW = re.compile(r"(?P<id>\d+)\s+(?P<cells>\S.*)")
@@ -226,8 +234,13 @@ class _Reader:
         else:
             self.invocation.settings[key] = value
 
-    def add_note(self, note: str) -> None:
-        (self.run["notes"] if self.run is not None else self.invocation.notes).append(note)
+    def add_note(self, line: int, note: str) -> None:
+        notes = self.run["notes"] if self.run is not None else self.invocation.notes
+        if len(notes) >= MAX_NOTES:
+            # every run of the invocation copies its notes: unbounded, they would cost runs x notes
+            raise self.fail(line, f"more than {MAX_NOTES} setting and warning lines ('***', 'Using ...') before one "
+                                  "measurement: not MLC output")
+        notes.append(note)
 
     def add_row(self, line: int, row: dict) -> None:
         row["line"] = line
@@ -317,14 +330,15 @@ class _Reader:
             size = f"{match['size']}{match['unit']}"
             self.set_setting("buffer", {
                 "printed": size,
-                "bytes": buffer.get("bytes") or round(float(match["size"]) * _SIZE_UNITS[match["unit"][0]]),
+                "bytes": buffer.get("bytes") or round(number(match["size"], self.source, line, "buffer size")
+                                                      * _SIZE_UNITS[match["unit"][0]]),
                 "per_thread": bool(match["per_thread"]),
                 "from": buffer.get("from", "printed"),
             })
             return True
         if text.startswith("***"):
             note = text.lstrip("* ").strip()
-            self.add_note(note)
+            self.add_note(line, note)
             if "random access" in note:
                 self.set_setting("access", "random")
             return True
@@ -339,18 +353,18 @@ class _Reader:
             self.set_setting("traffic_description", "100% reads")
             return True
         if match := _MB_DECLARATION.fullmatch(text):
-            self.mb_bytes = int(match["bytes"].replace(",", ""))
+            self.mb_bytes = self.integer(match["bytes"].replace(",", ""), line, "bytes of an MB")
             if self.mb_bytes != 1_000_000:
-                self.add_note(f"MLC declares 1 MB/sec = {self.mb_bytes} B/s; bandwidths converted to 1e6 B/s")
+                self.add_note(line, f"MLC declares 1 MB/sec = {self.mb_bytes} B/s; bandwidths converted to 1e6 B/s")
             return True
         if any(pattern.fullmatch(text) for pattern in _IGNORED_PROSE):
             return True
-        if match := _IDLE.fullmatch(text):
+        if (match := _IDLE.fullmatch(text)) and match["clock"].rstrip().endswith("clocks"):
             self.open_run("idle_latency", line)
             self.add_row(line, {
                 "latency_ns": number(match["ns"], self.source, line, "latency (ns)"),
                 "clocks": number(match["clocks"], self.source, line, "clocks"),
-                "clock": match["clock"],
+                "clock": match["clock"].rstrip().removesuffix("clocks").rstrip(),
             })
             self.close_run(line)
             return True
@@ -373,7 +387,7 @@ class _Reader:
                     return True
             raise self.fail(line, f"an MLC measurement this parser does not know: {text[:120]!r}")
         if text.startswith("Using "):
-            self.add_note(text)  # other settings MLC describes (pages, AVX, ...)
+            self.add_note(line, text)  # other settings MLC describes (pages, AVX, ...)
             return True
         return False
 
@@ -402,13 +416,14 @@ class _Reader:
         if match := _LADDER_ROW.fullmatch(text):
             bandwidth = self.bandwidth(match["bandwidth"], line)
             self.add_row(line, {
-                "delay_cycles": int(match["delay"]),
+                "delay_cycles": self.integer(match["delay"], line, "injected delay"),
                 "latency_ns": number(match["latency"], self.source, line, "latency (ns)"),
                 "bandwidth_mb_s": bandwidth,
             })
             return True
         if match := _LADDER_PARTIAL.fullmatch(text):
-            _mark_truncated(self.run, f"the row for delay {int(match['delay'])} is incomplete (line {line})")
+            delay = self.integer(match["delay"], line, "injected delay")
+            _mark_truncated(self.run, f"the row for delay {delay} is incomplete (line {line})")
             self.run["end_line"] = line
             return True
         if text[0].isdigit():
@@ -416,14 +431,16 @@ class _Reader:
         return False
 
     def ratio_line(self, line: int, text: str) -> bool:
-        match = _RATIO.fullmatch(text)
-        if match is None or match["label"].startswith("Using"):
+        """`ALL Reads        :      12345.6`: a label, a colon, a bandwidth (the label may hold colons: 3:1)."""
+        label, colon, bandwidth = text.rpartition(":")
+        label, bandwidth = label.rstrip(), bandwidth.strip()
+        if not colon or not _RATIO_LABEL.fullmatch(label) or not _NUMBER.fullmatch(bandwidth) or label.startswith("Using"):
             return False
-        label = " ".join(match["label"].split())
+        label = " ".join(label.split())
         self.add_row(line, {
             "traffic": re.sub(r"[^a-z0-9:]+", "_", label.lower()).strip("_"),
             "label": label,
-            "bandwidth_mb_s": self.bandwidth(match["bandwidth"], line),
+            "bandwidth_mb_s": self.bandwidth(bandwidth, line),
         })
         return True
 
@@ -458,7 +475,7 @@ class _Reader:
             match = _MATRIX_COLUMNS.fullmatch(text)
             if match is None:
                 return False
-            self.matrix["columns"] = [int(column) for column in match["ids"].split()]
+            self.matrix["columns"] = [self.integer(column, line, "matrix column") for column in match["ids"].split()]
             if match["kind"] == "Socket":
                 self.run["notes"].append("matrix rows are sockets (MLC's single-node 'Memory node / Socket' header)")
             self.state = "matrix_rows"
@@ -479,11 +496,19 @@ class _Reader:
                 value = self.bandwidth(cell, line)
             self.add_row(line, {
                 **self.matrix["extra"],
-                self.matrix["row_key"]: int(match["id"]),
+                self.matrix["row_key"]: self.integer(match["id"], line, "matrix row"),
                 self.matrix["column_key"]: column,
                 self.matrix["value_key"]: value,
             })
         return True
+
+    def integer(self, text: str, line: int, what: str) -> int:
+        """A whole number the pattern matched as digits, within 64 bits (parsers.number's check): thousands of
+        digits were a float overflow or an int() error, not a parse error."""
+        value = number(text, self.source, line, what)
+        if not isinstance(value, int):
+            raise self.fail(line, f"{what}: expected a whole number, found {text[:40]!r}")
+        return value
 
     def bandwidth(self, text: str, line: int) -> int | float:
         value = number(text, self.source, line, "bandwidth (MB/sec)")
@@ -507,14 +532,15 @@ class _Reader:
 
 
 def _options(command_line: str) -> dict[str, str]:
-    """'--loaded_latency -W6 -c0 -t 10' -> {'mode': 'loaded_latency', 'W': '6', 'c': '0', 't': '10'}."""
+    """'--loaded_latency -W6 -c0 -t 10' -> {'mode': 'loaded_latency', 'W': '6', 'c': '0', 't': '10'}. MLC's
+    options are single letters; anything else on the line is not kept (each run copies the options)."""
     options: dict[str, str] = {}
     previous = None
     for token in command_line.split():
         if token.startswith("--"):
             options["mode"] = token[2:]
             previous = None
-        elif token.startswith("-") and len(token) > 1:
+        elif token.startswith("-") and len(token) > 1 and token[1].isascii() and token[1].isalpha():
             previous = token[1]
             options[previous] = token[2:]
         elif previous is not None and options[previous] == "":
@@ -530,7 +556,7 @@ def _mode_from_options(command_line: str | None) -> str | None:
 
 def _buffer_from_option(options: dict[str, str]) -> dict | None:
     """-b is in KiB unless it carries a k/m/g suffix (-b900k, -b11m)."""
-    match = re.fullmatch(r"(\d+)([kKmMgG]?)", options.get("b", ""))
+    match = re.fullmatch(r"(\d{1,15})([kKmMgG]?)", options.get("b", ""))  # more digits are no buffer size
     if match is None:
         return None
     factor = _SIZE_UNITS[match[2].upper()] if match[2] else 1 << 10

@@ -125,12 +125,13 @@ def _event(raw: str, separator: str, source: str, line: int) -> dict:
 
 def _join_event(fields: list[str], separator: str) -> tuple[str, list[str]]:
     """A PMU event spelled with its terms (cpu/event=0x3c,umask=0x0/) contains the separator itself."""
-    event = fields[0]
+    parts, slashes = [fields[0]], fields[0].count("/")
     index = 1
-    while event.count("/") % 2 == 1 and index < len(fields):
-        event += separator + fields[index]
+    while slashes % 2 == 1 and index < len(fields):  # counted per field: the joined text once per field was quadratic
+        parts.append(fields[index])
+        slashes += fields[index].count("/")
         index += 1
-    return event, fields[index:]
+    return separator.join(parts), fields[index:]
 
 
 def _optional_number(fields: list[str], index: int, source: str, line: int, what: str) -> int | float | None:
@@ -143,6 +144,8 @@ def _event_name(event: str) -> dict:
     if match := _PMU_EVENT.fullmatch(event):
         return {"event": event, "name": match["name"], "pmu": match["pmu"], "modifiers": match["modifiers"]}
     match = _PLAIN_EVENT.fullmatch(event)
+    if match is None:  # a colon not followed by modifiers: a tracepoint (sched:sched_switch), named whole
+        return {"event": event, "name": event, "pmu": None, "modifiers": ""}
     return {"event": event, "name": match["name"], "pmu": None, "modifiers": match["modifiers"] or ""}
 
 

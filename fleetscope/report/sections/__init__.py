@@ -11,10 +11,10 @@ warehouse/queries/report/).
 from __future__ import annotations
 
 from fleetscope import catalog
-from fleetscope.report.sections import bandwidth, cpu_io, intel_mlc, latency, storage, workloads
+from fleetscope.report.sections import bandwidth, compute, cpu_io, intel_mlc, latency, storage, workloads
 from fleetscope.report.sections.section import Column, Family, Figure, Headline, Section, SectionData, shown_columns
 
-_MODULES = (latency, bandwidth, cpu_io, storage, intel_mlc, workloads)
+_MODULES = (latency, bandwidth, compute, cpu_io, storage, intel_mlc, workloads)
 
 
 def _of_family(items, tag: str) -> tuple:

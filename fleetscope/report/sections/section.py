@@ -45,6 +45,7 @@ class SectionData:
     caches: list[dict]                # the run's sysfs caches (cache_levels)
     derived: dict[str, list[dict]]    # the run's derived rows, by table name (fleetscope.report.derived_tables)
     units: dict[str, Unit]            # the unit of each quantity in this section, shared by chart and tables
+    extra_rows: list[dict] = field(default_factory=list)  # the section's second table (extra_view), where it has one
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ with the file and the recovery named, and no MSR is written.
 import glob
 import json
 import os
+import platform
 import struct
 import sys
 
@@ -42,6 +43,13 @@ def write(cpu, value):
 
 
 def check():
+    machine = platform.machine()
+    if machine not in ("x86_64", "i686", "i386"):
+        # Arm cores keep their prefetcher controls in implementation-defined registers (CPUECTLR_EL1 and
+        # the like) that only the kernel or firmware may write; Linux offers no interface to them.
+        return {"possible": False, "cpus": [],
+                "reason": f"MSR 0x1A4 is an Intel x86 register; this host is {machine}, whose hardware "
+                          "prefetchers Linux offers no interface to switch"}
     with open("/proc/cpuinfo") as handle:
         vendor = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("vendor_id")), "")
     if vendor != "GenuineIntel":

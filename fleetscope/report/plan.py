@@ -1,0 +1,36 @@
+"""The host page's "Plan and price": what the run's plan promised before measuring (every experiment's
+points and an upper bound on its time, fitted into the profile's budget, with what the budget cut) beside
+what each experiment then did, and the experiments that ran more than 25% past their price (flag
+plan_overshoot). A run collected before fleetscope priced its runs says so instead."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fleetscope.units import format_count, format_percent, format_with_unit
+
+
+def build(fetch: Callable[[str], list[dict]]) -> dict:
+    """{present, sentence, rows} for the page, from the report queries run_plan and plan_vs_actual."""
+    totals = (fetch("run_plan") or [{}])[0]
+    rows = fetch("plan_vs_actual")
+    if totals.get("plan_bound_s") is None:
+        return {"present": False, "rows": [],
+                "sentence": "This run carries no plan: it was collected before fleetscope priced its runs."}
+    priced = [row for row in rows if row["planned_s"] is not None]
+    actual = sum(row["actual_s"] or 0 for row in priced if row["actual_s"] is not None)
+    budget = totals.get("plan_budget_s")
+    over = [row["experiment"] for row in priced if row["overshoot"]]
+    sentence = (f"Planned before measuring: {len([r for r in priced if not r['planned_skip']])} experiments, "
+                f"{format_count(totals['plan_points'])} points, at most {format_with_unit(totals['plan_bound_s'], 's')}"
+                + (f" (budget {format_with_unit(budget, 's')})" if budget is not None else " (full profile: no budget)")
+                + f". They took {format_with_unit(actual, 's')}, "
+                + (f"{format_percent(actual / totals['plan_bound_s'])}" if totals["plan_bound_s"] else "—")
+                + " of that price.")
+    if over:
+        sentence += (f" {len(over)} ran more than 25% past their price ({', '.join(over)}): the plan's model of this "
+                     "host did not hold (a busier or slower host than its rates; flag plan_overshoot).")
+    short = (f"at most {format_with_unit(totals['plan_bound_s'], 's')}"
+             + (f" (budget {format_with_unit(budget, 's')})" if budget is not None else "")
+             + f", took {format_with_unit(actual, 's')}" + (f"; {len(over)} over" if over else ""))
+    return {"present": True, "sentence": sentence, "short": short, "rows": rows}

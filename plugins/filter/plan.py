@@ -1,0 +1,1193 @@
+"""The plan of a host's run, with its price: from the host's facts and the run's settings, every kernel
+process each enabled experiment will start (the argv the kernels role runs, nothing else), the points
+(records) they will write, and an upper bound on their time, per experiment and in total.
+
+One function per experiment builds its processes (`_PLANNERS`); `host_plan` prices them and, where the
+profile has a budget (quick 120 s, standard 900 s of experiments per host), fits each experiment into its
+allowance (`__kernels_profiles[<profile>].allowance_s`) by cutting, in a fixed order, what costs most on
+that host: the time cap per point, sweep density, DRAM working sets, thread steps, c2c pairs. Each cut
+is said in the experiment's notes ("c2c: 96 of 16,256 ordered pairs, every LLC domain pair covered"),
+so a budget never silently changes a number. `full` has no budget: its plan states its own price.
+
+The price of a point is the time model below (dev VM, docs/methods.md "The plan and its price"): a
+process's start, a buffer's mapping and chain, calibration, and sampling to its cap on every try. It is
+an upper bound as far as the model's rates hold on the host: a host slower than them (a busy machine,
+an over-committed VM) can overshoot, and the warehouse flags an experiment that ran more than 25% past
+its price (view plan_vs_actual). The same functions serve the kernels role (tasks/plan.yml runs them
+before measuring and the experiments run the plan's points), preflight (which prints each host's
+price) and `fleetscope plan` (a host that is not at hand, from its facts or a sysfs tree).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import math
+from pathlib import Path
+
+
+def _sibling(name: str):
+    """A filter module of this folder, loaded by path: Ansible, the tests and `fleetscope plan` load this
+    file by path too, so no package import can be assumed."""
+    path = Path(__file__).resolve().parent / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"fleetscope_plan_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_sweep = _sibling("sweep")
+_numa = _sibling("numa")
+_kinds = _sibling("core_kinds")
+
+GIB = 1 << 30
+MIB = 1 << 20
+LINE = 64
+
+# ---- The time model (dev VM: 2-vCPU Zen 4 KVM guest; each rate a measured worst, docs/methods.md) ----
+# One kernel process: Ansible's loop item, exec, perf stat, the kernel's core-clock and canary set-up.
+PROCESS_S = 0.8
+# An experiment's own tasks inside its recorded wall time (the perf folder, the record).
+EXPERIMENT_S = 0.4
+# Mapping and first touch of a buffer, per byte: in a VM every new page is also an exit to the host,
+# and a 2 MiB page may wait for compaction (dev VM: 2.4-3 s per GiB either way).
+FAULT_S_PER_BYTE = 3.0 / GIB
+FAULT_S_PER_BYTE_4K = 3.0 / GIB
+# Linking a random cycle and walking it once (self-check and warm-up), per line: within the last-level
+# cache, and beyond it (two dependent misses per line; 4 KiB pages add a page walk to each).
+CHAIN_LINE_S_CACHE = 0.05e-6
+CHAIN_LINE_S_DRAM = 0.5e-6
+CHAIN_LINE_S_DRAM_4K = 0.8e-6
+# Streaming one buffer from DRAM with one thread, and what a team of threads adds per thread up to a
+# few per NUMA node (past that they share the node's memory bandwidth).
+STREAM_BYTES_PER_S = 5e9
+CACHE_BYTES_PER_S = 20e9
+# A line read in random order from DRAM (stride_bandwidth's random pattern, one thread).
+RANDOM_LINE_S = 100e-9
+STREAM_THREADS_PER_NODE = 4
+# A calibrated sample lands up to 25% past --min-sample-ms; calibration takes about four samples.
+SAMPLE_OVERSHOOT = 1.25
+CALIBRATION_SAMPLES = 4
+# A saxpy update that misses (stride >= 8 elements: a line of its own in both arrays), and one that hits.
+SAXPY_MISS_S = 40e-9
+SAXPY_HIT_S = 2e-9
+# One c2c pair: thread start, the 5 ms warm-up, canaries; the first pair on a CPU also measures its clock.
+C2C_PAIR_S = 0.02
+CORECLOCK_S = 0.06
+# aio: writing its scratch file once per process (bytes per second).
+AIO_WRITE_BYTES_PER_S = 200e6
+# fio: the engine and O_DIRECT probes, laying out the scratch file, the record.
+FIO_SETUP_S = 6.0
+FIO_LAYOUT_BYTES_PER_S = 200e6
+# A time cap per point is never cut below this (seconds), nor a DRAM working set below this.
+CAP_FLOOR_S = 0.25
+DRAM_FLOOR_BYTES = 64 * MIB
+
+# The budget of experiments per host per profile (seconds): the contract of README "Profiles".
+BUDGET_S = {"quick": 120, "standard": 900, "full": None}
+
+
+# ---- Reading the facts ----
+
+def _int(value, default=0) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+class Host:
+    """What the plan needs of a host, from its facts (plugins/modules/fleetscope_facts.py)."""
+
+    def __init__(self, facts: dict):
+        facts = facts or {}
+        cpu = facts.get("cpu") or {}
+        self.facts = facts
+        self.topology = facts.get("topology") or {}
+        self.cpus = max(1, _int(cpu.get("logical_cpus"), 1))
+        self.cores = max(1, _int(cpu.get("physical_cores"), self.cpus) or self.cpus)
+        self.caches = [c for c in facts.get("caches") or [] if c.get("type") != "Instruction"]
+        self.llc = max((_int(c.get("size_bytes")) for c in self.caches), default=0) or 32 * MIB
+        self.kinds = list(self.topology.get("core_kinds") or [])
+        self.numa = facts.get("numa") or {}
+        self.nodes = max(1, _int(self.numa.get("nodes"), 1))
+        self.mem_available = _int((facts.get("memory") or {}).get("mem_available_bytes"))
+        self.smt = any(_int(kind.get("threads_per_core"), 1) > 1 for kind in self.kinds) or \
+            _int(cpu.get("threads_per_core"), 1) > 1
+
+    def stream_threads(self, threads: int) -> int:
+        """How many of `threads` add bandwidth in the model."""
+        return max(1, min(int(threads), STREAM_THREADS_PER_NODE * self.nodes))
+
+
+# ---- One experiment's plan ----
+
+class Exp:
+    """One experiment's processes ({label, argv}), the points they write, their price and notes."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.processes: list[dict] = []
+        self.records = 0
+        self.bound_s = 0.0
+        self.notes: list[str] = []
+        self.cuts: list[str] = []
+        self.skip: str | None = None
+        self.target_rel: float | None = None
+        self.cap_s: float | None = None
+        self.allowance_s: float | None = None
+        self.kinds = 1
+        self.refine_max_points: int | None = None  # an adaptive sweep's bound (latency_sweep, tlb), else None
+
+    def add(self, label: str, argv: list, records: int, bound_s: float, kinds: int = 1) -> None:
+        """One kernel process (once per core kind where the role runs it per kind: `kinds`)."""
+        self.processes.append({"label": label, "argv": [str(item) for item in argv]})
+        self.records += records * kinds
+        self.bound_s += (PROCESS_S + bound_s) * kinds
+
+    def record(self) -> dict:
+        """What the manifest keeps of it (no argv: the bundle's results say what ran)."""
+        return {"name": self.name, "points": self.records, "processes": len(self.processes),
+                "bound_s": round(self.bound_s + (EXPERIMENT_S if self.processes or self.skip else 0.0), 3),
+                "allowance_s": self.allowance_s, "target_rel": self.target_rel, "cap_s": self.cap_s,
+                "kinds": self.kinds, "skip": self.skip, "notes": self.notes, "cuts": self.cuts}
+
+
+class Context:
+    """The settings one experiment is planned with, and the pricing helpers every planner shares."""
+
+    def __init__(self, host: Host, settings: dict, experiment: str, knobs: dict):
+        self.host = host
+        self.settings = settings
+        self.experiment = experiment
+        self.knobs = knobs
+        self.var = settings.get("variables") or {}
+        self.table = settings.get("table") or {}
+        paths = settings.get("paths") or {}
+        self.bin = paths.get("bin", "fleetscope-kernels")
+        self.bundle = paths.get("bundle", ".")
+        self.samples = _int(knobs.get("samples")) or _int(self.var.get("kernels_samples"),
+                                                          _int(self.table.get("samples"), 11))
+        self.min_sample_ms = float(self.var.get("kernels_min_sample_ms") or self.table.get("min_sample_ms") or 10)
+        self.tries = _int(knobs.get("tries")) or _int(self.table.get("tries"), 0)
+        mem = host.mem_available
+        self.max_bytes = mem // 4 // (2 * MIB) * (2 * MIB)
+        precision = {"target_ci": self.var.get("kernels_target_ci", self.table.get("target_ci")),
+                     "max_point_s": self.var.get("kernels_max_point_s", self.table.get("max_point_s"))}
+        precision.update((self.var.get("kernels_precision") or {}).get(experiment) or {})
+        self.target = float(precision["target_ci"]) if precision.get("target_ci") not in (None, "", 0) else None
+        cap = precision.get("max_point_s")
+        self.cap = float(cap) if self.target and cap not in (None, "") else (10.0 if self.target else None)
+        if self.target and knobs.get("cap_scale", 1.0) < 1.0:
+            self.cap = max(CAP_FLOOR_S, round(self.cap * knobs["cap_scale"], 3))
+
+    @property
+    def kind_count(self) -> int:
+        """How many times the role runs each of this experiment's points (once per core kind; once, on the
+        fastest kind, where the budget cut the others)."""
+        experiments = self.var.get("kernels_per_core_kind_experiments") or []
+        if not self.var.get("kernels_per_core_kind", True) or self.experiment not in experiments \
+                or self.knobs.get("one_kind"):
+            return 1
+        return max(1, len(self.host.kinds))
+
+    @property
+    def cpu(self):
+        """The CPU a pinned point runs on: kernels_cpu, or the fastest kind's own where the budget measures
+        one kind of several (the role sets it per kind otherwise)."""
+        if self.knobs.get("one_kind") and len(self.host.kinds) > 1:
+            return self.host.kinds[0].get("representative_cpu", 0)
+        return self.var.get("kernels_cpu", 0)
+
+    def common(self, min_sample_ms=None) -> list:
+        """The options every process of the experiment passes (the kernels role's common options)."""
+        argv = ["--experiment", self.experiment, "--samples", self.samples,
+                "--min-sample-ms", self.min_sample_ms, "--max-bytes", self.max_bytes,
+                "--output", f"{self.bundle}/results/{self.experiment}.jsonl"]
+        if self.target:
+            argv += ["--target-ci", self.target, "--max-point-seconds", self.cap]
+        if self.tries:
+            argv += ["--tries", self.tries]
+        if min_sample_ms is not None:
+            argv += ["--min-sample-ms", min_sample_ms]
+        return argv
+
+    # -- pricing --
+    def sample_s(self, round_s: float = 0.0, min_sample_ms=None) -> float:
+        ms = self.min_sample_ms if min_sample_ms is None else float(min_sample_ms)
+        return max(ms / 1000.0 * SAMPLE_OVERSHOOT, round_s)
+
+    def sampling_s(self, sample_s: float, series: int = 1) -> float:
+        """One try's samples: a fixed count, or at least that many and on to the cap (plus the sample
+        that crosses it). `series` samples make one step (a tlb pair's two chains)."""
+        step = sample_s * series
+        fixed = self.samples * step
+        return fixed if not self.target else max(fixed, self.cap) + step
+
+    def measure_s(self, sample_s: float, series: int = 1, tries: int = 1, round_s: float = 0.0) -> float:
+        """Calibration (about four samples; two rounds where one round is already a whole sample), then
+        every try sampled to its cap."""
+        calibration = 2 * round_s if round_s * 1000 >= self.min_sample_ms else CALIBRATION_SAMPLES * sample_s
+        return calibration * series + max(1, tries) * self.sampling_s(sample_s, series)
+
+    def chain_setup_s(self, span: int, lines: int, policy: str = "thp") -> float:
+        fault = span * (FAULT_S_PER_BYTE_4K if policy == "4k" else FAULT_S_PER_BYTE)
+        if span <= self.host.llc:
+            per_line = CHAIN_LINE_S_CACHE
+        else:
+            per_line = CHAIN_LINE_S_DRAM_4K if policy == "4k" else CHAIN_LINE_S_DRAM
+        return fault + lines * per_line
+
+    def latency_point_s(self, span: int, lines: int | None = None, policy: str = "thp") -> float:
+        """A latency-engine point: its buffer and chain, calibration, and every try to the cap."""
+        lines = span // LINE if lines is None else lines
+        return self.chain_setup_s(span, lines, policy) + self.measure_s(self.sample_s(), tries=self.tries or 3)
+
+    def stream_point_s(self, bytes_per_thread: int, threads: int = 1, passes: float = 1.0,
+                       min_sample_ms=None) -> float:
+        """A bandwidth point: every thread's buffer set up once, then samples of at least one pass."""
+        total = bytes_per_thread * threads
+        rate = (STREAM_BYTES_PER_S if bytes_per_thread > self.host.llc else CACHE_BYTES_PER_S) \
+            * self.host.stream_threads(threads)
+        # each thread touches its own buffer: faults go in parallel as far as the memory system lets them
+        setup = total * FAULT_S_PER_BYTE / self.host.stream_threads(threads) + total / rate
+        round_s = passes * total / rate
+        return setup + self.measure_s(self.sample_s(round_s, min_sample_ms), round_s=round_s)
+
+
+def _dram_bytes(ctx: Context, rule_bytes: int, knob: str = "dram_scale", threads: int = 1) -> int:
+    """A DRAM working set: the rule's, cut by the budget's scale, never under DRAM_FLOOR_BYTES (or the
+    rule's own size where that is smaller; a team's threads share it: each gets its part, at least 4 MiB),
+    whole 2 MiB pages where possible, within the memory cap."""
+    size = min(int(rule_bytes), ctx.max_bytes or int(rule_bytes))
+    scale = ctx.knobs.get(knob, 1.0)
+    floor = max(DRAM_FLOOR_BYTES // max(1, threads), 4 * MIB)
+    if scale < 1.0:
+        size = max(min(size, floor), int(size * scale))
+    step = 2 * MIB if size >= 4 * MIB else LINE
+    return max(LINE * 2, size // step * step)
+
+
+def _human(size: int) -> str:
+    for factor, unit in ((GIB, "GiB"), (MIB, "MiB"), (1 << 10, "KiB")):
+        if size >= factor:
+            return f"{size / factor:.4g} {unit}"
+    return f"{size} B"
+
+
+def _seconds(value: float) -> str:
+    """1 m 54 s, 42 s, 3.2 s."""
+    if value >= 3600:
+        hours, minutes = divmod(round(value / 60), 60)
+        return f"{hours} h {minutes} m" if minutes else f"{hours} h"
+    if value >= 60:
+        minutes, seconds = divmod(round(value), 60)
+        return f"{minutes} m {seconds} s" if seconds else f"{minutes} m"
+    return f"{value:.0f} s" if value >= 10 else f"{value:.2g} s"
+
+
+def _note_dram(ctx: Context, exp: Exp, size: int, rule: int, what: str, threads: int = 1) -> None:
+    """Say a working set the budget cut, and where it may no longer be DRAM-sized: under twice the last-level
+    cache (a team's buffers together, against every LLC domain's)."""
+    if size < rule:
+        words = f"{what} cut from {_human(rule)} to {_human(size)} (budget)"
+        domains = len(ctx.host.topology.get("llc_domains") or []) or 1
+        if size * threads < 2 * ctx.host.llc * (domains if threads > 1 else 1):
+            words += (f": under twice the {_human(ctx.host.llc)} last-level cache sysfs reports, so part of it "
+                      "may still be served by that cache")
+        exp.cuts.append(words)
+
+
+# ---- The experiments ----
+
+def _refine_bound(ctx: Context, exp: Exp, variable: str, column: str, what: str) -> int:
+    """An adaptive sweep's most refinement points (its role variable, else the profile's column), halved by
+    the budget's `refine_scale`, said where cut; kept on the plan (refine_max_points) for the role to run."""
+    natural = max(0, _int(ctx.var.get(variable), _int(ctx.table.get(column))))
+    refine = int(natural * ctx.knobs.get("refine_scale", 1.0))
+    if refine < natural:
+        exp.cuts.append(f"at most {refine} refinement {what} instead of {natural} (budget)" if refine else
+                        f"no refinement {what} instead of up to {natural} (budget): sizes are the coarse pass's brackets")
+    exp.refine_max_points = refine
+    return refine
+
+
+def _latency_sweep(ctx: Context) -> Exp:
+    exp = Exp("latency_sweep")
+    var, host = ctx.var, ctx.host
+    per_octave = _int(ctx.knobs.get("per_octave") or var.get("kernels_latency_sweep_points_per_octave"), 1)
+    rule = _int(var.get("kernels_latency_sweep_max_bytes")) \
+        or _sweep.sweep_max_bytes(host.caches or [], host.mem_available or 1 << 40)
+    top = _dram_bytes(ctx, rule, "size_scale") // LINE * LINE
+    _note_dram(ctx, exp, top, rule, "largest working set")
+    sizes = _sweep.sweep_sizes(_int(var.get("kernels_latency_sweep_min_bytes"), 4096), top, per_octave)
+    policies = list(var.get("kernels_latency_sweep_page_policies") or ["thp", "4k"])
+    argv = [ctx.bin, "chase", "--cpu", ctx.cpu, *ctx.common()]
+    worst = {}
+    if ctx.knobs.get("group"):
+        # One process per page policy, the kernel shuffling the sizes (each still on a fresh buffer).
+        for point in _sweep.grid_points([*argv, "--sizes", ",".join(map(str, sizes))],
+                                        [{"option": "--page-policy", "values": policies}]):
+            costs = [ctx.latency_point_s(size, policy=point["argv"][-1]) for size in sizes]
+            worst[point["argv"][-1]] = max(costs)
+            exp.add(point["label"], point["argv"], len(sizes), sum(costs), ctx.kind_count)
+        exp.cuts.append("every size of a page policy in one process instead of one process per size (budget): "
+                        "perf stat then counts the whole sweep, not each point")
+    else:
+        for point in _sweep.grid_points(argv, [{"option": "--sizes", "values": sizes},
+                                               {"option": "--page-policy", "values": policies}]):
+            size, policy = int(point["argv"][-3]), point["argv"][-1]
+            cost = ctx.latency_point_s(size, policy=policy)
+            worst[policy] = max(worst.get(policy, 0.0), cost)
+            exp.add(point["label"], point["argv"], 1, cost, ctx.kind_count)
+    refine = _refine_bound(ctx, exp, "kernels_latency_sweep_refine_max_points", "refine_max_points", "points")
+    if refine and exp.processes:
+        # The adaptive sweep's bisection points (issue 28, run by tasks/run_points.yml after the coarse pass):
+        # at most `refine` more processes per core kind, on the curve it refines (THP, else the first policy),
+        # each priced as that curve's costliest coarse point.
+        policy = "thp" if "thp" in worst else policies[0]
+        exp.records += refine * ctx.kind_count
+        exp.bound_s += refine * (PROCESS_S + worst[policy]) * ctx.kind_count
+        exp.notes.append(f"adaptive sweep: at most {refine} refinement points inside the rises of the {policy} curve"
+                         + (" per core kind" if ctx.kind_count > 1 else "") + ", priced as its costliest coarse point")
+    if per_octave < _int(var.get("kernels_latency_sweep_points_per_octave"), 1):
+        exp.cuts.append(f"{per_octave} point per octave instead of "
+                        f"{var.get('kernels_latency_sweep_points_per_octave')} (budget)")
+    return exp
+
+
+def _levels_dram(ctx: Context) -> tuple[int, int]:
+    """The DRAM working set of zero_queue, write_cost and mlp: kernels_dram_bytes, or 8 x the largest
+    cache and at least 256 MiB (the role's rule), within the memory cap; then the budget's cut."""
+    host = ctx.host
+    rule = _int(ctx.var.get("kernels_dram_bytes")) or max(
+        _sweep.sweep_max_bytes(host.caches or [], host.mem_available or 1 << 40, 8, 1.0), 256 * MIB)
+    rule = min(rule, ctx.max_bytes or rule)
+    return _dram_bytes(ctx, rule), rule
+
+
+def _cache_levels(ctx: Context) -> list[int]:
+    """The working sets zero_queue and write_cost derive from sysfs (kernels/src/levels.c): half of L1,
+    then the geometric midpoint of each level and the one below."""
+    sizes = sorted({(_int(c.get("level")), _int(c.get("size_bytes"))) for c in ctx.host.caches})
+    by_level: dict[int, int] = {}
+    for level, size in sizes:
+        by_level.setdefault(level, size)
+    ordered = [by_level[level] for level in sorted(by_level)]
+    sets = []
+    for index, size in enumerate(ordered):
+        sets.append(size // 2 if index == 0 else int(math.sqrt(ordered[index - 1] * size)))
+    return sets
+
+
+def _zero_queue(ctx: Context) -> Exp:
+    exp = Exp("zero_queue")
+    dram, rule = _levels_dram(ctx)
+    _note_dram(ctx, exp, dram, rule, "DRAM working set")
+    cost = sum(ctx.latency_point_s(size) for size in _cache_levels(ctx)) + ctx.latency_point_s(dram)
+    argv = [ctx.bin, "zero_queue", "--cpu", ctx.cpu, "--dram-size", dram, *ctx.common()]
+    exp.add("all points", argv, len(_cache_levels(ctx)) + 1, cost, ctx.kind_count)
+    return exp
+
+
+def _write_cost(ctx: Context) -> Exp:
+    exp = Exp("write_cost")
+    dram, rule = _levels_dram(ctx)
+    _note_dram(ctx, exp, dram, rule, "DRAM working set")
+    sizes = _cache_levels(ctx) + [dram]
+    # read-modify-write and read-only at every level, then the flush round trip
+    cost = 2 * sum(ctx.latency_point_s(size) for size in sizes) + ctx.measure_s(ctx.sample_s())
+    argv = [ctx.bin, "write_cost", "--cpu", ctx.cpu, "--dram-size", dram, *ctx.common()]
+    exp.add("all points", argv, 2 * len(sizes) + 1, cost, ctx.kind_count)
+    return exp
+
+
+def _mlp(ctx: Context) -> Exp:
+    exp = Exp("mlp")
+    dram, rule = _levels_dram(ctx)
+    _note_dram(ctx, exp, dram, rule, "working set")
+    repeats = _int(ctx.knobs.get("repeats") or ctx.var.get("kernels_mlp_repeats"), 1)
+    setup = ctx.chain_setup_s(dram, dram // LINE)
+    cost = setup + 16 * repeats * ctx.measure_s(ctx.sample_s(), tries=ctx.tries or 3)
+    argv = [ctx.bin, "mlp", "--cpu", ctx.cpu, "--repeats", repeats, "--size", dram, *ctx.common()]
+    exp.add("all points", argv, 16 * repeats, cost)
+    if repeats < _int(ctx.var.get("kernels_mlp_repeats"), 1):
+        exp.cuts.append(f"each chain count measured {repeats} times instead of {ctx.var.get('kernels_mlp_repeats')} "
+                        "(budget)")
+    return exp
+
+
+def _pattern_stride(ctx: Context) -> Exp:
+    exp = Exp("pattern_stride")
+    var = ctx.var
+    footprint = _int(var.get("kernels_pattern_stride_footprint_bytes"), 64 * MIB)
+    span_cap = min(_int(ctx.table.get("span_cap_bytes"), GIB), ctx.max_bytes or GIB)
+    scale = ctx.knobs.get("size_scale", 1.0)
+    if scale < 1.0:
+        cut = max(DRAM_FLOOR_BYTES, int(span_cap * scale)) // (2 * MIB) * (2 * MIB)
+        exp.cuts.append(f"largest span cut from {_human(span_cap)} to {_human(cut)} (budget)")
+        span_cap = cut
+    argv = [ctx.bin, "pattern_stride", "--cpu", ctx.cpu, "--footprint", footprint,
+            *ctx.common(), "--max-bytes", span_cap]
+    patterns = list(var.get("kernels_pattern_stride_patterns") or [])
+    strides = [int(stride) for stride in var.get("kernels_pattern_stride_strides") or []]
+
+    def cost(stride):
+        span = min(footprint * stride // LINE, span_cap)
+        return ctx.latency_point_s(span, span // stride)
+
+    if ctx.knobs.get("group"):
+        exp.add("all points", [*argv, "--patterns", ",".join(patterns), "--strides", ",".join(map(str, strides))],
+                len(patterns) * len(strides), len(patterns) * sum(cost(stride) for stride in strides))
+        exp.cuts.append("every pattern and stride in one process instead of one each (budget): perf stat then counts "
+                        "them together")
+        return exp
+    for point in _sweep.grid_points(argv, [{"option": "--patterns", "values": patterns},
+                                           {"option": "--strides", "values": strides}]):
+        exp.add(point["label"], point["argv"], 1, cost(int(point["argv"][-1])))
+    return exp
+
+
+def _tlb(ctx: Context) -> Exp:
+    exp = Exp("tlb")
+    var, table = ctx.var, ctx.table
+    max_pages = dict(table.get("tlb_max_pages") or {})
+    scale = ctx.knobs.get("size_scale", 1.0)
+    if scale < 1.0:
+        for size in ("4k", "thp"):
+            if size in max_pages:
+                cut = max(_int(var.get("kernels_tlb_min_pages"), 8) * 2, int(int(max_pages[size]) * scale))
+                exp.cuts.append(f"{size}: up to {cut} pages instead of {max_pages[size]} (budget)")
+                max_pages[size] = cut
+    hugetlb = ctx.settings.get("hugetlb_pages")
+    max_pages["hugetlb"] = (_int(hugetlb) - 1) if hugetlb is not None else 0
+    per_octave = _int(ctx.knobs.get("per_octave") or var.get("kernels_latency_sweep_points_per_octave"), 1)
+    planned = _sweep.tlb_plan([ctx.bin, "tlb", "--cpu", ctx.cpu, *ctx.common()],
+                              var.get("kernels_tlb_page_sizes") or [], max_pages,
+                              _int(var.get("kernels_tlb_min_pages"), 8), per_octave)
+    exp.notes += planned["notes"]
+    if hugetlb is None and "hugetlb" in (var.get("kernels_tlb_page_sizes") or []):
+        exp.notes.append("hugetlb not priced: the free 2 MiB pages are known once the host is tuned")
+    page_bytes = {"4k": 4096, "thp": 2 * MIB, "hugetlb": 2 * MIB}
+    worst = {}
+    for point in planned["points"]:
+        size = point["argv"][-1]
+        pages = [int(p) for p in point["argv"][point["argv"].index("--pages") + 1].split(",")]
+        cost = 0.0
+        for count in pages:
+            span = count * page_bytes[size]
+            # the tlb chain spans the pages; the control packs the same lines
+            setup = span * FAULT_S_PER_BYTE + ctx.chain_setup_s(count * LINE, count) * 2
+            each = setup + ctx.measure_s(ctx.sample_s(), series=2)
+            worst[size] = max(worst.get(size, 0.0), each)
+            cost += each
+        exp.add(point["label"], point["argv"], 2 * len(pages), cost, ctx.kind_count)
+    refine = _refine_bound(ctx, exp, "kernels_tlb_refine_max_points", "tlb_refine_max_points", "page counts")
+    if refine and exp.processes:
+        # The adaptive sweep's page counts (issue 28, run by tasks/run_points.yml after the coarse pass): per
+        # curve (page size and core kind) at most `refine` more, each priced as that curve's costliest coarse
+        # page count; a round runs one process per curve with at least one new count, so at most `refine`.
+        for size, each in worst.items():
+            exp.records += 2 * refine * ctx.kind_count
+            exp.bound_s += refine * (each + PROCESS_S) * ctx.kind_count
+        exp.notes.append(f"adaptive sweep: at most {refine} refinement page counts per curve inside the TLB steps"
+                         + (" and core kind" if ctx.kind_count > 1 else "")
+                         + ", priced as the curve's costliest coarse page count")
+    return exp
+
+
+def _c2c_pairs(host: Host) -> list[tuple[int, int]]:
+    """Ordered CPU pairs that cover, with one pair each, every pair of LLC domains and every domain with
+    itself (two CPUs of different cores), one pair of SMT siblings per core kind that has them, and every
+    pair of core kinds."""
+    topology = host.topology
+    records = {record["cpu"]: record for record in topology.get("cpus") or []}
+    siblings = {cpu: set(_numa._cpus(record.get("smt_siblings"))) | {cpu} for cpu, record in records.items()}
+    domains = [_numa._cpus(text) for text in topology.get("llc_domains") or []] or [sorted(records)]
+
+    def core_leaders(cpus):
+        leaders, seen = [], set()
+        for cpu in cpus:
+            if not siblings.get(cpu, {cpu}) & seen:
+                leaders.append(cpu)
+            seen |= siblings.get(cpu, {cpu})
+        return leaders
+
+    pairs: list[tuple[int, int]] = []
+    leads = [core_leaders(domain) for domain in domains]
+    for first, second in itertools.combinations(range(len(domains)), 2):
+        if leads[first] and leads[second]:
+            pairs.append((leads[first][0], leads[second][0]))
+    for lead in leads:
+        if len(lead) >= 2:
+            pairs.append((lead[0], lead[1]))
+    kind_of = {cpu: record.get("kind") for cpu, record in records.items()}
+    for kind in host.kinds:
+        for cpu in _numa._cpus(kind.get("cpus")):
+            others = sorted(siblings.get(cpu, {cpu}) - {cpu})
+            if others:
+                pairs.append((cpu, others[0]))
+                break
+    kinds = [kind.get("kind") for kind in host.kinds]
+    for first, second in itertools.combinations_with_replacement(kinds, 2):
+        if any({kind_of.get(a), kind_of.get(b)} == {first, second} for a, b in pairs):
+            continue
+        a_cpus = core_leaders([cpu for cpu in sorted(records) if kind_of.get(cpu) == first])
+        b_cpus = [cpu for cpu in core_leaders([cpu for cpu in sorted(records) if kind_of.get(cpu) == second])
+                  if cpu not in siblings.get(a_cpus[0] if a_cpus else -1, set())]
+        if a_cpus and b_cpus:
+            pairs.append((a_cpus[0], b_cpus[0]))
+    unique = []
+    for pair in pairs:
+        if pair not in unique and pair[0] != pair[1]:
+            unique.append(pair)
+    return unique
+
+
+def _c2c(ctx: Context) -> Exp:
+    exp = Exp("c2c")
+    var, host = ctx.var, ctx.host
+    min_ms = float(var.get("kernels_c2c_min_sample_ms") or ctx.table.get("c2c_min_sample_ms") or 2)
+    planned = _numa.c2c_cpus_plan(host.topology, str(var["kernels_c2c_cpus"]) if var.get("kernels_c2c_cpus") else None)
+    cpus = _numa._cpus(planned["cpus"]) if planned["cpus"] \
+        else sorted(r["cpu"] for r in host.topology.get("cpus") or []) \
+        or list(range(host.cpus))
+    every = len(cpus) * (len(cpus) - 1)
+    pair_s = C2C_PAIR_S + ctx.measure_s(ctx.sample_s(min_sample_ms=min_ms))
+    argv = [ctx.bin, "c2c", *ctx.common(min_sample_ms=min_ms)]
+    all_pairs = var.get("kernels_c2c_all_pairs")
+    if all_pairs is None:
+        all_pairs = bool(ctx.table.get("c2c_all_pairs")) or bool(var.get("kernels_c2c_cpus"))
+    fits = ctx.knobs.get("allowance") is None or every * pair_s + len(cpus) * CORECLOCK_S + PROCESS_S + EXPERIMENT_S \
+        <= ctx.knobs["allowance"]
+    if all_pairs or fits:
+        exp.notes += planned["notes"]
+        exp.add("all points", argv + (["--cpus", planned["cpus"]] if planned["cpus"] else []), every,
+                every * pair_s + len(cpus) * CORECLOCK_S)
+        return exp
+    pairs = _c2c_pairs(host)
+    initiators = len({a for a, _ in pairs})
+    exp.add("sampled pairs", argv + ["--pairs", ",".join(f"{a}:{b}" for a, b in pairs)], len(pairs),
+            len(pairs) * pair_s + initiators * CORECLOCK_S)
+    domains = len(host.topology.get("llc_domains") or []) or 1
+    exp.cuts.append(f"{len(pairs)} of {every:,} ordered CPU pairs (budget): every pair of the {domains} LLC "
+                    f"domain{'s' if domains != 1 else ''} and every domain with itself"
+                    + (", SMT siblings" if host.smt else "")
+                    + (f", every pair of the {len(host.kinds)} core kinds" if len(host.kinds) > 1 else "")
+                    + "; kernels_c2c_all_pairs: true measures the whole matrix")
+    return exp
+
+
+def _numa_matrix(ctx: Context) -> Exp:
+    exp = Exp("numa_matrix")
+    var, host = ctx.var, ctx.host
+    dram, rule = _levels_dram(ctx)
+    chase = [ctx.bin, "chase", "--sizes", dram, "--page-policy", "thp", *ctx.common()]
+    latency = _numa.numa_matrix_plan(host.numa, chase)
+    if latency["skip"]:
+        exp.skip = latency["skip"]
+        exp.notes.append(latency["skip"])
+        return exp
+    _note_dram(ctx, exp, dram, rule, "latency matrix working set")
+    bw_rule = _bandwidth_dram_rule(ctx)
+    per_thread = _dram_bytes(ctx, bw_rule)
+    threads = var.get("kernels_numa_bandwidth_threads") or ctx.knobs.get("numa_threads")
+    bandwidth = _numa.numa_bandwidth_plan(host.numa, [ctx.bin, "bandwidth", "--ops", "read", "--isa",
+                                                      var.get("kernels_bandwidth_isa", "auto"), "--page-policy", "thp",
+                                                      *ctx.common()], per_thread, ctx.max_bytes, threads)
+    if ctx.knobs.get("latency_only"):
+        bandwidth["points"] = []
+        exp.cuts.append("the bandwidth matrix left out, the latency matrix only (budget)")
+    if ctx.knobs.get("numa_threads") and not var.get("kernels_numa_bandwidth_threads"):
+        exp.cuts.append(f"bandwidth matrix read by the first {ctx.knobs['numa_threads']} CPUs of each node (budget)")
+    exp.notes += latency["notes"] + bandwidth["notes"]
+    cells = _numa_cells(host, ctx.knobs.get("numa_cells"))
+    if cells is not None and len(cells) < len(latency["points"]):
+        total = len(latency["points"])
+        latency["points"] = [p for p in latency["points"] if _cell(p["argv"], host) in cells]
+        bandwidth["points"] = [p for p in bandwidth["points"] if _cell(p["argv"], host) in cells]
+        kept = {"cross": "every node local, node 0 to and from every node, and every distance the firmware lists",
+                "row": "node 0 to every node, and every distance the firmware lists",
+                "distances": "node 0 local and one cell for every distance the firmware lists"}[ctx.knobs["numa_cells"]]
+        exp.cuts.append(f"{len(latency['points'])} of the {total} (CPU node, memory node) cells of each matrix "
+                        f"(budget): {kept}")
+    for point in latency["points"]:
+        exp.add(point["label"], point["argv"], 1, ctx.latency_point_s(dram))
+    for point in bandwidth["points"]:
+        argv = point["argv"]
+        team = _int(argv[argv.index("--threads") + 1], 1)
+        size = _int(argv[argv.index("--sizes") + 1])
+        exp.add(point["label"], argv, 1, ctx.stream_point_s(size, team))
+    return exp
+
+
+def _cell(argv: list, host: Host) -> tuple[int, int]:
+    """(CPU node, memory node) of a NUMA matrix process."""
+    argv = [str(item) for item in argv]
+    memory = int(argv[argv.index("--mem-node") + 1])
+    cpu = int(argv[argv.index("--cpu") + 1]) if "--cpu" in argv else int(argv[argv.index("--cpus") + 1].split(",")[0])
+    for name, cpus in (host.numa.get("cpus") or {}).items():
+        if cpu in _numa._cpus(cpus):
+            return int(name.removeprefix("node")), memory
+    return -1, memory
+
+
+def _numa_cells(host: Host, shape: str | None) -> set[tuple[int, int]] | None:
+    """The matrix cells a budget keeps: 'cross' every node's local cell, node 0's row and column; 'row'
+    node 0's row; 'distances' node 0's local cell; each with one cell for every distance in the firmware's
+    table not yet among them."""
+    if shape is None:
+        return None
+    nodes = sorted(int(name.removeprefix("node")) for name in (host.numa.get("cpus") or {}))
+    first = nodes[0] if nodes else 0
+    cells = {(first, node) for node in nodes} if shape in ("cross", "row") else {(first, first)}
+    if shape == "cross":
+        cells |= {(node, node) for node in nodes} | {(node, first) for node in nodes}
+    distances = {int(name.removeprefix("node")): row for name, row in (host.numa.get("distances") or {}).items()}
+    covered = {distances.get(a, [None] * (b + 1))[b] if b < len(distances.get(a, [])) else None for a, b in cells}
+    for a in nodes:
+        for b in nodes:
+            row = distances.get(a) or []
+            if b < len(row) and row[b] not in covered:
+                cells.add((a, b))
+                covered.add(row[b])
+    return cells
+
+
+def _thread_steps(total: int, leaders: int, ratio: float | None) -> list[int]:
+    """Thread counts 1..total: every count (ratio None), or every count up to 4 and then geometric steps of
+    `ratio`, always with the last count that leads a core (before the SMT siblings) and total."""
+    if ratio is None or total <= 4:
+        return list(range(1, total + 1))
+    steps = {1, 2, 3, 4, total, max(1, min(leaders, total))}
+    count = 4.0
+    while count < total:
+        count *= ratio
+        steps.add(min(total, int(round(count))))
+    return sorted(steps)
+
+
+def _bandwidth_dram_rule(ctx: Context) -> int:
+    host = ctx.host
+    wanted = max(_int(ctx.var.get("kernels_bandwidth_dram_bytes"), 256 * MIB),
+                 _sweep.sweep_max_bytes(host.caches or [], host.mem_available or 1 << 40, 4, 1.0))
+    return min(wanted, ctx.max_bytes or wanted) // LINE * LINE
+
+
+def _bandwidth(ctx: Context) -> Exp:
+    exp = Exp("bandwidth")
+    var = ctx.var
+    rule = _bandwidth_dram_rule(ctx)
+    dram = _dram_bytes(ctx, rule) // LINE * LINE
+    _note_dram(ctx, exp, dram, rule, "DRAM working set")
+    per_octave = _int(ctx.knobs.get("per_octave") or var.get("kernels_bandwidth_points_per_octave"), 1)
+    if per_octave < _int(var.get("kernels_bandwidth_points_per_octave"), 1):
+        exp.cuts.append(f"{per_octave} working set per octave instead of "
+                        f"{var.get('kernels_bandwidth_points_per_octave')} (budget)")
+    sizes = _sweep.sweep_sizes(_int(var.get("kernels_bandwidth_min_bytes"), 4096), dram, per_octave)
+    ops, stores = list(var.get("kernels_bandwidth_ops") or []), list(var.get("kernels_bandwidth_stores") or [])
+    if ctx.knobs.get("regular_only") and len(stores) > 1 and "regular" in stores:
+        exp.cuts.append(f"{', '.join(store for store in stores if store != 'regular')} stores left out: regular "
+                        "stores only (budget)")
+        stores = ["regular"]
+    variants = sum(1 if op == "read" else len(stores) for op in ops)
+    cost = sum(ctx.stream_point_s(size) for size in sizes) * variants
+    argv = [ctx.bin, "bandwidth", "--cpu", ctx.cpu, "--isa", var.get("kernels_bandwidth_isa", "auto"),
+            "--ops", ",".join(ops), "--stores", ",".join(stores), *ctx.common(), "--sizes", ",".join(map(str, sizes))]
+    exp.add("all points", argv, len(sizes) * variants, cost, ctx.kind_count)
+    exp.notes.append(f"working sets {_human(sizes[0])} .. {_human(dram)}, {len(sizes)} sizes x {variants} op/store "
+                     "variants, "
+                     f"one thread on CPU {ctx.cpu}")
+    return exp
+
+
+def _dram_team_experiment(ctx: Context, name: str, extra: list, variants: int, random=()) -> Exp:
+    """stride_bandwidth, rw_mix: one thread over the DRAM size, `variants` points in one process, of
+    which those in `random` (strides) read their lines in random order (latency-bound, not streamed)."""
+    exp = Exp(name)
+    rule = _bandwidth_dram_rule(ctx)
+    dram = _dram_bytes(ctx, rule) // LINE * LINE
+    _note_dram(ctx, exp, dram, rule, "DRAM working set")
+    argv = [ctx.bin, "bandwidth", "--cpu", ctx.cpu, "--isa", ctx.var.get("kernels_bandwidth_isa", "auto"),
+            *extra, "--sizes", dram, *ctx.common()]
+    cost = (variants - len(random)) * ctx.stream_point_s(dram)
+    for stride in random:
+        round_s = dram // max(LINE, int(stride)) * RANDOM_LINE_S
+        cost += dram * FAULT_S_PER_BYTE + ctx.measure_s(ctx.sample_s(round_s), round_s=round_s)
+    exp.add("all points", argv, variants, cost)
+    return exp
+
+
+def _stride_bandwidth(ctx: Context) -> Exp:
+    var = ctx.var
+    patterns = list(var.get("kernels_stride_bandwidth_patterns") or [])
+    strides = list(var.get("kernels_stride_bandwidth_strides") or [])
+    exp = _dram_team_experiment(ctx, "stride_bandwidth", ["--ops", "read", "--patterns", ",".join(patterns),
+                                                          "--strides", ",".join(map(str, strides))],
+                                len(patterns) * len(strides), strides if "random" in patterns else ())
+    argv = exp.processes[0]["argv"]
+    exp.notes.append(f"read bandwidth over a {argv[argv.index('--sizes') + 1]} B span; "
+                     "each stride block moves one 64 B line")
+    return exp
+
+
+def _rw_mix(ctx: Context) -> Exp:
+    var = ctx.var
+    mixes, stores = list(var.get("kernels_rw_mix_mixes") or []), list(var.get("kernels_rw_mix_stores") or [])
+    variants = sum(1 if str(mix).split("/")[1] == "0" else len(stores) for mix in mixes)
+    return _dram_team_experiment(ctx, "rw_mix", ["--ops", "none", "--mixes", ",".join(map(str, mixes)),
+                                                 "--stores", ",".join(stores)], variants)
+
+
+def _thread_sweep(ctx: Context) -> Exp:
+    exp = Exp("thread_sweep")
+    var, host = ctx.var, ctx.host
+    total = _int(var.get("kernels_thread_sweep_max_threads")) or host.cpus
+    order = _kinds.core_kind_cpu_order(host.topology) if var.get("kernels_per_core_kind", True) else {}
+    leaders = order.get("leaders") or host.cores
+    steps = _thread_steps(total, leaders, ctx.knobs.get("thread_ratio"))
+    if len(steps) < total:
+        exp.cuts.append(f"{len(steps)} of {total} thread counts (budget): every count to 4, then steps of "
+                        f"x{ctx.knobs['thread_ratio']:.3g}, "
+                        + (f"with {min(leaders, total)} (one thread per core) and {total}" if leaders < total
+                           else f"with {total} (one thread per core)"))
+    rule = min(_bandwidth_dram_rule(ctx), (ctx.max_bytes or 1 << 40) // total // LINE * LINE)
+    per_thread = _dram_bytes(ctx, rule, threads=total) // LINE * LINE
+    _note_dram(ctx, exp, per_thread, rule, "each thread's buffer", threads=total)
+    ops = list(var.get("kernels_thread_sweep_ops") or [])
+    cost = sum(ctx.stream_point_s(per_thread, threads) for threads in steps) * len(ops)
+    argv = [ctx.bin, "bandwidth", "--isa", var.get("kernels_bandwidth_isa", "auto"), "--ops", ",".join(ops),
+            "--stores", "regular", "--threads", ",".join(map(str, steps)), "--sizes", per_thread,
+            *(["--cpus", order["cpus"]] if order else []), *ctx.common()]
+    exp.add("all points", argv, len(steps) * len(ops), cost)
+    exp.notes.append(f"threads {', '.join(map(str, steps))} in the kernel's CPU order (one per physical core, then SMT "
+                     "siblings; records name the CPUs), each on its own buffer")
+    exp.notes += _kinds.core_kind_order_note(order)
+    return exp
+
+
+def _loaded_latency(ctx: Context) -> Exp:
+    exp = Exp("loaded_latency")
+    var, host = ctx.var, ctx.host
+    loaders = max(1, host.cpus - 1)
+    rule = min(_bandwidth_dram_rule(ctx), (ctx.max_bytes or 1 << 40) // max(host.cpus, 2) // LINE * LINE)
+    size = _dram_bytes(ctx, rule) // LINE * LINE
+    load_size = _dram_bytes(ctx, rule, threads=loaders) // LINE * LINE
+    _note_dram(ctx, exp, size, rule, "the chase's working set")
+    if load_size < size:
+        exp.cuts.append(f"each load thread's buffer {_human(load_size)} instead of {_human(rule)} (budget; "
+                        f"{loaders} load threads, {_human(load_size * loaders)} together)")
+    traffic = list(var.get("kernels_loaded_latency_traffic") or [])
+    delays = list(ctx.knobs.get("delays") or var.get("kernels_loaded_latency_delays") or [])
+    if len(delays) < len(var.get("kernels_loaded_latency_delays") or []):
+        exp.cuts.append(f"{len(delays)} of {len(var['kernels_loaded_latency_delays'])} delays "
+                        f"({', '.join(map(str, delays))}) (budget)")
+    setup = ctx.chain_setup_s(size, size // LINE) \
+        + loaders * load_size * FAULT_S_PER_BYTE / host.stream_threads(loaders) \
+        + loaders * load_size / (STREAM_BYTES_PER_S * host.stream_threads(loaders))
+    cost = setup + (1 + len(traffic) * len(delays)) * ctx.measure_s(ctx.sample_s())
+    argv = [ctx.bin, "loaded_latency", "--chase-cpu", ctx.cpu, "--isa", var.get("kernels_bandwidth_isa", "auto"),
+            "--traffic", ",".join(map(str, traffic)), "--delays", ",".join(map(str, delays)),
+            "--stores", var.get("kernels_loaded_latency_stores", "regular"), "--size", size, "--load-size", load_size,
+            *ctx.common()]
+    exp.add("all points", argv, 1 + len(traffic) * len(delays), cost)
+    exp.notes.append(f"chase on CPU {ctx.cpu}, load threads on every other CPU; delays in spin "
+                     "iterations after each group of lines")
+    if host.cpus < 2:
+        exp.notes.append("this host has one CPU: no load thread can run beside the chase, so only the idle point is "
+                         "measured")
+    return exp
+
+
+def _saxpy(ctx: Context) -> Exp:
+    exp = Exp("saxpy")
+    var = ctx.var
+    rule = min(_int(var.get("kernels_saxpy_bytes"), 256 * MIB), ctx.max_bytes or 1 << 40)
+    size = _dram_bytes(ctx, rule)
+    _note_dram(ctx, exp, size, rule, "arrays (both together)")
+    updates = size // 16
+    argv = [ctx.bin, "saxpy", "--cpu", ctx.cpu, "--size", size, *ctx.common()]
+    strides = [int(stride) for stride in var.get("kernels_saxpy_strides") or []]
+
+    def cost(stride):
+        pass_s = updates * (SAXPY_HIT_S + min(1.0, stride / 8) * SAXPY_MISS_S)
+        return size * FAULT_S_PER_BYTE + size / STREAM_BYTES_PER_S + ctx.measure_s(ctx.sample_s(pass_s), round_s=pass_s)
+
+    if ctx.knobs.get("group"):
+        exp.add("all points", [*argv, "--strides", ",".join(map(str, strides))], len(strides),
+                sum(cost(stride) for stride in strides), ctx.kind_count)
+        exp.cuts.append("every stride in one process instead of one each (budget; perf counts nothing on this "
+                        "host, so nothing is lost)")
+        return exp
+    for point in _sweep.grid_points(argv, [{"option": "--strides", "values": strides}]):
+        exp.add(point["label"], point["argv"], 1, cost(int(point["argv"][-1])), ctx.kind_count)
+    return exp
+
+
+def _prefetch(ctx: Context) -> Exp:
+    exp = Exp("prefetch")
+    var = ctx.var
+    rule = _bandwidth_dram_rule(ctx)
+    dram = _dram_bytes(ctx, rule) // LINE * LINE
+    _note_dram(ctx, exp, dram, rule, "working set")
+    argv = [ctx.bin, "bandwidth", "--cpu", ctx.cpu, "--isa", var.get("kernels_bandwidth_isa", "auto"),
+            "--ops", "read", "--prefetch", "none,software",
+            "--prefetch-distance", var.get("kernels_prefetch_distance_blocks", 16),
+            "--sizes", dram, *ctx.common(), "--hw-prefetchers", "default"]
+    runs = 2 if var.get("kernels_prefetch_msr_toggle") else 1
+    strides = [{"option": "--strides", "values": var.get("kernels_prefetch_strides") or []}]
+    for point in _sweep.grid_points(argv, strides):
+        stride = int(point["argv"][-1])
+        # a strided read moves one line per stride block: the pass is the lines, not the span
+        point_s = ctx.stream_point_s(dram, passes=LINE / max(LINE, stride) + 0.1)
+        exp.add(point["label"], point["argv"], 2 * runs, runs * 2 * point_s)
+    if runs == 2:
+        exp.notes.append("priced with the opt-in run with the hardware prefetchers off (prefetch_hw_off)")
+    return exp
+
+
+def _thread_buffer(ctx: Context, threads: int) -> tuple[int, int]:
+    host = ctx.host
+    rule = min(_int(ctx.var.get("kernels_thread_buffer_bytes")) or max(
+        _sweep.sweep_max_bytes(host.caches or [], host.mem_available or 1 << 40, 4, 1.0), 64 * MIB),
+        (ctx.max_bytes or 1 << 40) // max(host.cpus, 2) // LINE * LINE)
+    return _dram_bytes(ctx, rule, threads=threads) // LINE * LINE, rule
+
+
+def _window_point_s(ctx: Context, window_ms: float, threads: int, buffer: int) -> float:
+    """A thread-team run (affinity, smt): threads started and their buffers touched, then windows."""
+    parallel = ctx.host.stream_threads(threads)
+    setup = threads * buffer * FAULT_S_PER_BYTE / parallel + threads * buffer / (STREAM_BYTES_PER_S * parallel)
+    return setup + ctx.measure_s(ctx.sample_s(min_sample_ms=window_ms))
+
+
+def _affinity(ctx: Context) -> Exp:
+    exp = Exp("affinity")
+    var, host = ctx.var, ctx.host
+    threads = _int(var.get("kernels_affinity_threads")) or host.cores
+    buffer, rule = _thread_buffer(ctx, threads)
+    _note_dram(ctx, exp, buffer, rule, "each memory thread's buffer", threads=threads)
+    repeats = _int(ctx.knobs.get("repeats") or var.get("kernels_affinity_repeats"), 1)
+    if repeats < _int(var.get("kernels_affinity_repeats"), 1):
+        exp.cuts.append(f"{repeats} runs of every placement and workload instead of "
+                        f"{var.get('kernels_affinity_repeats')} (budget)")
+    window = float(var.get("kernels_thread_window_ms") or ctx.table.get("thread_window_ms") or 100)
+    order = _kinds.core_kind_cpu_order(host.topology) if var.get("kernels_per_core_kind", True) else {}
+    argv = [ctx.bin, "affinity", "--repeats", repeats, "--buffer-bytes", buffer, *ctx.common(min_sample_ms=window),
+            *(["--threads", var["kernels_affinity_threads"]] if var.get("kernels_affinity_threads") else []),
+            *(["--cpus", order["cores"]] if order else [])]
+    placements = list(var.get("kernels_affinity_placements") or [])
+    workloads = list(var.get("kernels_affinity_workloads") or [])
+    def run_s(workload):
+        return repeats * _window_point_s(ctx, window, threads, buffer if workload == "memory" else 0)
+
+    if ctx.knobs.get("group"):
+        exp.add("all points", [*argv, "--placements", ",".join(placements), "--workloads", ",".join(workloads)],
+                repeats * threads * len(placements) * len(workloads), len(placements) * sum(map(run_s, workloads)))
+        exp.cuts.append("every placement and workload in one process instead of one each (budget)")
+    else:
+        for point in _sweep.grid_points(argv, [{"option": "--placements", "values": placements},
+                                               {"option": "--workloads", "values": workloads}]):
+            exp.add(point["label"], point["argv"], repeats * threads, run_s(point["argv"][-1]))
+    exp.notes += _kinds.core_kind_order_note(order, cores_only=True)
+    return exp
+
+
+def _smt(ctx: Context) -> Exp:
+    exp = Exp("smt")
+    var, host = ctx.var, ctx.host
+    if not host.smt:
+        exp.skip = "no SMT siblings in the facts' topology: nothing shares a core"
+        exp.bound_s += PROCESS_S  # the role still asks the kernel where it would place its threads (smt --plan)
+        return exp
+    buffer, rule = _thread_buffer(ctx, 2)
+    _note_dram(ctx, exp, buffer, rule, "each memory thread's buffer", threads=2)
+    repeats = _int(ctx.knobs.get("repeats") or var.get("kernels_smt_repeats"), 1)
+    if repeats < _int(var.get("kernels_smt_repeats"), 1):
+        exp.cuts.append(f"{repeats} runs of every placement and workload instead of "
+                        f"{var.get('kernels_smt_repeats')} (budget)")
+    window = float(var.get("kernels_thread_window_ms") or ctx.table.get("thread_window_ms") or 100)
+    workloads = list(var.get("kernels_smt_workloads") or [])
+    order = _kinds.core_kind_cpu_order(host.topology) if var.get("kernels_per_core_kind", True) else {}
+    argv = [ctx.bin, "smt", "--repeats", repeats, "--workloads", ",".join(workloads), "--buffer-bytes", buffer,
+            *(["--cpus", order["cpus"]] if order else []), *ctx.common(min_sample_ms=window)]
+    # alone (1 thread), SMT siblings (2), two cores (2): a record per thread
+    cost = repeats * sum(_window_point_s(ctx, window, threads, buffer if workload == "memory" else 0)
+                         for threads in (1, 2, 2) for workload in workloads)
+    exp.add("all points", argv, repeats * len(workloads) * 5, cost)
+    return exp
+
+
+def _aio(ctx: Context) -> Exp:
+    exp = Exp("aio")
+    var = ctx.var
+    paths = ctx.settings.get("paths") or {}
+    window = float(var.get("kernels_aio_window_ms") or ctx.table.get("aio_window_ms") or 100)
+    size = _int(var.get("kernels_aio_size_bytes"), 128 * MIB)
+    depths = list(var.get("kernels_aio_queue_depths") or [])
+    if ctx.knobs.get("size_scale", 1.0) < 1.0:
+        cut = max(32 * MIB, int(size * ctx.knobs["size_scale"])) // MIB * MIB
+        if cut < size:
+            exp.cuts.append(f"scratch file {_human(cut)} instead of {_human(size)} (budget)")
+            size = cut
+    if ctx.knobs.get("depths") and len(depths) > ctx.knobs["depths"]:
+        count = ctx.knobs["depths"]
+        kept = sorted({depths[round(i * (len(depths) - 1) / (count - 1))] for i in range(count)})
+        exp.cuts.append(f"queue depths {', '.join(map(str, kept))} of {', '.join(map(str, depths))} (budget)")
+        depths = kept
+    argv = [ctx.bin, "aio", "--directory", paths.get("aio_directory", "aio"), "--size", size,
+            "--queue-depths", ",".join(map(str, depths)), "--block-size", var.get("kernels_aio_block_size", 4096),
+            "--direct", var.get("kernels_aio_direct", "auto"), *ctx.common(min_sample_ms=window)]
+    # a window is a fixed length of time, not calibrated
+    window_s = window / 1000.0
+    cost = size / AIO_WRITE_BYTES_PER_S + len(depths) * (window_s + ctx.sampling_s(window_s))
+    engines = list(var.get("kernels_aio_engines") or [])
+    if ctx.knobs.get("group"):
+        exp.add("all points", [*argv, "--engines", ",".join(engines)], len(depths) * len(engines), cost * len(engines))
+        exp.cuts.append("every engine in one process instead of one each (budget)")
+    else:
+        for point in _sweep.grid_points(argv, [{"option": "--engines", "values": engines}]):
+            exp.add(point["label"], point["argv"], len(depths), cost)
+    exp.bound_s += 3 * PROCESS_S  # its scratch directory, the engine probe (aio --plan) and df
+    exp.notes.append("priced with every requested engine and the whole scratch file: the host may run fewer or a "
+                     "smaller file (its notes say why)")
+    return exp
+
+
+_PLANNERS = {
+    "latency_sweep": _latency_sweep, "zero_queue": _zero_queue, "pattern_stride": _pattern_stride, "tlb": _tlb,
+    "mlp": _mlp, "write_cost": _write_cost, "c2c": _c2c, "numa_matrix": _numa_matrix, "affinity": _affinity,
+    "smt": _smt, "aio": _aio, "bandwidth": _bandwidth, "stride_bandwidth": _stride_bandwidth, "rw_mix": _rw_mix,
+    "thread_sweep": _thread_sweep, "loaded_latency": _loaded_latency, "saxpy": _saxpy, "prefetch": _prefetch,
+}
+
+# What the budget cuts, in order, per experiment: each step sets knobs of its planner (the planner says
+# in its notes what that changed). Cutting the time cap comes first everywhere: it costs precision only
+# where a point does not reach its target sooner.
+_HALVINGS = [0.5, 0.25, 0.125, 0.0625, 0.03125]
+
+
+def _steps(name: str, settings: dict, host: Host) -> list[dict]:  # noqa: C901 - one branch per experiment
+    var = settings.get("variables") or {}
+    # One process per saxpy stride, or per affinity placement and workload, exists so that perf counts each
+    # alone (views saxpy_counters, affinity_summary): worth its start-up wherever perf counts anything.
+    counted = (host.facts.get("perf") or {}).get("capability") in ("hardware", "software") \
+        and var.get("kernels_perf_stat", True)
+    caps = [{"cap_scale": scale} for scale in (0.75, 0.5, 0.35, 0.25)]
+    sizes = [{"size_scale": scale} for scale in _HALVINGS]
+    drams = [{"dram_scale": scale} for scale in _HALVINGS]
+    group = [{"group": True}]
+    # an adaptive sweep's refinement points: halved after the density, dropped only where even the smallest
+    # working sets leave no room for a quarter of them (the coarse pass still reads a bracket per level)
+    refines = [{"refine_scale": 0.5}, {"refine_scale": 0.25}]
+    if name == "latency_sweep":
+        return group + caps + [{"per_octave": 1}] + refines + sizes + [{"refine_scale": 0.0}]
+    if name == "tlb":
+        return caps + [{"per_octave": 1}] + refines + sizes + [{"refine_scale": 0.0}]
+    if name == "bandwidth":
+        return caps + [{"per_octave": 1}] + drams + [{"regular_only": True}]
+    if name == "saxpy":
+        return ([] if counted else group) + caps + drams
+    if name in ("zero_queue", "write_cost", "stride_bandwidth", "rw_mix", "prefetch"):
+        return caps + drams
+    if name == "mlp":
+        return caps + [{"repeats": 1}] + drams
+    if name == "pattern_stride":
+        return group + caps + sizes
+    if name == "numa_matrix":
+        return caps + [{"numa_cells": "cross"}, {"numa_threads": 4}, {"numa_threads": 2}, {"numa_threads": 1}] \
+            + drams[:2] + [{"numa_cells": "row"}, {"numa_cells": "distances"}] + drams[2:] + [{"latency_only": True}]
+    if name == "thread_sweep":
+        return caps + [{"thread_ratio": 2 ** 0.5}, {"thread_ratio": 2.0}] + drams + [{"thread_ratio": 4.0}]
+    if name == "loaded_latency":
+        delays = list(var.get("kernels_loaded_latency_delays") or [])
+        fewer = [{"delays": delays[::2] + ([delays[-1]] if len(delays) % 2 == 0 else [])}] if len(delays) > 4 else []
+        return caps + drams + fewer
+    if name == "affinity":  # one process per placement and workload: perf counts each (view affinity_summary)
+        return ([] if counted else group) + caps + [{"repeats": 1}] + drams
+    if name == "smt":
+        return caps + [{"repeats": 1}] + drams
+    if name == "c2c":
+        return caps + [{"cap_scale": 0.125}]
+    if name == "aio":
+        return caps + [{"size_scale": 0.5}, {"size_scale": 0.25}, {"group": True}, {"depths": 3}, {"depths": 2}]
+    return caps
+
+
+# The experiments whose points go through the latency engine's tries (kernels/src/latency.c).
+TRIED = {"latency_sweep", "zero_queue", "pattern_stride", "mlp", "write_cost", "numa_matrix"}
+
+
+def _last_steps(name: str, settings: dict) -> list[dict]:
+    """Cuts an experiment may take last, where the profile samples a fixed count (quick): one try of an
+    unsettled latency point (its noise is flagged, not measured away), then three samples a point."""
+    table = settings.get("table") or {}
+    if (settings.get("variables") or {}).get("kernels_target_ci", table.get("target_ci")):
+        return []
+    return ([{"tries": 1}] if name in TRIED else []) + [{"samples": 3}]
+
+
+def _fit(name: str, host: Host, settings: dict, allowance: float | None) -> Exp:
+    """The experiment's plan at its natural settings, cut step by step until its price fits the allowance
+    (knobs accumulate: a later step keeps the earlier ones). Without an allowance (full) nothing is cut."""
+    knobs: dict = {"allowance": allowance}
+    exp = _PLANNERS[name](Context(host, settings, name, knobs))
+    if allowance is not None:
+        kinds = [{"one_kind": True}] if Context(host, settings, name, {}).kind_count > 1 else []
+        for step in _steps(name, settings, host) + kinds + _last_steps(name, settings):
+            if exp.record()["bound_s"] <= allowance:
+                break
+            knobs = {**knobs, **step}
+            exp = _PLANNERS[name](Context(host, settings, name, knobs))
+        if exp.record()["bound_s"] > allowance:
+            exp.cuts.append(f"over its allowance of {_seconds(allowance)} even with every cut the budget may make")
+    ctx = Context(host, settings, name, knobs)
+    exp.target_rel, exp.cap_s, exp.kinds = ctx.target, ctx.cap, ctx.kind_count
+    exp.allowance_s = None if allowance is None else round(allowance, 1)
+    if knobs.get("one_kind") and Context(host, settings, name, {}).kind_count > 1:
+        exp.cuts.append(f"measured on the {host.kinds[0].get('kind')} only (CPU {ctx.cpu}), not once per core kind "
+                        "(budget); the standard profile measures every kind")
+    natural_cap = Context(host, settings, name, {}).cap
+    if ctx.cap is not None and natural_cap and ctx.cap < natural_cap:
+        exp.cuts.insert(0, f"time cap per point {ctx.cap:g} s instead of {natural_cap:g} s (budget)")
+    natural = Context(host, settings, name, {})
+    if knobs.get("tries"):
+        exp.cuts.append(f"one try per latency point instead of {natural.tries or 3} (budget): an unsettled point is "
+                        "flagged as such, not measured again")
+    if knobs.get("samples"):
+        exp.cuts.append(f"{ctx.samples} samples per point instead of {natural.samples} (budget)")
+    return exp
+
+
+def _spend_leftover(host: Host, settings: dict, fitted: dict, given: dict) -> dict:
+    """What the selected experiments left of their allowances (a host without SMT or a second NUMA node
+    skips those; others fit with room to spare) goes to the experiments the budget cut, in proportion to
+    their allowance, on top of what each spends now, and they are fitted again. A refit never spends more
+    than it was given (or, where even every cut cannot fit, what it spent before), so the total stays
+    within the sum of the selected experiments' allowances."""
+    total = sum(value for value in given.values() if value is not None)
+    for _ in range(2):
+        spent = {name: exp.record()["bound_s"] for name, exp in fitted.items()}
+        pool = total - sum(spent.values())
+        needy = [name for name, exp in fitted.items() if given[name] is not None and exp.cuts]
+        if pool <= 0.5 or not needy:
+            break
+        weights = sum(given[name] for name in needy)
+        trial = dict(fitted)
+        for name in needy:
+            trial[name] = _fit(name, host, settings, spent[name] + pool * given[name] / weights)
+        if sum(exp.record()["bound_s"] for exp in trial.values()) > total:
+            break
+        fitted = trial
+    return fitted
+
+
+def host_plan(facts: dict, settings: dict) -> dict:
+    """The host's plan: {profile, budget_s, bound_s, points, experiments: [record + points (the
+    processes to run)], storage...}. settings: {profile, table (the profile's row of __kernels_profiles),
+    variables (every kernels_* variable), selected (the experiments to plan, in any order), paths
+    ({bin, bundle, aio_directory}), hugetlb_pages (free 2 MiB pages, or None before tuning),
+    storage (the fio role's priced record, or None)}."""
+    host = Host(facts)
+    table = settings.get("table") or {}
+    profile = settings.get("profile")
+    budget = table.get("budget_s", BUDGET_S.get(profile))
+    allowances = table.get("allowance_s") or {}
+    names = [name for name in settings.get("selected") or [] if name in _PLANNERS]
+    given = {name: float(allowances[name]) if budget is not None and name in allowances else None for name in names}
+    fitted = {name: _fit(name, host, settings, given[name]) for name in names}
+    if budget is not None:
+        fitted = _spend_leftover(host, settings, fitted, given)
+    experiments = [{**fitted[name].record(), "run": fitted[name].processes,
+                    **({} if fitted[name].refine_max_points is None
+                       else {"refine_max_points": fitted[name].refine_max_points})} for name in names]
+    storage = settings.get("storage")
+    if storage:
+        experiments.append({**storage, "run": []})
+    bound = round(sum(e["bound_s"] for e in experiments), 3)
+    return {"profile": profile, "budget_s": budget, "bound_s": bound,
+            "points": sum(e["points"] for e in experiments),
+            "within_budget": None if budget is None else bound <= float(budget),
+            "experiments": experiments}
+
+
+def plan_points(plan: dict, experiment: str) -> list[dict]:
+    """The processes the plan gives an experiment, for tasks/run_points.yml ({label, argv})."""
+    for entry in plan.get("experiments") or []:
+        if entry["name"] == experiment:
+            return [dict(point) for point in entry["run"]]
+    raise ValueError(f"{experiment} is not in this host's plan (was it selected and enabled when the plan was made?)")
+
+
+def plan_points_as(points: list[dict], experiment: str, variant: str, options: dict | None = None) -> list[dict]:
+    """The plan's processes of `experiment` run as `variant` (prefetch as prefetch_hw_off): the experiment
+    name and output file renamed, and each option in `options` given its new value."""
+    renamed = []
+    for point in points:
+        argv = [variant if arg == experiment and index and point["argv"][index - 1] == "--experiment"
+                else arg.replace(f"/results/{experiment}.jsonl", f"/results/{variant}.jsonl")
+                for index, arg in enumerate(point["argv"])]
+        for option, value in (options or {}).items():
+            argv[argv.index(option) + 1] = str(value)
+        renamed.append(dict(point, argv=argv))
+    return renamed
+
+
+def plan_entry(plan: dict, experiment: str) -> dict:
+    """The plan's record of one experiment, without its processes (with an adaptive sweep's
+    refine_max_points, which the role runs and the manifest leaves out)."""
+    for entry in plan.get("experiments") or []:
+        if entry["name"] == experiment:
+            return {key: value for key, value in entry.items() if key != "run"}
+    return {}
+
+
+def plan_notes(plan: dict, experiment: str) -> list[str]:
+    """An experiment's notes for the manifest: what the plan says of it, then what the budget cut."""
+    entry = plan_entry(plan, experiment)
+    return list(entry.get("notes") or []) + list(entry.get("cuts") or [])
+
+
+def plan_record(plan: dict) -> dict:
+    """What the manifest keeps: the plan without the processes' argv."""
+    return {**{key: value for key, value in plan.items() if key != "experiments"},
+            "experiments": [{key: value for key, value in entry.items() if key not in ("run", "refine_max_points")}
+                            for entry in plan.get("experiments") or []]}
+
+
+def plan_summary(plan: dict, host: str) -> str:
+    """'zen3-01: 21 experiments, 412 points, at most 1 m 54 s (budget 2 m)'."""
+    measured = [e for e in plan.get("experiments") or [] if not e.get("skip")]
+    budget = plan.get("budget_s")
+    tail = f" (budget {_seconds(float(budget))})" if budget is not None else " (full: no budget, this is its price)"
+    if budget is not None and not plan.get("within_budget"):
+        tail = f", OVER the {_seconds(float(budget))} budget"
+    return (f"{host}: {len(measured)} experiments, {plan.get('points', 0):,} points, at most "
+            f"{_seconds(float(plan.get('bound_s') or 0))}{tail}")
+
+
+def plan_cuts(plan: dict) -> list[str]:
+    """One line per experiment the budget cut: 'c2c: 96 of 16,256 ordered CPU pairs (budget): ...'."""
+    return [f"{entry['name']}: {cut}" for entry in plan.get("experiments") or [] for cut in entry.get("cuts") or []]
+
+
+def fio_price(jobs, runtime_s, ramp_s, size_bytes, enabled=True) -> dict:
+    """The storage experiment's record in the plan: one fio process per job, each ramp + runtime seconds,
+    after the probes and the scratch file's layout (fio role); {} when it does not run."""
+    jobs = list(jobs or [])
+    if not enabled:
+        return {}
+    bound = len(jobs) * (PROCESS_S + float(runtime_s) + float(ramp_s)) + FIO_SETUP_S \
+        + int(size_bytes) / FIO_LAYOUT_BYTES_PER_S
+    return {"name": "fio", "points": len(jobs), "processes": len(jobs), "bound_s": round(bound, 3),
+            "allowance_s": None, "target_rel": None, "cap_s": None, "skip": None,
+            "notes": [f"{len(jobs)} jobs x ({ramp_s} s ramp + {runtime_s} s measured)"], "cuts": []}
+
+
+class FilterModule:
+    def filters(self):
+        return {"host_plan": host_plan, "plan_points": plan_points, "plan_points_as": plan_points_as,
+                "plan_entry": plan_entry,
+                "plan_notes": plan_notes,
+                "plan_record": plan_record, "plan_summary": plan_summary, "plan_cuts": plan_cuts,
+                "fio_price": fio_price}
