@@ -49,6 +49,9 @@ LINE = 64
 PROCESS_S = 0.8
 # An experiment's own tasks inside its recorded wall time (the perf folder, the record).
 EXPERIMENT_S = 0.4
+# An adaptive sweep's refinement round beside its process: reading the results so far, choosing the points on the
+# controller, keeping what ran (tasks/refine_round.yml; 2 rounds of tlb took 3.1 s with one small process each).
+REFINE_ROUND_S = 0.8
 # Mapping and first touch of a buffer, per byte: in a VM every new page is also an exit to the host,
 # and a 2 MiB page may wait for compaction (dev VM: 2.4-3 s per GiB either way).
 FAULT_S_PER_BYTE = 3.0 / GIB
@@ -300,6 +303,13 @@ def _note_dram(ctx: Context, exp: Exp, size: int, rule: int, what: str, threads:
 
 # ---- The experiments ----
 
+def _refine_rounds(per_octave: int, target_octaves) -> int:
+    """The most refinement rounds from a coarse step of 1/per_octave octave to the target (bisections, and one
+    for a step that moved: fleetscope.analyze.refine.rounds_needed, which the role's filter calls)."""
+    target = float(target_octaves or 0.125)
+    return max(0, math.ceil(math.log2((1 / max(1, per_octave)) / target) - 1e-9)) + 1
+
+
 def _refine_bound(ctx: Context, exp: Exp, variable: str, column: str, what: str) -> int:
     """An adaptive sweep's most refinement points (its role variable, else the profile's column), halved by
     the budget's `refine_scale`, said where cut; kept on the plan (refine_max_points) for the role to run."""
@@ -345,11 +355,15 @@ def _latency_sweep(ctx: Context) -> Exp:
         # The adaptive sweep's bisection points (issue 28, run by tasks/run_points.yml after the coarse pass):
         # at most `refine` more processes per core kind, on the curve it refines (THP, else the first policy),
         # each priced as that curve's costliest coarse point.
+        # A round is one process (its sizes in one list) and the round's own tasks, at most min(rounds, refine).
         policy = "thp" if "thp" in worst else policies[0]
+        rounds = min(refine, _refine_rounds(per_octave, var.get("kernels_latency_sweep_refine_octaves")
+                                            or ctx.table.get("refine_octaves")))
         exp.records += refine * ctx.kind_count
-        exp.bound_s += refine * (PROCESS_S + worst[policy]) * ctx.kind_count
-        exp.notes.append(f"adaptive sweep: at most {refine} refinement points inside the rises of the {policy} curve"
-                         + (" per core kind" if ctx.kind_count > 1 else "") + ", priced as its costliest coarse point")
+        exp.bound_s += (rounds * (PROCESS_S + REFINE_ROUND_S) + refine * worst[policy]) * ctx.kind_count
+        exp.notes.append(f"adaptive sweep: at most {refine} refinement points in {rounds} rounds inside the rises of "
+                         f"the {policy} curve" + (" per core kind" if ctx.kind_count > 1 else "")
+                         + ", priced as its costliest coarse point")
     if per_octave < _int(var.get("kernels_latency_sweep_points_per_octave"), 1):
         exp.cuts.append(f"{per_octave} point per octave instead of "
                         f"{var.get('kernels_latency_sweep_points_per_octave')} (budget)")
@@ -486,11 +500,14 @@ def _tlb(ctx: Context) -> Exp:
     if refine and exp.processes:
         # The adaptive sweep's page counts (issue 28, run by tasks/run_points.yml after the coarse pass): per
         # curve (page size and core kind) at most `refine` more, each priced as that curve's costliest coarse
-        # page count; a round runs one process per curve with at least one new count, so at most `refine`.
+        # page count, and one process per curve and round.
+        rounds = min(refine, _refine_rounds(per_octave, var.get("kernels_tlb_refine_octaves")
+                                            or table.get("tlb_refine_octaves")))
         for size, each in worst.items():
             exp.records += 2 * refine * ctx.kind_count
-            exp.bound_s += refine * (each + PROCESS_S) * ctx.kind_count
-        exp.notes.append(f"adaptive sweep: at most {refine} refinement page counts per curve inside the TLB steps"
+            exp.bound_s += (rounds * (PROCESS_S + REFINE_ROUND_S) + refine * each) * ctx.kind_count
+        exp.notes.append(f"adaptive sweep: at most {refine} refinement page counts per curve in {rounds} rounds "
+                         "inside the TLB steps"
                          + (" and core kind" if ctx.kind_count > 1 else "")
                          + ", priced as the curve's costliest coarse page count")
     return exp
@@ -977,13 +994,13 @@ def _steps(name: str, settings: dict, host: Host) -> list[dict]:  # noqa: C901 -
     sizes = [{"size_scale": scale} for scale in _HALVINGS]
     drams = [{"dram_scale": scale} for scale in _HALVINGS]
     group = [{"group": True}]
-    # an adaptive sweep's refinement points: halved after the density, dropped only where even the smallest
-    # working sets leave no room for a quarter of them (the coarse pass still reads a bracket per level)
+    # an adaptive sweep's refinement points: halved after the density (dropped only as the very last cut,
+    # _LAST_RESORT: the coarse pass alone still reads a bracket per level)
     refines = [{"refine_scale": 0.5}, {"refine_scale": 0.25}]
     if name == "latency_sweep":
-        return group + caps + [{"per_octave": 1}] + refines + sizes + [{"refine_scale": 0.0}]
+        return group + caps + [{"per_octave": 1}] + refines + sizes
     if name == "tlb":
-        return caps + [{"per_octave": 1}] + refines + sizes + [{"refine_scale": 0.0}]
+        return caps + [{"per_octave": 1}] + refines + sizes
     if name == "bandwidth":
         return caps + [{"per_octave": 1}] + drams + [{"regular_only": True}]
     if name == "saxpy":
@@ -1027,6 +1044,11 @@ def _last_steps(name: str, settings: dict) -> list[dict]:
     return ([{"tries": 1}] if name in TRIED else []) + [{"samples": 3}]
 
 
+# Cuts after every other: the adaptive sweeps' refinement points (issue 28) go only when one try and three
+# samples a point still leave no room for a quarter of them.
+_LAST_RESORT = {"latency_sweep": [{"refine_scale": 0.0}], "tlb": [{"refine_scale": 0.0}]}
+
+
 def _fit(name: str, host: Host, settings: dict, allowance: float | None) -> Exp:
     """The experiment's plan at its natural settings, cut step by step until its price fits the allowance
     (knobs accumulate: a later step keeps the earlier ones). Without an allowance (full) nothing is cut."""
@@ -1034,7 +1056,7 @@ def _fit(name: str, host: Host, settings: dict, allowance: float | None) -> Exp:
     exp = _PLANNERS[name](Context(host, settings, name, knobs))
     if allowance is not None:
         kinds = [{"one_kind": True}] if Context(host, settings, name, {}).kind_count > 1 else []
-        for step in _steps(name, settings, host) + kinds + _last_steps(name, settings):
+        for step in _steps(name, settings, host) + kinds + _last_steps(name, settings) + _LAST_RESORT.get(name, []):
             if exp.record()["bound_s"] <= allowance:
                 break
             knobs = {**knobs, **step}

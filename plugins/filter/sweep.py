@@ -215,8 +215,8 @@ def refine_points(jsonl, spec):
     .refine). `jsonl` is the experiment's results file so far; spec: {experiment: latency_sweep | tlb, argv:
     the coarse pass's command (its --cpu replaced by each curve's), coarse: the sizes the coarse pass planned
     (latency: a list; tlb: {page size: page counts}), policies: the latency sweep's page policies, octaves,
-    max_points}. Latency points are one process per size (of the THP curve, or the first policy's); a TLB round
-    is one process per curve (page size and CPU)."""
+    max_points}. A round is one process per curve: the latency sweep's THP curve (or the first policy's) per CPU,
+    its sizes in one --sizes list; a TLB curve per page size and CPU."""
     refine = _refine_module()
     records = _records(jsonl)
     octaves, max_points = float(spec["octaves"]), int(spec["max_points"])
@@ -240,11 +240,15 @@ def refine_points(jsonl, spec):
         budget = max_points - len(set(curve) - coarse)
         sizes = sorted(curve)
         reading = CurveReading("random-lines", 2097152 if policy in ("thp", "hugetlb") else 4096)
-        for size in sorted(refine.cache_refinement(sizes, [curve[size] for size in sizes], target_octaves=octaves,
-                                                   budget=budget, reading=reading)):
-            label = f"refine {_label('--sizes', size)}, page-policy {policy}" + (f" (CPU {cpu})" if cpu is not None else "")
+        chosen = sorted(refine.cache_refinement(sizes, [curve[size] for size in sizes], target_octaves=octaves,
+                                                budget=budget, reading=reading))
+        if chosen:
+            # one process a round, each size still on a fresh buffer (as the plan's grouped coarse pass): a
+            # process start costs more than most refinement points (plugins/filter/plan.py, PROCESS_S)
+            label = (f"refine sizes {', '.join(bytes_to_human(size) for size in chosen)}, page-policy {policy}"
+                     + (f" (CPU {cpu})" if cpu is not None else ""))
             points.append({"label": label, "argv": _with_cpu(spec["argv"], cpu) + [
-                "--sizes", str(size), "--page-policy", policy]})
+                "--sizes", ",".join(map(str, chosen)), "--page-policy", policy]})
     return points
 
 

@@ -236,9 +236,9 @@ def latency_sweep(machine: Machine, profile: Profile, noise: float, seed: int, *
         if not points:
             break
         ran += 1
-        for point in points:
-            size = int(point["argv"][point["argv"].index("--sizes") + 1])
-            measured[size] = _noisy(machine, size, "random-lines", noise, seed)
+        for point in points:  # one process a round: its sizes in one --sizes list
+            for size in map(int, point["argv"][point["argv"].index("--sizes") + 1].split(",")):
+                measured[size] = _noisy(machine, size, "random-lines", noise, seed)
     sizes = sorted(measured)
     return SweepRun(sizes, [measured[size] for size in sizes], len(coarse), len(measured) - len(coarse), ran)
 

@@ -162,7 +162,7 @@ def step_curve(size: int) -> float:
     return 1.0 if size <= 32 * KIB else 4.0 if size <= 1 * MIB else 40.0
 
 
-def test_the_filter_plans_one_process_per_size_on_each_cpus_thp_curve_and_counts_its_budget():
+def test_the_filter_plans_one_process_a_round_on_each_cpus_thp_curve_and_counts_its_budget():
     coarse = FILTERS.sweep_sizes(4096, 8 * MIB, 1)
     measured = [(size, policy, cpu, step_curve(size) * (1.3 if policy == "4k" else 1))
                 for size in coarse for policy in ("thp", "4k") for cpu in (0, 4)]
@@ -173,7 +173,8 @@ def test_the_filter_plans_one_process_per_size_on_each_cpus_thp_curve_and_counts
     for point in points:
         argv = point["argv"]
         assert argv[argv.index("--page-policy") + 1] == "thp"  # the curve the hierarchy is read from
-        by_cpu.setdefault(argv[argv.index("--cpu") + 1], []).append(int(argv[argv.index("--sizes") + 1]))
+        assert argv[argv.index("--cpu") + 1] not in by_cpu  # one process per curve and round
+        by_cpu[argv[argv.index("--cpu") + 1]] = [int(size) for size in argv[argv.index("--sizes") + 1].split(",")]
     assert sorted(by_cpu) == ["0", "4"]
     # the steps at 32-64 KiB and 1-2 MiB, bisected in log size, whole lines
     assert by_cpu["0"] == by_cpu["4"] == [46336, 1482880]
@@ -226,3 +227,51 @@ def test_the_warehouse_reads_a_guests_huge_pages_as_4k_frames():
     assert _placement("4k", spans, {"4k": (False, False)}, None).contiguous_bytes == SMALL_PAGE
     published = _placement("thp", spans, {}, CurveReading("line-per-page", 16384))
     assert (published.contiguous_bytes, published.way_spans, published.stated_source) == (16384, (), "published")
+
+
+def test_the_refinement_takes_its_kernel_options_from_the_plans_processes():
+    """refine_spec: the coarse processes' argv without the working set (whatever else the plan put there: a
+    budget's --tries, the precision's --target-ci), the sizes they measure, rounds from the density as planned."""
+    common = ["bin", "chase", "--cpu", "0", "--experiment", "latency_sweep", "--tries", "1", "--target-ci", "0.01"]
+    sizes = FILTERS.sweep_sizes(4096, 8 * MIB, 2)
+    grouped = [{"label": policy, "argv": [*common, "--sizes", ",".join(map(str, sizes)), "--page-policy", policy]}
+               for policy in ("thp", "4k")]
+    spec = FILTERS.refine_spec(grouped, "latency_sweep", 0.125, 8, ["thp", "4k"])
+    assert spec["argv"] == common and spec["coarse"] == sizes and spec["max_points"] == 8
+    assert spec["rounds"] == rounds_needed(1 / 2, 0.125) == 3
+    one_each = [{"label": str(size), "argv": [*common, "--sizes", str(size), "--page-policy", "thp"]} for size in sizes]
+    assert FILTERS.refine_spec(one_each, "latency_sweep", 0.125, 8, ["thp"])["coarse"] == sizes
+    assert FILTERS.refine_spec(grouped, "latency_sweep", 0.125, 0, ["thp"])["rounds"] == 0
+    tlb = [{"label": size, "argv": ["bin", "tlb", "--cpu", "0", "--page-stride", "2", "--pages", "8,16,32",
+                                    "--page-size", size]} for size in ("4k", "thp")]
+    spec = FILTERS.refine_spec(tlb, "tlb", 0.25, 6)
+    assert spec["argv"] == ["bin", "tlb", "--cpu", "0", "--page-stride", "2"]
+    assert spec["coarse"] == {"4k": [8, 16, 32], "thp": [8, 16, 32]} and spec["rounds"] == 3
+
+
+@pytest.mark.parametrize("profile", ["quick", "standard"])
+def test_the_plan_prices_the_refinement_and_the_role_runs_the_bound_it_priced(profile, tmp_path):
+    """The planners add refine_max_points x the refined curve's costliest coarse point (and a process and the
+    round's tasks per round) to the latency sweep's and tlb's price; a budget halves the bound before it drops
+    it, says so, and the plan keeps the bound it priced for the role (not in the manifest's record)."""
+    from fleetscope import planning
+    from sysfs_synthetic import BIG, write  # the plan test's synthetic hosts
+
+    facts = planning.facts_from_sysfs(write(tmp_path, BIG["epyc-64"]))
+    facts["memory"]["mem_available_bytes"] = 64 * 1024 * MIB
+    module = planning.plan_module()
+    for name, variable in (("latency_sweep", "kernels_latency_sweep_refine_max_points"),
+                           ("tlb", "kernels_tlb_refine_max_points")):
+        unbudgeted = {entry["name"]: entry for entry in planning.plan(facts, "full", selected=[name])["experiments"]}
+        without = {entry["name"]: entry for entry in planning.plan(facts, "full", {variable: 0},
+                                                                  selected=[name])["experiments"]}
+        assert unbudgeted[name]["refine_max_points"] > 0 and without[name]["refine_max_points"] == 0
+        assert unbudgeted[name]["bound_s"] > without[name]["bound_s"]
+        assert any("adaptive sweep: at most" in note for note in unbudgeted[name]["notes"])
+        plan = planning.plan(facts, profile)
+        entry = module.plan_entry(plan, name)
+        assert plan["within_budget"] and entry["bound_s"] <= entry["allowance_s"] + 1e-6
+        natural = planning.settings(profile, facts)["variables"][variable]
+        if entry["refine_max_points"] < int(natural):
+            assert any("refinement" in cut and "(budget)" in cut for cut in entry["cuts"])
+        assert all("refine_max_points" not in record for record in module.plan_record(plan)["experiments"])
