@@ -394,14 +394,14 @@ class CacheLevel:
     completion_bytes: int | None     # ... first size of the next plateau (or the end of the rise's steep part)
     sysfs_size_bytes: int | None
     note: str | None
-    confidence: str | None = None    # of the rise: 'high' (one sample step), 'interval' (several), 'low' (a level
-                                     # resting on one point)
+    # of the rise: 'high' (one sample step), 'interval' (several), 'low' (a level resting on one point)
+    confidence: str | None = None
     size_low_bytes: int | None = None    # the size bracket: two neighbouring measured sizes around ...
     size_high_bytes: int | None = None
     size_estimator: str | None = None    # ... the rise's 'onset' or its 'half-step' (ESTIMATORS; module docstring)
-    size_method: str | None = None       # how capacity_bytes was chosen: 'sysfs' or 'published' (the stated size
-                                         # lies in the bracket), 'onset' or 'half-step' (the resolved bracket's
-                                         # log-midpoint); None where the bracket is too wide to give a number
+    # how capacity_bytes was chosen: 'sysfs' or 'published' (the stated size lies in the bracket), 'onset' or
+    # 'half-step' (the resolved bracket's log-midpoint); None where the bracket is too wide to give a number
+    size_method: str | None = None
 
 
 @dataclass(frozen=True)

@@ -100,8 +100,9 @@ def _readable(name: str, row: dict) -> dict:
     if name == "inferred_levels":
         return {**row, "size_text": level_size_text(row)}
     if name == "inferred_tlb":
-        return {**row, **{f"{level}_text": format_count_bracket(row.get(f"{level}_low_pages"), row.get(f"{level}_high_pages"),
-                                                              row.get(f"{level}_entries")) or None
+        return {**row, **{f"{level}_text": format_count_bracket(row.get(f"{level}_low_pages"),
+                                                                row.get(f"{level}_high_pages"),
+                                                                row.get(f"{level}_entries")) or None
                           for level in ("l1", "l2")}}
     return row
 

@@ -88,7 +88,7 @@ def size_text(values: dict, column: Column) -> str:
 
 def size_order(values: dict, column: Column) -> float | None:
     """The number a size column sorts by: its estimate, else the log-middle of its bracket."""
-    low, high, estimate, _ = summary.size_parts(values, column.key)
+    low, high, estimate, _method = summary.size_parts(values, column.key)
     if isinstance(estimate, (int, float)):
         return estimate
     return math.sqrt(low * high) if isinstance(low, (int, float)) and isinstance(high, (int, float)) else None

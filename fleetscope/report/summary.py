@@ -128,8 +128,10 @@ def level_latency_text(level: dict) -> str | None:
 def _hierarchy(derived: dict[str, list[dict]]) -> list[dict]:
     """The summary's table, one row per level: its size as a bracket and best estimate; a relative curve's
     latencies as '+2.35 ns' under 'over L1'."""
-    return [{"level": level["level"], **dict(zip(("effective", "estimate"), size_parts_text(
-                level.get("size_low_bytes"), level.get("size_high_bytes"), level["capacity_bytes"], level.get("size_method")))),
+    return [{"level": level["level"],
+             **dict(zip(("effective", "estimate"),
+                        size_parts_text(level.get("size_low_bytes"), level.get("size_high_bytes"),
+                                        level["capacity_bytes"], level.get("size_method")))),
              "sysfs": format_bytes(level["sysfs_size_bytes"]) or None,
              "latency": (level_latency_text(level) if level.get("latency_over_l1_ns") is None
                          else f"+{format_time_ns(level['latency_over_l1_ns'])}"),
