@@ -14,6 +14,9 @@ INVENTORY ?= inventory/localhost.yml
 PROFILE ?=
 ANSIBLE_ARGS ?=
 PYTEST_ARGS ?=
+# The machine's own tests (tests/{browser,functional,kernels,lab}) run in order on one worker, the unit tests
+# beside them (tests/conftest.py); TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= 2
 
 # Debian packages the controller's tests need (the hosts' packages come from roles/provision;
 # openssh-server runs the lab hosts of tests/lab). The cross compilers, their C libraries and qemu-user
@@ -64,7 +67,7 @@ test-deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
 
 test: dev test-deps
-	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/pytest $(PYTEST_ARGS)
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint: dev
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/ansible-lint

@@ -3,7 +3,8 @@
 
 Usage: benchmarks/parse_fixtures.py [--repeats 20] [--rows] [--files]
 
-Fixtures: ../shared/fixtures/{mlc,fio,perf}_samples and tests/fixtures/{diskspd,fio}. Each file is
+Fixtures: ../shared/fixtures/{mlc,fio,perf}_samples and tests/fixtures/{diskspd,fio,perf_samples} (perf stat
+outputs to the perf parser, perf report profiles to perf_report). Each file is
 read once; the timing covers parse() (and rows() too with --rows) on the decoded text, so it is
 parsing speed, not disk speed. Best of N is the least disturbed run on a shared machine.
 """
@@ -18,13 +19,14 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from fleetscope.ingest.parsers import TOOLS, decode, parser  # noqa: E402
+from fleetscope.ingest.parsers import decode, parser, perf_report  # noqa: E402
 
 SHARED = PROJECT.parent / "shared" / "fixtures"
 FIXTURES = {
     "mlc": [SHARED / "mlc_samples"],
     "fio": [SHARED / "fio_samples", PROJECT / "tests" / "fixtures" / "fio"],
     "perf": [SHARED / "perf_samples"],
+    "perf_report": [SHARED / "perf_samples", PROJECT / "tests" / "fixtures" / "perf_samples"],
     "diskspd": [PROJECT / "tests" / "fixtures" / "diskspd"],
 }
 
@@ -35,6 +37,10 @@ def fixture_files(tool: str) -> list[Path]:
         if not directory.is_dir():
             raise SystemExit(f"parse_fixtures: {directory} is missing (the shared fixtures sit beside the repository)")
         files += sorted(path for path in directory.iterdir() if path.is_file() and path.name != "SOURCES.md")
+    if tool in ("perf", "perf_report"):  # perf_samples holds perf stat outputs and perf report profiles
+        report = {path for path in files if perf_report.looks_like(decode(path.read_bytes()))}
+        files = sorted({path.name: path for path in files
+                        if (path in report) == (tool == "perf_report")}.values())
     return files
 
 
@@ -56,7 +62,7 @@ def main() -> int:
 
     print(f"best of {options.repeats}, python {sys.version.split()[0]}")
     print(f"{'tool':<8} {'files':>5} {'bytes':>9} {'rows':>6} {'total ms':>9} {'MB/s':>7}")
-    for tool in TOOLS:
+    for tool in FIXTURES:
         module = parser(tool)
         total_s = 0.0
         total_bytes = total_rows = 0

@@ -84,7 +84,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment("fio", "storage", "fio", (), ("storage_percentiles", "fio_jobs"), peer_scored=False),
     Experiment("mlc", "mlc", "mlc", (), ("mlc_loaded_latency", "mlc_idle_latency", "mlc_bandwidth", "mlc_matrix"),
                ("inferred_loaded_latency",), tag="bandwidth"),
-    Experiment("workloads", "workloads", "workloads", ("workload",), ("workload_profile",)),
+    Experiment("workloads", "workloads", "workloads", ("workload", "alloc_walk"), ("workload_profile",),
+               ("workload_cases", "workload_functions")),
 )
 
 _BY_NAME = {experiment.name: experiment for experiment in EXPERIMENTS}

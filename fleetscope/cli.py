@@ -190,12 +190,18 @@ examples:
   fleetscope import --host lab-node7 mlc old/mlc_idle.txt old/mlc_loaded.txt
   fleetscope import --host lab-node7 --cpu-model "Xeon Gold 6248" --started-at 2024-05-02 fio fio/*.json
   fleetscope import --host lab-node7 --run-id 20240502T000000Z-1a2b3c perf perf_saxpy.csv
+  fleetscope import --host lab-node7 --workload allocator perf stat.txt cycles.report misses.report
   fleetscope import curve --host ref-n100 --cpu-model "Intel N100" --source https://example.org/n100 \
       --measured-by ramlat --clock-ghz 3.4 --pattern line-per-page --caches 32k,2m,6m n100_ramlat.csv
   fleetscope import curve --host ref-graviton2 --cpu-model "Graviton2" --relative --page-size 2m tmb.csv
 Every file is parsed first; one the parser cannot read stops the import (FILE:LINE) and nothing is
 written. The files become the bundle RESULTS/<run_id>/<host>/ (profile 'external', raw/<tool>/...),
-which is then loaded into the warehouse like any bundle. The run id comes from the files' date
+which is then loaded into the warehouse like any bundle. perf files are one workload's profile: `perf
+stat` output (-x, CSV or perf's own table) and `perf report --stdio` profiles (by cycles, by cache misses;
+a ranked list '1. 28.56% malloc' too); ingest classifies the workload (case A store/dependency-bound, B
+miss-bound, C instruction-cache-bound, or what it could not decide) and import prints the case, its
+evidence, the next step and the functions' share of the time beside their share of the misses. The run id
+comes from the files' date
 (--started-at, else their newest modification time) and content, so importing the same files again
 changes nothing; give --run-id to add other tools' files to the same run.
 
@@ -527,15 +533,45 @@ def _command_import(arguments: argparse.Namespace) -> int:
         raise UserError(f"{', '.join(curve_only)}: only with `fleetscope import curve`")
     imported = import_files(arguments.results, arguments.host, arguments.tool, arguments.files,
                             run_id=arguments.run_id, started_at=arguments.started_at,
-                            cpu_model=arguments.cpu_model)
+                            cpu_model=arguments.cpu_model, workload=arguments.workload)
     with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
         outcome = ingest_bundle(connection, imported.path)
+        cases = _imported_cases(connection, imported.run_id, arguments.host) if arguments.tool == "perf" else []
     if outcome.action == "REFUSED":
         print(f"REFUSED    {imported.path}: {outcome.detail}")
         return 1
     print(f"{outcome.action:<10} {imported.path}: {outcome.detail} "
           f"({imported.added} new of {len(arguments.files)} files)")
+    for line in cases:
+        print(line)
     return 0
+
+
+def _imported_cases(connection, run_id: str, host: str) -> list[str]:
+    """How ingest classified imported perf outputs, for people: each workload's case, evidence and next step,
+    and its functions' time share beside their miss share."""
+    from fleetscope.analyze.profiling import percent, significant
+    from fleetscope.resources import sql
+
+    lines = []
+    for workload, tier, classification, evidence, next_step, undecided, noticed, time_rule, miss_rule, miss_note \
+            in connection.execute(sql("imports/workload_cases"), [run_id, host]).fetchall():
+        lines += [f"workload {workload}: {classification} (counter tier {tier})",
+                  *(f"  {label}: {text}" for label, text in (
+                      ("evidence", evidence), ("next step", next_step), ("left out", undecided),
+                      ("noticed", noticed), ("time profile", time_rule), ("miss profile", miss_rule or miss_note))
+                    if text)]
+        functions = connection.execute(sql("imports/workload_functions"), [run_id, host, workload]).fetchall()
+        if functions:
+            lines.append(f"  {'function':<40} {'time':>8} {'rank':>5} {'misses':>8} {'rank':>5} {'miss/time':>10}  mark")
+        for symbol, kernel, time, time_below, time_rank, miss, miss_below, miss_rank, ratio, bound, mark in functions:
+            def share(value, below):
+                return percent(value) if value is not None else (f"<{percent(below)}" if below else "-")
+            said = "-" if ratio is None else {"at least": ">=", "at most": "<="}.get(bound, "") + significant(ratio, 2)
+            name = f"{symbol} [kernel]" if kernel else symbol
+            lines.append(f"  {name[:40]:<40} {share(time, time_below):>8} {time_rank or '-':>5} "
+                         f"{share(miss, miss_below):>8} {miss_rank or '-':>5} {said:>10}  {mark or ''}".rstrip())
+    return lines
 
 
 REFERENCE_EXAMPLES = """\
@@ -799,6 +835,9 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("--started-at", metavar="WHEN",
                           help="when they were measured, ISO 8601 (default: the newest file's modification time)")
     importer.add_argument("--cpu-model", help="the host's CPU model, for the fleet page (not guessed when absent)")
+    importer.add_argument("--workload", metavar="NAME",
+                          help="perf only: the workload the perf stat and perf report files profile (default: the "
+                          "first file's name); ingest classifies it and import prints the case")
     importer.add_argument("--results", type=Path, default=Path("results"),
                           help="where the bundle is written (default: results/)")
     importer.add_argument("--source", metavar="URL",

@@ -79,7 +79,7 @@ def settings(profile: str, facts: dict, overrides: dict | None = None, selected:
              if entry.role == "kernels" and kernels.get(f"kernels_{entry.name}_enabled", True)]
     if selected is not None:
         names = [name for name in names if name in selected]
-    fio, _ = role_variables("fio", "fio_", profile, overrides)
+    fio, _context = role_variables("fio", "fio_", profile, overrides)
     storage = None
     if fio.get("fio_enabled", True) and (selected is None or "fio" in selected):
         jobs = _load("fleetscope_storage_filter", STORAGE_FILTER).fio_plan(
@@ -157,5 +157,5 @@ def plan(facts: dict, profile: str, overrides: dict | None = None, selected: lis
         memory["mem_available_bytes"] = int(mem_available_bytes)
     if not int(memory.get("mem_available_bytes") or 0):
         raise UserError("the facts say nothing of the host's available memory: give it with --mem-available "
-                              "(e.g. 64g); the DRAM working sets and the memory cap follow from it")
+                        "(e.g. 64g); the DRAM working sets and the memory cap follow from it")
     return plan_module().host_plan(facts, settings(profile, facts, overrides, selected))

@@ -12,6 +12,24 @@ from pathlib import Path
 
 import pytest
 
+# Tests that use this machine itself (its knobs, its scratch, timed kernels, Ansible runs, Chromium pages of a
+# run): under pytest-xdist (`make test` runs `pytest -n 2`) they all go to one worker, in order, while the unit
+# tests share the other. (xdist's own `--dist loadgroup` does not group under pytest 9, hence a scheduler.)
+MACHINE_TESTS = tuple(f"tests/{folder}/" for folder in ("browser", "functional", "kernels", "lab"))
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class MachineApart(LoadScopeScheduling):
+        """Every machine test in one work unit (run in collection order), every other test a unit of its own."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return "machine" if nodeid.startswith(MACHINE_TESTS) else nodeid
+
+    return MachineApart(config, log)
+
+
 RUN_ID = "20261122T034500Z-a1b2c3"
 
 MANIFEST = {

@@ -15,6 +15,9 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
+import json
+from pathlib import PurePosixPath
+
 import duckdb
 
 from fleetscope.analyze.clock import infer_ramp, infer_turbo
@@ -23,6 +26,7 @@ from fleetscope.analyze.inference import (INFERENCE_VERSION, SMALL_PAGE_BYTES, C
                                           amat_fit, bandwidth_per_level, infer_cache_levels, infer_loaded_latency,
                                           infer_mlp, infer_tlb)
 from fleetscope.analyze.plausibility import HUGE_PAGE_BYTES, check_run
+from fleetscope.analyze.profiling import RATE_KEYS, classify, is_miss_event, is_time_event
 from fleetscope.resources import sql
 from fleetscope.store.warehouse import insert_rows
 
@@ -218,6 +222,73 @@ def _saxpy_fit(strides: list[tuple], counters: list[tuple]) -> dict:
     return {**row, "note": f"no AMAT fit: {why}; runtime per stride is still measured"}
 
 
+def _workload_outputs(connection: duckdb.DuckDBPyConnection, key: list) -> dict[tuple[str, str], dict]:
+    """The run's perf outputs per (experiment, workload): its perf stat and its profiles. A workload is named by
+    the role or the import (params.workload), else by the output's file name."""
+    workloads: dict[tuple[str, str], dict] = {}
+    for experiment, path, tool, params, parsed in _rows(connection, "workload_outputs", key):
+        params = json.loads(params) if isinstance(params, str) else (params or {})
+        parsed = json.loads(parsed) if isinstance(parsed, str) else parsed
+        name = params.get("workload") or PurePosixPath(path).stem
+        entry = workloads.setdefault((experiment, str(name)), {"stat": None, "stats": 0, "profiles": [],
+                                                               "failure": None, "miss_note": None})
+        if params.get("status") == "failed":
+            entry["failure"] = params.get("failure") or "the command failed"
+        entry["miss_note"] = params.get("miss_note") or entry["miss_note"]
+        if tool == "perf" and parsed is not None:
+            entry["stats"] += 1
+            entry["stat"] = entry["stat"] or parsed
+        elif tool == "perf_report" and parsed is not None:
+            for profile in parsed.get("profiles") or []:
+                entry["profiles"].append({**profile, "event": profile.get("event") or params.get("event")})
+    return workloads
+
+
+def _classified_workloads(connection: duckdb.DuckDBPyConnection, key: list) -> list[tuple[str, str, dict, object]]:
+    """(experiment, workload, its outputs, its Classification) for each workload of the run."""
+    capability = _rows(connection, "perf_capability", key)
+    reason = capability[0][1] if capability and capability[0][1] else None
+    out = []
+    for (experiment, workload), entry in sorted(_workload_outputs(connection, key).items()):
+        time_profile = next((p for p in entry["profiles"] if is_time_event(p.get("event"))), None)
+        miss_profile = next((p for p in entry["profiles"] if is_miss_event(p.get("event"))), None)
+        out.append((experiment, workload, entry,
+                    classify((entry["stat"] or {}).get("events"), time_profile, miss_profile, failed=entry["failure"],
+                             tier_reason=reason, miss_profile_note=entry["miss_note"])))
+    return out
+
+
+def _workload_case_rows(connection: duckdb.DuckDBPyConnection, key: list,
+                        derived: dict[str, list[dict]]) -> list[dict]:
+    """Each workload's case (fleetscope.analyze.profiling) from its perf stat and its time and miss profiles."""
+    rows = []
+    for experiment, workload, entry, case in _classified_workloads(connection, key):
+        noticed = list(case.noticed)
+        if entry["stats"] > 1:
+            noticed.append(f"{entry['stats']} perf stat outputs under this name: classified from the first")
+        row = {"experiment": experiment, "workload": workload, "counter_tier": case.counter_tier,
+               "case_id": case.case, "classification": case.classification, "evidence": "; ".join(case.evidence),
+               "next_step": case.next_step, "undecided": case.undecided, "noticed": "; ".join(noticed) or None,
+               "not_supported": ", ".join(case.not_supported) or None, "multiplexed": case.multiplexed,
+               "running_percent_min": case.running_percent_min, "miss_note": case.miss_profile_note,
+               **{rate: case.rates.get(rate) for rate in RATE_KEYS}}
+        for prefix, check in (("time", case.time_profile), ("miss", case.miss_profile)):
+            if check is not None:
+                row.update({f"{prefix}_event": check.event, f"{prefix}_samples": check.samples,
+                            f"{prefix}_ranked": check.ranked, f"{prefix}_verdict": check.verdict,
+                            f"{prefix}_rule": check.text})
+        rows.append(row)
+    return rows
+
+
+def _workload_function_rows(connection: duckdb.DuckDBPyConnection, key: list,
+                            derived: dict[str, list[dict]]) -> list[dict]:
+    """Each workload's functions, time share beside miss share (the table its case reads)."""
+    return [{"experiment": experiment, "workload": workload, "function_index": index, **asdict(function)}
+            for experiment, workload, _rows, case in _classified_workloads(connection, key)
+            for index, function in enumerate(case.functions)]
+
+
 def _clock_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[str, list[dict]]) -> list[dict]:
     """The turbo curve of each instruction class core_clock measured, and its offset from the integer clock
     (scalar_int) with one core and with all active."""
@@ -295,6 +366,8 @@ DERIVATIONS: tuple[Derivation, ...] = (
     Derivation("inferred_tlb", _tlb_rows),
     Derivation("inferred_mlp", _mlp_rows),
     Derivation("inferred_loaded_latency", _loaded_latency_rows),
+    Derivation("workload_cases", _workload_case_rows),
+    Derivation("workload_functions", _workload_function_rows),
     Derivation("inferred_clock", _clock_rows),
     Derivation("inferred_clock_ramp", _clock_ramp_rows),
     Derivation("firmware_claims", _firmware_rows),

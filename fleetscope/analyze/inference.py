@@ -61,9 +61,10 @@ from dataclasses import dataclass, field, replace
 # Version of the method below; stored with every inferred row so a change can be recomputed. 3: TLB steps within
 # levels, hidden levels in wide rises, relative curves, confidence; 4: consistency and noise flags; 5: one
 # hierarchy per core kind; 6: loaded-latency knee only on a rise, as an interval; 7: L1-hit and firmware checks;
-# 8: the clock's turbo curve and ramp (fleetscope.analyze.clock); 9: sizes as brackets around the onset or half-step,
-# with a best estimate and its method.
-INFERENCE_VERSION = 9
+# 8: the clock's turbo curve and ramp (fleetscope.analyze.clock); 10: workload cases and function tables
+# (fleetscope.analyze.profiling); 11: sizes as brackets around the onset or half-step, with a best estimate and its
+# method (9 on the sweeps branch before main's 10).
+INFERENCE_VERSION = 11
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave

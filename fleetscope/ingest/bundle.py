@@ -26,8 +26,8 @@ from pathlib import Path
 
 import jsonschema
 
-from fleetscope.ingest.parsers.json_limits import MAX_JSON_DEPTH, MAX_JSON_KEYS, parse_json  # noqa: F401 - the limits, with the rest
 from fleetscope.ingest.parsers import ParseError, decode, parser
+from fleetscope.ingest.parsers.json_limits import parse_json
 from fleetscope.resources import SCHEMAS_DIR
 
 SCHEMA_DIR = SCHEMAS_DIR

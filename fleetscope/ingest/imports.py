@@ -1,6 +1,10 @@
 """`fleetscope import`: a lab's past MLC, fio, perf or DiskSpd outputs joined to the fleet as an
 external run of a named host.
 
+perf outputs are a workload's: `perf stat` (CSV or perf's human-readable table) and `perf report`
+profiles (kept as tool perf_report) land in the experiment `workloads` under one workload name, so ingest
+classifies them as it does the workloads a playbook run profiles (fleetscope.analyze.profiling).
+
 The files become a real bundle, results/<run_id>/<host>/, exactly like one a playbook run brings
 home (manifest `origin: import`, profile `external`, raw/<tool>/<file>), which then goes through the
 same validation and ingest: every file is parsed first, and one that cannot be read stops the
@@ -23,9 +27,11 @@ from pathlib import Path
 from fleetscope import __version__
 from fleetscope.ingest.bundle import BundleError, load_bundle, name_pattern
 from fleetscope.errors import UserError
-from fleetscope.ingest.parsers import parser, read_text
+from fleetscope.ingest.parsers import parser, perf_report, read_text
 
-EXPERIMENT_OF_TOOL = {"diskspd": "fio"}
+# DiskSpd is the storage experiment of Windows hosts; perf outputs are a workload's profile.
+EXPERIMENT_OF_TOOL = {"diskspd": "fio", "perf": "workloads", "perf_report": "workloads"}
+_WORKLOAD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _RUN_ID = re.compile(name_pattern("run_id"))
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -35,6 +41,7 @@ class ImportedBundle:
     path: Path
     run_id: str
     added: int  # files new to the bundle
+    workload: str | None = None  # the workload perf outputs were imported as
 
 
 def _started_at(files: list[Path], started_at: str | None) -> datetime:
@@ -54,16 +61,33 @@ def _run_id(host: str, tool: str, contents: list[bytes], started: datetime) -> s
     return f"{started:%Y%m%dT%H%M%SZ}-{digest.hexdigest()[:6]}"
 
 
-def _check_files(tool: str, files: list[Path]) -> list[bytes]:
-    """Parse every file before anything is written: the first unreadable one stops the import."""
-    module = parser(tool)
-    contents = []
+def file_tool(tool: str, text: str) -> str:
+    """The parser a file given as `tool` needs: perf report output given to `import perf` is a profile."""
+    return "perf_report" if tool == "perf" and perf_report.looks_like(text) else tool
+
+
+def _check_files(tool: str, files: list[Path]) -> tuple[list[bytes], list[str]]:
+    """Parse every file before anything is written: the first unreadable one stops the import. Returns each
+    file's bytes and the tool that reads it."""
+    contents, tools = [], []
     for path in files:
         if not path.is_file():
             raise UserError(f"{path}: no such file")
-        module.parse(read_text(path), source=str(path))  # raises ParseError (FILE:LINE: ...)
+        text = read_text(path)
+        tools.append(file_tool(tool, text))
+        parser(tools[-1]).parse(text, source=str(path))  # raises ParseError (FILE:LINE: ...)
         contents.append(path.read_bytes())
-    return contents
+    return contents, tools
+
+
+def workload_name(files: list[Path], workload: str | None) -> str:
+    """The workload imported perf outputs belong to: --workload, else the first file's name."""
+    if workload is not None:
+        if not _WORKLOAD.fullmatch(workload):
+            raise UserError(f"--workload {workload!r}: give 1-64 of A-Z a-z 0-9 _ . - starting with a letter or digit")
+        return workload
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(files[0]).stem).lstrip("_.-")[:64]
+    return name or "imported"
 
 
 def _new_manifest(host: str, run_id: str, started: datetime, cpu_model: str | None) -> dict:
@@ -114,13 +138,18 @@ def replace_bundle(results_dir: Path, run_id: str, host: str, fill: Callable[[Pa
 
 
 def import_files(results_dir: Path, host: str, tool: str, files: list[Path], *, run_id: str | None = None,
-                 started_at: str | None = None, cpu_model: str | None = None) -> ImportedBundle:
-    """Write (or extend) the bundle results/<run_id>/<host>/ holding `files` as raw outputs of `tool`."""
+                 started_at: str | None = None, cpu_model: str | None = None,
+                 workload: str | None = None) -> ImportedBundle:
+    """Write (or extend) the bundle results/<run_id>/<host>/ holding `files` as raw outputs of `tool` (perf's
+    under one workload name: `workload`, else the first file's name)."""
     check_host(host)
     if run_id is not None and not _RUN_ID.fullmatch(run_id):
         raise UserError(f"--run-id {run_id!r}: expected a fleetscope run id like 20250314T093000Z-a1b2c3")
+    if workload is not None and tool != "perf":
+        raise UserError("--workload: only with `fleetscope import perf`")
     files = [Path(path) for path in files]
-    contents = _check_files(tool, files)
+    contents, tools = _check_files(tool, files)
+    workload = workload_name(files, workload) if tool == "perf" else None
     started = _started_at(files, started_at)
     run_id = run_id or _run_id(host, tool, contents, started)
     bundle = Path(results_dir) / run_id / host
@@ -133,7 +162,6 @@ def import_files(results_dir: Path, host: str, tool: str, files: list[Path], *, 
                             "another --run-id")
     else:
         manifest = _new_manifest(host, run_id, started, cpu_model)
-    # DiskSpd is the storage experiment of Windows hosts: its outputs join fio's experiment.
     name = EXPERIMENT_OF_TOOL.get(tool, tool)
     experiment = next((entry for entry in manifest["experiments"] if entry["name"] == name), None)
     if experiment is None:
@@ -146,17 +174,18 @@ def import_files(results_dir: Path, host: str, tool: str, files: list[Path], *, 
 
     def add_files(staging: Path) -> int:
         added = 0
-        for path, content in zip(files, contents):
-            relative = f"raw/{tool}/{path.name}"
+        for path, content, read_as in zip(files, contents, tools):
+            relative = f"raw/{read_as}/{path.name}"
             if relative in known and (staging / relative).read_bytes() == content:
                 continue  # the same file imported again
             if relative in known:
-                relative = f"raw/{tool}/{path.stem}-{hashlib.sha256(content).hexdigest()[:8]}{path.suffix}"
+                relative = f"raw/{read_as}/{path.stem}-{hashlib.sha256(content).hexdigest()[:8]}{path.suffix}"
                 if relative in known:
                     continue
             (staging / relative).parent.mkdir(parents=True, exist_ok=True)
             (staging / relative).write_bytes(content)
-            experiment["raw"].append({"path": relative, "tool": tool, "params": {"imported_from": str(path)}})
+            params = {"imported_from": str(path), **({"workload": workload} if workload else {})}
+            experiment["raw"].append({"path": relative, "tool": read_as, "params": params})
             known.add(relative)
             added += 1
         if added:
@@ -164,4 +193,4 @@ def import_files(results_dir: Path, host: str, tool: str, files: list[Path], *, 
         return added
 
     added = replace_bundle(Path(results_dir), run_id, host, add_files, keep=True)
-    return ImportedBundle(bundle, run_id, added)
+    return ImportedBundle(bundle, run_id, added, workload)

@@ -1,6 +1,7 @@
 """The derived tables a host page shows (what fleetscope.analyze.derive wrote for the run: the inferred hierarchy
 beside sysfs, TLB reach, MLP saturation, loaded-latency figures, bandwidth per level, the SAXPY fit, the firmware's
-claims beside the measured figures and every plausibility check), from one list keyed by table name.
+claims beside the measured figures, every plausibility check and each workload's functions by time and misses), from
+one list keyed by table name.
 
 Each table's rows for a run come from warehouse/queries/report/derived_<table>.sql; charts and the summary
 read them from the same dict (`derived_rows`), and the page shows each table under its title.
@@ -73,6 +74,13 @@ SHOWN_TABLES: tuple[DerivedTable, ...] = (
         Column("max_slowdown_stride", "at stride", "count"), Column("miss_event", "miss counter"),
         Column("hit_ns", "hit", "ns"), Column("miss_penalty_ns", "miss penalty", "ns"),
         Column("r_squared", "R²", "number"), Column("note", "note"))),
+    DerivedTable("workload_functions", "Workload functions: share of the time vs share of the misses", (
+        Column("workload", "workload"), Column("symbol", "function"), Column("dso", "object"),
+        Column("time_share", "time", "percent"), Column("time_share_below", "time under", "percent"),
+        Column("time_rank", "rank"), Column("miss_share", "misses", "percent"),
+        Column("miss_share_below", "misses under", "percent"), Column("miss_rank", "rank"),
+        Column("miss_per_time", "misses / time", "number"), Column("ratio_bound", "ratio is"),
+        Column("mark", "mark"))),
     DerivedTable("inferred_clock", "Clock: turbo curve per instruction class", (
         Column("class", "class"), Column("vector_bits", "bits", "count"), Column("one_core_ghz", "1 core", "ghz"),
         Column("all_cores_ghz", "all cores", "ghz"), Column("max_active_cores", "cores", "count"),

@@ -50,7 +50,7 @@ _MAD_TO_SIGMA = 1.4826
 FLAGGED = Column("flagged", "flags", "count")
 THP_GRANTED = Column("thp_granted", "THP granted", "percent")
 # The unit of each column kind as --format json names it.
-_UNITS = {"ns": "ns", "gb_s": "GB/s", "bytes": "bytes", "count": "count", "number": "ratio", "percent": "fraction",
+_UNITS = {"ns": "ns", "s": "s", "gb_s": "GB/s", "bytes": "bytes", "count": "count", "number": "ratio", "percent": "fraction",
           "ghz": "GHz", "gflop_s": "GFLOP/s"}
 
 
@@ -295,6 +295,8 @@ CAUSES: tuple[tuple[str, bool, str], ...] = (
     (r"thp_granted", False, "the THP setting (transparent_hugepage, defrag) or memory too fragmented for huge pages"),
     (r"tlb_l\d_entries", False, "a different page size, or a hypervisor's nested paging"),
     (r"mlp", False, "fewer misses in flight: an SMT sibling, prefetcher or power settings"),
+    (r"reference_workload_s", True, "the reference workload ran slower: a different libc allocator, memory or power "
+                                    "settings, or a busy host (its Workloads section says where the time went)"),
     # a clock below its same-CPU peers' with every core busy: the package is held back
     (r"clock_.*_ghz", False, "power limit, cooling or BIOS setting (turbo off, a lower power limit, a clogged "
                              "heat sink or fan)"),

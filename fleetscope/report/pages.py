@@ -161,7 +161,16 @@ def table(html_id: str, columns: tuple[Column, ...], rows: list[dict], units: di
     """A table ready for the page: headers, which columns are numeric, and every cell as text."""
     numeric = [column.kind not in ("text", "bool") for column in columns]
     return {"id": html_id, "headers": [header_text(column, units) for column in columns], "numeric": numeric,
-            "rows": [[cell_text(row.get(column.key), column.kind, units) for column in columns] for row in rows]}
+            "rows": [[_cell(row, column, units) for column in columns] for row in rows]}
+
+
+def _cell(row: dict, column: Column, units: dict[str, Unit]) -> str | None:
+    """A cell's text: its value, or "mean ± std" for a column with a spread (the mean alone where no std)."""
+    text = cell_text(row.get(column.key), column.kind, units)
+    if column.spread is None or text is None:
+        return text
+    spread = cell_text(row.get(column.spread), column.kind, units)
+    return f"{text} ± {spread}" if spread is not None else text
 
 
 # ---- one host run --------------------------------------------------------------------------------------
@@ -190,7 +199,8 @@ def _flags_of(section: Section, flags: list[dict]) -> list[dict]:
 def _section(fetch: Callable[[str], list[dict]], section: Section, caches: list[dict], derived: dict[str, list[dict]],
              fail: Callable[[str, str, str], None]) -> dict:
     """One section of a page: its rows, units, chart and tables; or the error that stopped it."""
-    item = {"section": section, "rows": [], "extra_rows": [], "chart_spec": None, "tables": [], "error": None}
+    item = {"section": section, "rows": [], "extra_rows": [], "chart_spec": None, "tables": [], "error": None,
+            "findings": []}
     stage = f"reading its rows from the view {section.view}"
     try:
         item["rows"] = fetch(section.query)
@@ -208,7 +218,11 @@ def _section(fetch: Callable[[str], list[dict]], section: Section, caches: list[
         if extra_columns and item["extra_rows"]:
             item["tables"].append(table(f"{section.id}-extra-table", extra_columns, item["extra_rows"], units))
         stage = "drawing its chart"
-        item["chart_spec"] = section.chart(SectionData(item["rows"], caches, derived, units, item["extra_rows"]))
+        data = SectionData(item["rows"], caches, derived, units, item["extra_rows"])
+        item["chart_spec"] = section.chart(data)
+        if section.findings:
+            stage = "stating its findings"
+            item["findings"] = section.findings(data)
     except Exception as error:  # noqa: BLE001 - one section must not stop the page or the fleet
         item["error"] = {"stage": stage, "text": _error_text(error)}
         fail(f"section {section.id}", stage, item["error"]["text"])

@@ -32,6 +32,10 @@ struct buffer {
  * with errno set. With PAGE_POLICY_HUGETLB the mmap itself fails (typically
  * ENOMEM) when the pool lacks free 2 MiB pages for the whole buffer. */
 int buffer_alloc(struct buffer *buffer, size_t bytes, enum page_policy policy);
+/* As buffer_alloc, but touches only one page every touch_stride bytes (a
+ * multiple of the page size; EINVAL otherwise): a sparse buffer whose span
+ * may be far larger than the memory it takes (the tlb kernel's page stride). */
+int buffer_alloc_sparse(struct buffer *buffer, size_t bytes, enum page_policy policy, size_t touch_stride);
 void buffer_free(struct buffer *buffer);
 
 /* Bytes of the buffer backed by huge pages, from its mapping in

@@ -55,7 +55,9 @@ static size_t round_up(size_t value, size_t multiple)
 	return (value + multiple - 1) / multiple * multiple;
 }
 
-int buffer_alloc(struct buffer *buffer, size_t bytes, enum page_policy policy)
+/* Maps, advises and touches one byte every touch_stride bytes (a page, or a
+ * multiple of one: the pages between stay unmapped). */
+static int map_buffer(struct buffer *buffer, size_t bytes, enum page_policy policy, size_t touch_stride)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t huge = BUFFER_HUGE_PAGE_BYTES;
@@ -95,7 +97,7 @@ int buffer_alloc(struct buffer *buffer, size_t bytes, enum page_policy policy)
 		if (madvise(data, rounded, advice) != 0 && errno != EINVAL)
 			goto fail;
 	}
-	for (size_t offset = 0; offset < rounded; offset += page)
+	for (size_t offset = 0; offset < rounded; offset += touch_stride)
 		((volatile char *)data)[offset] = 0;
 
 	buffer->data = data;
@@ -111,6 +113,22 @@ fail:
 		errno = saved;
 	}
 	return -1;
+}
+
+int buffer_alloc(struct buffer *buffer, size_t bytes, enum page_policy policy)
+{
+	return map_buffer(buffer, bytes, policy, (size_t)sysconf(_SC_PAGESIZE));
+}
+
+int buffer_alloc_sparse(struct buffer *buffer, size_t bytes, enum page_policy policy, size_t touch_stride)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (touch_stride < page || touch_stride % page) {
+		errno = EINVAL;
+		return -1;
+	}
+	return map_buffer(buffer, bytes, policy, touch_stride);
 }
 
 void buffer_free(struct buffer *buffer)

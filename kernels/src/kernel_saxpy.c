@@ -13,13 +13,18 @@
  * samples every y[i] must equal a * x[i] * passes (exact in doubles): that
  * checks every element was updated exactly once per pass (exit 3 if not).
  * Cache-miss counters come from the role's `perf stat` wrapper, one process
- * per stride. */
+ * per stride. With --threads T the arrays are cut into T contiguous slices
+ * (whole lines), each swept by its own thread pinned to its own CPU, all
+ * started together each sample: the time per update is of all threads
+ * together, so T threads show how much of the miss cost more cores hide. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "affinity.h"
 #include "buffers.h"
 #include "canary.h"
 #include "cli.h"
@@ -32,8 +37,10 @@
 #include "sampler.h"
 #include "sizes.h"
 #include "timer.h"
+#include "topology.h"
 
 #define KERNEL "saxpy"
+#define MAX_THREADS 1024
 #define DEFAULT_EXPERIMENT "saxpy"
 #define DEFAULT_SIZE ((uint64_t)512 << 20) /* both arrays together */
 #define ELEMENT_BYTES 8
@@ -48,6 +55,9 @@ struct saxpy_options {
 	int have_size;
 	uint64_t *strides;
 	size_t stride_count;
+	uint64_t threads;   /* --threads: 1 = the caller alone (pinned by --cpu) */
+	int *cpus;          /* --cpus, or the first threads of the host's CPU order */
+	size_t cpu_count;
 };
 
 static const uint64_t default_strides[] = {1, 2, 4, 8, 16, 32, 64, 128};
@@ -77,15 +87,22 @@ static void saxpy_help(FILE *out)
 		"  -S, --strides LIST      strides in elements, each 1..elements (default\n"
 		"                          1,2,4,8,16,32,64,128)\n"
 		"  -p, --page-policy P     thp (default) or 4k\n"
+		"  -T, --threads N         threads, 1..%d (default 1): the arrays are cut into N\n"
+		"                          slices of whole lines, each swept by its own thread\n"
+		"                          on its own CPU, all started together; ns per update\n"
+		"                          is of all threads together\n"
+		"  -C, --cpus LIST         the CPUs of the threads, in order (default: one per\n"
+		"                          physical core first, then SMT siblings); with\n"
+		"                          --threads above 1, instead of --cpu\n"
 		"\n",
-		CLI_PROGRAM);
+		CLI_PROGRAM, MAX_THREADS);
 	kopts_help(out, &defaults);
 	fprintf(out,
 		"\n"
 		"Records (one per stride, in a seeded random order): metric saxpy, unit ns\n"
 		"per update; params stride_elements, stride_bytes, elements, element_bytes,\n"
 		"array_bytes (each array), updates_per_pass, passes_per_sample, page_policy,\n"
-		"huge_bytes_granted (both arrays), cpu, accesses_per_sample (updates per\n"
+		"huge_bytes_granted (both arrays), threads, cpus, cpu, accesses_per_sample (updates per\n"
 		"sample), seed; context line_visits_per_pass (over the offset sweeps, the\n"
 		"distinct lines of x and y each sweep touches), effective_gb_s (line visits\n"
 		"x 64 B over the median pass time), canary, core clock, wall_s, order_index.\n"
@@ -119,13 +136,40 @@ static void saxpy_option(void *context, int option, const char *arg)
 	case 'p':
 		options->page_policy = latency_page_policy_option(&options->common, arg);
 		break;
+	case 'T':
+		options->threads = kopts_u64(&options->common, "--threads", arg, 1, MAX_THREADS);
+		break;
+	case 'C':
+		free(options->cpus);
+		options->cpu_count = topology_cpus_option(KERNEL, "--cpus", arg, &options->cpus);
+		break;
 	}
 }
+
+struct saxpy_team;
 
 struct saxpy_pass {
 	double *x, *y;
 	uint64_t elements;
 	uint64_t stride;
+	struct saxpy_team *team; /* NULL: one thread */
+};
+
+/* The threads of --threads: thread 0 is the caller; the others wait at the
+ * start barrier, sweep their slice `rounds` times, and meet at the end one. */
+struct saxpy_team {
+	size_t count;
+	pthread_t *threads;
+	pthread_barrier_t start, end;
+	struct saxpy_pass *pass;
+	uint64_t rounds;
+	int quit;
+	const int *cpus;
+};
+
+struct saxpy_member {
+	struct saxpy_team *team;
+	size_t index;
 };
 
 /* One pass: s offset sweeps, every element updated once. Scalar on purpose
@@ -139,13 +183,95 @@ saxpy_pass(const double *restrict x, double *restrict y, uint64_t n, uint64_t s,
 			y[i] = a * x[i] + y[i];
 }
 
+/* Thread `index` of `count`'s slice of n elements: whole 64-byte lines. */
+static void slice(uint64_t n, size_t count, size_t index, uint64_t *first, uint64_t *length)
+{
+	const uint64_t per_line = LINE_BYTES / ELEMENT_BYTES;
+	uint64_t lines = (n + per_line - 1) / per_line;
+	uint64_t begin = lines * index / count * per_line, end = lines * (index + 1) / count * per_line;
+
+	*first = begin < n ? begin : n;
+	*length = (end < n ? end : n) - *first;
+}
+
+static void sweep_slice(const struct saxpy_pass *pass, size_t count, size_t index, uint64_t rounds)
+{
+	uint64_t first, length;
+
+	slice(pass->elements, count, index, &first, &length);
+	for (uint64_t r = 0; r < rounds && length; r++)
+		saxpy_pass(pass->x + first, pass->y + first, length, pass->stride < length ? pass->stride : length,
+			   SCALE);
+}
+
+static void *team_member(void *context)
+{
+	struct saxpy_member *member = context;
+	struct saxpy_team *team = member->team;
+
+	if (affinity_pin(team->cpus[member->index]) != 0)
+		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "cannot pin thread %zu to CPU %d: %s", member->index,
+			 team->cpus[member->index], strerror(errno));
+	for (;;) {
+		pthread_barrier_wait(&team->start);
+		if (team->quit)
+			break;
+		sweep_slice(team->pass, team->count, member->index, team->rounds);
+		pthread_barrier_wait(&team->end);
+	}
+	free(member);
+	return NULL;
+}
+
+static void team_start(struct saxpy_team *team, struct saxpy_pass *pass, const int *cpus, size_t count)
+{
+	memset(team, 0, sizeof(*team));
+	team->count = count;
+	team->pass = pass;
+	team->cpus = cpus;
+	team->threads = calloc(count, sizeof(*team->threads));
+	if (!team->threads || pthread_barrier_init(&team->start, NULL, (unsigned)count) != 0 ||
+	    pthread_barrier_init(&team->end, NULL, (unsigned)count) != 0)
+		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "cannot set up %zu threads", count);
+	if (affinity_pin(cpus[0]) != 0)
+		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "cannot pin thread 0 to CPU %d: %s", cpus[0], strerror(errno));
+	for (size_t i = 1; i < count; i++) {
+		struct saxpy_member *member = malloc(sizeof(*member));
+
+		if (!member)
+			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory starting thread %zu", i);
+		member->team = team;
+		member->index = i;
+		if (pthread_create(&team->threads[i], NULL, team_member, member) != 0)
+			cli_fail(CLI_EXIT_RUNTIME, KERNEL, "cannot start thread %zu of %zu", i, count);
+	}
+}
+
+static void team_stop(struct saxpy_team *team)
+{
+	team->quit = 1;
+	pthread_barrier_wait(&team->start);
+	for (size_t i = 1; i < team->count; i++)
+		pthread_join(team->threads[i], NULL);
+	pthread_barrier_destroy(&team->start);
+	pthread_barrier_destroy(&team->end);
+	free(team->threads);
+}
+
 static uint64_t time_passes(void *context, uint64_t rounds)
 {
 	struct saxpy_pass *pass = context;
 	uint64_t started = timer_now_ns();
 
-	for (uint64_t r = 0; r < rounds; r++)
-		saxpy_pass(pass->x, pass->y, pass->elements, pass->stride, SCALE);
+	if (pass->team) {
+		pass->team->rounds = rounds;
+		pthread_barrier_wait(&pass->team->start);
+		sweep_slice(pass, pass->team->count, 0, rounds);
+		pthread_barrier_wait(&pass->team->end);
+	} else {
+		for (uint64_t r = 0; r < rounds; r++)
+			saxpy_pass(pass->x, pass->y, pass->elements, pass->stride, SCALE);
+	}
 	/* y is read after timing (the check), so the stores cannot be dropped. */
 	__asm__ volatile("" : : "r"(pass->y) : "memory");
 	return timer_now_ns() - started;
@@ -219,9 +345,12 @@ static int saxpy_run(int argc, char **argv)
 		{"elements", required_argument, NULL, 'N'},
 		{"strides", required_argument, NULL, 'S'},
 		{"page-policy", required_argument, NULL, 'p'},
+		{"threads", required_argument, NULL, 'T'},
+		{"cpus", required_argument, NULL, 'C'},
 		{NULL, 0, NULL, 0},
 	};
-	struct saxpy_options options = {.page_policy = PAGE_POLICY_THP, .size = DEFAULT_SIZE};
+	struct saxpy_options options = {.page_policy = PAGE_POLICY_THP, .size = DEFAULT_SIZE, .threads = 1};
+	struct saxpy_team team;
 	const struct kopts *opts = &options.common;
 	struct buffer xb, yb;
 	struct canary canary;
@@ -233,7 +362,7 @@ static int saxpy_run(int argc, char **argv)
 	double core_clock_ghz, *samples;
 
 	kopts_init(&options.common, KERNEL, DEFAULT_EXPERIMENT, saxpy_help);
-	kopts_parse(&options.common, argc, argv, "s:N:S:p:", long_options, saxpy_option, &options);
+	kopts_parse(&options.common, argc, argv, "s:N:S:p:T:C:", long_options, saxpy_option, &options);
 	if (options.have_size && options.elements)
 		cli_fail(CLI_EXIT_USAGE, KERNEL, "give --size or --elements, not both");
 	if (!options.elements) {
@@ -258,12 +387,34 @@ static int saxpy_run(int argc, char **argv)
 				 "--strides item %" PRIu64 " is above the %" PRIu64 " elements per array; use smaller strides or more elements",
 				 options.strides[k], n);
 	kopts_check_bytes(opts, 2 * array_bytes, "the two arrays");
+	if (options.cpus && options.threads == 1)
+		options.threads = options.cpu_count;
+	if (options.threads > 1) {
+		if (opts->cpu >= 0)
+			cli_fail(CLI_EXIT_USAGE, KERNEL, "--cpu pins one thread; with --threads %" PRIu64 " give --cpus LIST",
+				 options.threads);
+		if (!options.cpus) {
+			size_t cores;
+
+			options.cpu_count = topology_cpu_order(KERNEL, &options.cpus, &cores, NULL);
+		}
+		if (options.cpu_count < options.threads)
+			cli_fail(CLI_EXIT_USAGE, KERNEL, "--threads %" PRIu64 " needs as many CPUs; %zu %s", options.threads,
+				 options.cpu_count, options.cpus ? "are given or allowed" : "are allowed");
+		if (n / (LINE_BYTES / ELEMENT_BYTES) < options.threads)
+			cli_fail(CLI_EXIT_USAGE, KERNEL, "--threads %" PRIu64 " is more than the arrays' %" PRIu64 " lines",
+				 options.threads, n / (LINE_BYTES / ELEMENT_BYTES));
+		options.cpu_count = (size_t)options.threads;
+	}
 
 	samples = malloc(sampler_capacity(opts) * sizeof(*samples));
 	if (!samples || canary_init(&canary, opts->seed) != 0)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory setting up");
 	sampler_sweep_open(&sweep, opts, options.stride_count);
-	kopts_pin(opts);
+	if (options.threads == 1)
+		kopts_pin(opts);
+	else if (affinity_pin(options.cpus[0]) != 0)
+		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "cannot pin to CPU %d: %s", options.cpus[0], strerror(errno));
 	core_clock_ghz = coreclock_measure_ghz();
 	map_array(&options, &xb, array_bytes, "x");
 	map_array(&options, &yb, array_bytes, "y");
@@ -272,6 +423,10 @@ static int saxpy_run(int argc, char **argv)
 		fprintf(stderr, "%s: warning: page policy thp, but only %" PRIu64 " of the %" PRIu64 " bytes of the arrays are on huge pages\n",
 			KERNEL, huge, 2 * array_bytes);
 	record_open(&record, opts);
+	if (options.threads > 1) {
+		record.cpus = options.cpus;
+		record.cpu_count = options.cpu_count;
+	}
 	fprintf(stderr, "%s: %zu strides, %s order, %" PRIu64 " elements per array, seed %" PRIu64 ", core clock %.3f GHz\n",
 		KERNEL, options.stride_count, opts->ordered ? "given" : "random", n, opts->seed,
 		core_clock_ghz);
@@ -279,6 +434,11 @@ static int saxpy_run(int argc, char **argv)
 	pass.x = xb.data;
 	pass.y = yb.data;
 	pass.elements = n;
+	pass.team = NULL;
+	if (options.threads > 1) {
+		team_start(&team, &pass, options.cpus, options.cpu_count);
+		pass.team = &team;
+	}
 	while (sampler_sweep_next(&sweep)) {
 		uint64_t started = timer_now_ns(), s = options.strides[sweep.point], rounds, bad;
 		uint64_t visits = 2 * line_visits_one_array(n, s);
@@ -323,6 +483,17 @@ static int saxpy_run(int argc, char **argv)
 		json_string(&record.json, page_policy_name(options.page_policy));
 		json_key(&record.json, "huge_bytes_granted");
 		json_uint(&record.json, huge);
+		json_key(&record.json, "threads");
+		json_uint(&record.json, options.threads);
+		json_key(&record.json, "cpus");
+		if (options.threads > 1) {
+			json_array_begin(&record.json);
+			for (size_t i = 0; i < options.cpu_count; i++)
+				json_int(&record.json, options.cpus[i]);
+			json_array_end(&record.json);
+		} else {
+			json_null(&record.json);
+		}
 		record_run_params(&record, rounds * n);
 		record_samples(&record, samples, run.count);
 		record_precision(&record, &run, samples);
@@ -339,8 +510,11 @@ static int saxpy_run(int argc, char **argv)
 			(double)visits * LINE_BYTES / pass_ns, run.count, sampler_stop_name(run.stop));
 		sampler_sweep_done(&sweep, &run, label);
 	}
+	if (pass.team)
+		team_stop(&team);
 	sampler_sweep_close(&sweep);
 	record_close(&record);
+	free(options.cpus);
 	buffer_free(&xb);
 	buffer_free(&yb);
 	canary_free(&canary);

@@ -34,6 +34,7 @@
 #define DEFAULT_PER_OCTAVE 4
 #define MIN_PAGES 2                       /* a cycle needs two lines */
 #define MAX_PAGES (UINT64_C(1) << 32)     /* keeps N x page_bytes far from overflow */
+#define MAX_STRIDE_BYTES (UINT64_C(1) << 30) /* N x stride stays below 2^62 */
 #define CHAIN_RNG_STREAM 0x746c620000000000u
 #define SEE_HELP "see '" CLI_PROGRAM " tlb --help'"
 
@@ -51,7 +52,9 @@ struct tlb_options {
 	uint64_t min_pages, max_pages, per_octave;
 	int have_min_pages, have_max_pages, have_per_octave;
 	enum page_policy page_policy;
-	uint64_t page_bytes; /* the distance between the TLB chain's pages */
+	uint64_t page_bytes;  /* the page size of the policy */
+	uint64_t stride_bytes; /* --page-stride: the distance between the TLB chain's lines (a multiple of
+				  page_bytes; page_bytes by default): the pages between are never touched */
 };
 
 /* One of the two chains of a point. */
@@ -110,6 +113,12 @@ static void tlb_help(FILE *out)
 		"                          if the pool is short: raise\n"
 		"                          /proc/sys/vm/nr_hugepages (the fleetscope tuning\n"
 		"                          role reserves them)\n"
+		"  -S, --page-stride SIZE  bytes between the TLB chain's lines, a multiple of\n"
+		"                          the page size up to 1g (default: one page): with\n"
+		"                          4k pages, 16k puts a line on every fourth page\n"
+		"                          (the pages between are never touched, so a stride\n"
+		"                          sweep shows the TLB's set indexing); memory taken\n"
+		"                          stays N pages\n"
 		"\n",
 		CLI_PROGRAM, DEFAULT_PER_OCTAVE);
 	kopts_help(out, &defaults);
@@ -118,7 +127,7 @@ static void tlb_help(FILE *out)
 		"Each page count gives TWO JSON lines, identical in shape, params.chain\n"
 		"\"tlb\" then \"control\":\n"
 		"  schema_version, experiment, kernel (\"tlb\"), metric (\"latency\"), unit (\"ns\"),\n"
-		"  params {pages, page_bytes, page_size (\"4k\"|\"thp\"|\"hugetlb\"), chain,\n"
+		"  params {pages, page_bytes, page_stride_bytes, page_size (\"4k\"|\"thp\"|\"hugetlb\"), chain,\n"
 		"          working_set_bytes (bytes the chain spans), lines_touched (= pages),\n"
 		"          huge_bytes_granted (that chain's buffer, from smaps), huge_granted\n"
 		"          (the whole buffer is on 2 MiB pages; false for 4k), cpu,\n"
@@ -136,8 +145,9 @@ static void tlb_help(FILE *out)
 		"Examples:\n"
 		"  %s tlb --min-pages 16 --max-pages 16384 --per-octave 4 --cpu 0\n"
 		"  %s tlb --pages 32,64,72,80,128,2048,4096,8192 --samples 21\n"
-		"  %s tlb --pages 16,64,256 --page-size hugetlb --human\n",
-		CLI_PROGRAM, CLI_PROGRAM, CLI_PROGRAM);
+		"  %s tlb --pages 16,64,256 --page-size hugetlb --human\n"
+		"  %s tlb --min-pages 8 --max-pages 589824 --page-stride 64k --cpu 0\n",
+		CLI_PROGRAM, CLI_PROGRAM, CLI_PROGRAM, CLI_PROGRAM);
 }
 
 static void tlb_option(void *context, int option, const char *arg)
@@ -162,6 +172,9 @@ static void tlb_option(void *context, int option, const char *arg)
 		options->per_octave = kopts_u64(&options->common, "--per-octave", arg, 1, 64);
 		options->have_per_octave = 1;
 		break;
+	case 'S':
+		options->stride_bytes = kopts_size(&options->common, "--page-stride", arg);
+		break;
 	case 's':
 		if (page_policy_parse(arg, &options->page_policy) != 0)
 			cli_fail(CLI_EXIT_USAGE, KERNEL,
@@ -178,6 +191,7 @@ static void parse_options(int argc, char **argv, struct tlb_options *options)
 		{"max-pages", required_argument, NULL, 'x'},
 		{"per-octave", required_argument, NULL, 'k'},
 		{"page-size", required_argument, NULL, 's'},
+		{"page-stride", required_argument, NULL, 'S'},
 		{NULL, 0, NULL, 0},
 	};
 
@@ -185,7 +199,7 @@ static void parse_options(int argc, char **argv, struct tlb_options *options)
 	kopts_init(&options->common, KERNEL, DEFAULT_EXPERIMENT, tlb_help);
 	options->per_octave = DEFAULT_PER_OCTAVE;
 	options->page_policy = PAGE_POLICY_4K;
-	kopts_parse(&options->common, argc, argv, "p:m:x:k:s:", long_options, tlb_option, options);
+	kopts_parse(&options->common, argc, argv, "p:m:x:k:s:S:", long_options, tlb_option, options);
 }
 
 static void check_page_count(uint64_t pages, const char *option)
@@ -246,8 +260,15 @@ static void validate_options(struct tlb_options *options)
 	options->page_bytes = options->page_policy == PAGE_POLICY_4K
 				      ? (uint64_t)sysconf(_SC_PAGESIZE)
 				      : BUFFER_HUGE_PAGE_BYTES;
+	if (!options->stride_bytes)
+		options->stride_bytes = options->page_bytes;
+	if (options->stride_bytes % options->page_bytes || options->stride_bytes > MAX_STRIDE_BYTES)
+		cli_fail(CLI_EXIT_USAGE, KERNEL,
+			 "--page-stride %" PRIu64 " must be a multiple of the %s page (%" PRIu64 " B) and at most 1 GiB",
+			 options->stride_bytes, page_policy_name(options->page_policy), options->page_bytes);
 	for (size_t i = 0; i < options->page_count; i++) {
 		check_page_count(options->pages[i], "--pages item");
+		/* the pages touched, whatever the stride: the ones between are never mapped in */
 		snprintf(what, sizeof(what), "a tlb buffer (%" PRIu64 " pages of %" PRIu64 " B)",
 			 options->pages[i], options->page_bytes);
 		kopts_check_bytes(&options->common, options->pages[i] * options->page_bytes, what);
@@ -307,13 +328,17 @@ static void chain_setup(const struct tlb_options *options, struct tlb_chain *cha
 	size_t steps;
 	char *data;
 
-	chain->span_bytes = chain->kind == TLB_CHAIN_TLB ? pages * page_bytes
+	uint64_t stride_bytes = options->stride_bytes;
+	int sparse = chain->kind == TLB_CHAIN_TLB && stride_bytes > page_bytes;
+
+	chain->span_bytes = chain->kind == TLB_CHAIN_TLB ? pages * stride_bytes
 							 : pages * CHAIN_LINE_BYTES;
 	size_format(chain->span_bytes, size, sizeof(size));
 	if (!lines)
 		cli_fail(CLI_EXIT_RUNTIME, KERNEL, "out of memory planning the %s chain of %" PRIu64 " pages",
 			 name, pages);
-	if (buffer_alloc(&chain->buffer, chain->span_bytes, options->page_policy) != 0) {
+	if ((sparse ? buffer_alloc_sparse(&chain->buffer, chain->span_bytes, options->page_policy, stride_bytes)
+		    : buffer_alloc(&chain->buffer, chain->span_bytes, options->page_policy)) != 0) {
 		if (options->page_policy == PAGE_POLICY_HUGETLB)
 			cli_fail(CLI_EXIT_RUNTIME, KERNEL,
 				 "cannot map %s of hugetlb 2 MiB pages for the %s chain: %s; check HugePages_Free in /proc/meminfo and raise /proc/sys/vm/nr_hugepages",
@@ -339,11 +364,11 @@ static void chain_setup(const struct tlb_options *options, struct tlb_chain *cha
 	data = chain->buffer.data;
 	for (uint64_t i = 0; i < pages; i++)
 		lines[i] = chain->kind == TLB_CHAIN_TLB
-				   ? data + i * page_bytes + (i * CHAIN_LINE_BYTES) % page_bytes
+				   ? data + i * stride_bytes + (i * CHAIN_LINE_BYTES) % page_bytes
 				   : data + i * CHAIN_LINE_BYTES;
 	/* Depends only on the seed, the count, the page size and the chain. */
 	rng_seed(&rng, options->common.seed,
-		 CHAIN_RNG_STREAM ^ pages ^ (page_bytes << 32) ^ ((uint64_t)chain->kind << 60));
+		 CHAIN_RNG_STREAM ^ pages ^ (stride_bytes << 32) ^ ((uint64_t)chain->kind << 60));
 	link_random_cycle(lines, pages, &rng);
 	chain->start = chain->cursor = lines[0];
 	free(lines);
@@ -380,6 +405,8 @@ static void write_record(struct tlb_session *session, const struct tlb_chain *ch
 	json_uint(json, pages);
 	json_key(json, "page_bytes");
 	json_uint(json, options->page_bytes);
+	json_key(json, "page_stride_bytes");
+	json_uint(json, options->stride_bytes);
 	json_key(json, "page_size");
 	json_string(json, page_policy_name(options->page_policy));
 	json_key(json, "chain");

@@ -18,6 +18,7 @@
 	X(smt)                \
 	X(aio)                \
 	X(workload)           \
+	X(alloc_walk)         \
 	X(bandwidth)          \
 	X(saxpy)              \
 	X(loaded_latency)     \

@@ -20,6 +20,9 @@ def core_kind_points(points, experiment, topology, experiments):
     planned = []
     for point in points:
         argv = list(point["argv"])
+        if "--cpu" not in argv and "--threads" in argv:
+            planned.append(point)  # a team of threads (a seed setting): it spans the kinds, once
+            continue
         if "--cpu" not in argv:
             raise ValueError(f"{experiment}: a point to run per core kind has no --cpu: {point['label']}")
         position = argv.index("--cpu") + 1

@@ -39,6 +39,7 @@ def _sibling(name: str):
 _sweep = _sibling("sweep")
 _numa = _sibling("numa")
 _kinds = _sibling("core_kinds")
+_teams = _sibling("teams")
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -79,6 +80,13 @@ C2C_PAIR_S = 0.02
 CORECLOCK_S = 0.06
 # aio: writing its scratch file once per process (bytes per second).
 AIO_WRITE_BYTES_PER_S = 200e6
+# The compute family (core_clock, peak_flops): a point is its windows (one warm-up, then the measured
+# ones; peak_flops alternates a multiply-add window with a clock window), plus the threads' start and the
+# canaries around it; a ramp sleeps kernels_core_clock_idle_ms, then runs kernels_core_clock_ramp_ms.
+# Dev VM worst per point: core_clock 40/120/240 ms, peak_flops 90/250/490 ms (quick/standard/full).
+COMPUTE_POINT_S = 0.01
+# `auto` runs every class the CPU has: at most 4 on any build (x86 scalar + fma128/256/512; AArch64 3).
+COMPUTE_AUTO_CLASSES = 4
 # fio: the engine and O_DIRECT probes, laying out the scratch file, the record.
 FIO_SETUP_S = 6.0
 FIO_LAYOUT_BYTES_PER_S = 200e6
@@ -178,6 +186,8 @@ class Context:
         precision = {"target_ci": self.var.get("kernels_target_ci", self.table.get("target_ci")),
                      "max_point_s": self.var.get("kernels_max_point_s", self.table.get("max_point_s"))}
         precision.update((self.var.get("kernels_precision") or {}).get(experiment) or {})
+        if experiment in FIXED_WINDOWS:  # a fixed number of windows (no --target-ci, no time cap)
+            precision = {}
         self.target = float(precision["target_ci"]) if precision.get("target_ci") not in (None, "", 0) else None
         cap = precision.get("max_point_s")
         self.cap = float(cap) if self.target and cap not in (None, "") else (10.0 if self.target else None)
@@ -441,24 +451,44 @@ def _pattern_stride(ctx: Context) -> Exp:
         cut = max(DRAM_FLOOR_BYTES, int(span_cap * scale)) // (2 * MIB) * (2 * MIB)
         exp.cuts.append(f"largest span cut from {_human(span_cap)} to {_human(cut)} (budget)")
         span_cap = cut
-    argv = [ctx.bin, "pattern_stride", "--cpu", ctx.cpu, "--footprint", footprint,
-            *ctx.common(), "--max-bytes", span_cap]
+    # The seed settings (issue 31): a working-set x pattern x stride grid (one process per footprint too), and
+    # companion threads chasing the same pattern and stride on buffers of their own while one is timed.
+    footprints = [int(size) for size in var.get("kernels_pattern_stride_footprints") or []]
+    threads = _teams.team_threads(var.get("kernels_pattern_stride_threads"), ctx.host.cpus)
+    exp.notes += _teams.team_notes(var.get("kernels_pattern_stride_threads"), ctx.host.cpus,
+                                   "kernels_pattern_stride_threads")
+    if footprints:
+        exp.notes.append(f"working-set grid: {', '.join(map(str, footprints))} B of lines touched")
+    argv = [ctx.bin, "pattern_stride", "--cpu", ctx.cpu, *([] if footprints else ["--footprint", footprint]),
+            *(["--threads", threads] if threads > 1 else []), *ctx.common(), "--max-bytes", span_cap]
     patterns = list(var.get("kernels_pattern_stride_patterns") or [])
     strides = [int(stride) for stride in var.get("kernels_pattern_stride_strides") or []]
 
-    def cost(stride):
-        span = min(footprint * stride // LINE, span_cap)
-        return ctx.latency_point_s(span, span // stride)
+    def cost(stride, lines_bytes=footprint):
+        # every thread's buffer fits within the cap (the kernel gives each cap / threads); the companions
+        # build their chains together before the timed thread builds its own, at every point
+        span = min(lines_bytes * stride // LINE, span_cap // threads // stride * stride)
+        lines = max(2, span // stride)
+        companions = ctx.chain_setup_s(span, lines) * (threads - 1) / ctx.host.stream_threads(threads - 1) \
+            if threads > 1 else 0.0
+        return ctx.latency_point_s(span, lines) + companions
 
     if ctx.knobs.get("group"):
-        exp.add("all points", [*argv, "--patterns", ",".join(patterns), "--strides", ",".join(map(str, strides))],
-                len(patterns) * len(strides), len(patterns) * sum(cost(stride) for stride in strides))
+        for size in footprints or [footprint]:
+            exp.add("all points" if not footprints else f"footprint {size}",
+                    [*argv, "--patterns", ",".join(patterns), "--strides", ",".join(map(str, strides)),
+                     *(["--footprint", size] if footprints else [])],
+                    len(patterns) * len(strides), len(patterns) * sum(cost(stride, size) for stride in strides))
         exp.cuts.append("every pattern and stride in one process instead of one each (budget): perf stat then counts "
                         "them together")
         return exp
-    for point in _sweep.grid_points(argv, [{"option": "--patterns", "values": patterns},
-                                           {"option": "--strides", "values": strides}]):
-        exp.add(point["label"], point["argv"], 1, cost(int(point["argv"][-1])))
+    axes = [{"option": "--patterns", "values": patterns}, {"option": "--strides", "values": strides}]
+    if footprints:
+        axes.append({"option": "--footprint", "values": footprints})
+    for point in _sweep.grid_points(argv, axes):
+        point_argv = point["argv"]
+        size = int(point_argv[point_argv.index("--footprint") + 1]) if footprints else footprint
+        exp.add(point["label"], point_argv, 1, cost(int(point_argv[point_argv.index("--strides") + 1]), size))
     return exp
 
 
@@ -466,6 +496,11 @@ def _tlb(ctx: Context) -> Exp:
     exp = Exp("tlb")
     var, table = ctx.var, ctx.table
     max_pages = dict(table.get("tlb_max_pages") or {})
+    # kernels_tlb_max_pages (a seed setting, e.g. {4k: 589824}) in place of the profile's; the budget cuts it alike
+    for size, count in (var.get("kernels_tlb_max_pages") or {}).items():
+        if size in ("4k", "thp") and _int(count) > 0:
+            max_pages[size] = _int(count)
+            exp.notes.append(f"{size}: up to {_int(count)} pages (kernels_tlb_max_pages)")
     scale = ctx.knobs.get("size_scale", 1.0)
     if scale < 1.0:
         for size in ("4k", "thp"):
@@ -478,14 +513,16 @@ def _tlb(ctx: Context) -> Exp:
     per_octave = _int(ctx.knobs.get("per_octave") or var.get("kernels_latency_sweep_points_per_octave"), 1)
     planned = _sweep.tlb_plan([ctx.bin, "tlb", "--cpu", ctx.cpu, *ctx.common()],
                               var.get("kernels_tlb_page_sizes") or [], max_pages,
-                              _int(var.get("kernels_tlb_min_pages"), 8), per_octave)
+                              _int(var.get("kernels_tlb_min_pages"), 8), per_octave,
+                              var.get("kernels_tlb_page_strides") or [])
     exp.notes += planned["notes"]
     if hugetlb is None and "hugetlb" in (var.get("kernels_tlb_page_sizes") or []):
         exp.notes.append("hugetlb not priced: the free 2 MiB pages are known once the host is tuned")
     page_bytes = {"4k": 4096, "thp": 2 * MIB, "hugetlb": 2 * MIB}
     worst = {}
     for point in planned["points"]:
-        size = point["argv"][-1]
+        # a page-stride process touches one 4 KiB page per page counted, whatever the stride: priced as 4k
+        size = point["argv"][point["argv"].index("--page-size") + 1]
         pages = [int(p) for p in point["argv"][point["argv"].index("--pages") + 1].split(",")]
         cost = 0.0
         for count in pages:
@@ -583,7 +620,7 @@ def _c2c(ctx: Context) -> Exp:
                 every * pair_s + len(cpus) * CORECLOCK_S)
         return exp
     pairs = _c2c_pairs(host)
-    initiators = len({a for a, _ in pairs})
+    initiators = len({initiator for initiator, _target in pairs})
     exp.add("sampled pairs", argv + ["--pairs", ",".join(f"{a}:{b}" for a, b in pairs)], len(pairs),
             len(pairs) * pair_s + initiators * CORECLOCK_S)
     domains = len(host.topology.get("llc_domains") or []) or 1
@@ -720,18 +757,31 @@ def _bandwidth(ctx: Context) -> Exp:
 
 def _dram_team_experiment(ctx: Context, name: str, extra: list, variants: int, random=()) -> Exp:
     """stride_bandwidth, rw_mix: one thread over the DRAM size, `variants` points in one process, of
-    which those in `random` (strides) read their lines in random order (latency-bound, not streamed)."""
+    which those in `random` (strides) read their lines in random order (latency-bound, not streamed).
+    kernels_<name>_threads (a seed setting) runs a team instead, at most one thread per CPU (said in the
+    notes), each thread on a DRAM-sized buffer of its own, all within the memory cap (teams.team_options)."""
     exp = Exp(name)
+    variable = f"kernels_{name}_threads"
+    threads = _teams.team_threads(ctx.var.get(variable), ctx.host.cpus)
     rule = _bandwidth_dram_rule(ctx)
     dram = _dram_bytes(ctx, rule) // LINE * LINE
-    _note_dram(ctx, exp, dram, rule, "DRAM working set")
-    argv = [ctx.bin, "bandwidth", "--cpu", ctx.cpu, "--isa", ctx.var.get("kernels_bandwidth_isa", "auto"),
-            *extra, "--sizes", dram, *ctx.common()]
-    cost = (variants - len(random)) * ctx.stream_point_s(dram)
+    _note_dram(ctx, exp, dram, rule, "DRAM working set" + (" (each thread's)" if threads > 1 else ""), threads)
+    placement = _teams.team_options(threads, ctx.cpu, dram, ctx.max_bytes or dram * threads)
+    each = int(placement[-1])
+    if threads > 1:
+        argv = [ctx.bin, "bandwidth", "--isa", ctx.var.get("kernels_bandwidth_isa", "auto"), *extra, *placement,
+                *ctx.common()]
+    else:
+        argv = [ctx.bin, "bandwidth", "--cpu", ctx.cpu, "--isa", ctx.var.get("kernels_bandwidth_isa", "auto"),
+                *extra, "--sizes", dram, *ctx.common()]
+    cost = (variants - len(random)) * ctx.stream_point_s(each, threads)
     for stride in random:
-        round_s = dram // max(LINE, int(stride)) * RANDOM_LINE_S
-        cost += dram * FAULT_S_PER_BYTE + ctx.measure_s(ctx.sample_s(round_s), round_s=round_s)
+        # the threads walk their own buffers side by side: a round is one thread's lines
+        round_s = each // max(LINE, int(stride)) * RANDOM_LINE_S
+        cost += each * threads * FAULT_S_PER_BYTE / ctx.host.stream_threads(threads) \
+            + ctx.measure_s(ctx.sample_s(round_s), round_s=round_s)
     exp.add("all points", argv, variants, cost)
+    exp.notes += _teams.team_notes(ctx.var.get(variable), ctx.host.cpus, variable)
     return exp
 
 
@@ -743,8 +793,8 @@ def _stride_bandwidth(ctx: Context) -> Exp:
                                                           "--strides", ",".join(map(str, strides))],
                                 len(patterns) * len(strides), strides if "random" in patterns else ())
     argv = exp.processes[0]["argv"]
-    exp.notes.append(f"read bandwidth over a {argv[argv.index('--sizes') + 1]} B span; "
-                     "each stride block moves one 64 B line")
+    exp.notes.insert(0, f"read bandwidth over a {argv[argv.index('--sizes') + 1]} B span"
+                     + (" (per thread)" if "--threads" in argv else "") + "; each stride block moves one 64 B line")
     return exp
 
 
@@ -823,21 +873,28 @@ def _saxpy(ctx: Context) -> Exp:
     size = _dram_bytes(ctx, rule)
     _note_dram(ctx, exp, size, rule, "arrays (both together)")
     updates = size // 16
-    argv = [ctx.bin, "saxpy", "--cpu", ctx.cpu, "--size", size, *ctx.common()]
+    # kernels_saxpy_threads (a seed setting): a team sweeping slices of whole lines, at most one thread per CPU
+    # (said in the notes); it spans the core kinds, so it runs once (core_kinds.core_kind_points)
+    threads = _teams.team_threads(var.get("kernels_saxpy_threads"), ctx.host.cpus)
+    exp.notes += _teams.team_notes(var.get("kernels_saxpy_threads"), ctx.host.cpus, "kernels_saxpy_threads")
+    placement = ["--threads", threads] if threads > 1 else ["--cpu", ctx.cpu]
+    kinds = 1 if threads > 1 else ctx.kind_count
+    argv = [ctx.bin, "saxpy", *placement, "--size", size, *ctx.common()]
     strides = [int(stride) for stride in var.get("kernels_saxpy_strides") or []]
 
     def cost(stride):
+        # priced as one thread's pass: a team splits the same updates, so this stays an upper bound
         pass_s = updates * (SAXPY_HIT_S + min(1.0, stride / 8) * SAXPY_MISS_S)
         return size * FAULT_S_PER_BYTE + size / STREAM_BYTES_PER_S + ctx.measure_s(ctx.sample_s(pass_s), round_s=pass_s)
 
     if ctx.knobs.get("group"):
         exp.add("all points", [*argv, "--strides", ",".join(map(str, strides))], len(strides),
-                sum(cost(stride) for stride in strides), ctx.kind_count)
+                sum(cost(stride) for stride in strides), kinds)
         exp.cuts.append("every stride in one process instead of one each (budget; perf counts nothing on this "
                         "host, so nothing is lost)")
         return exp
     for point in _sweep.grid_points(argv, [{"option": "--strides", "values": strides}]):
-        exp.add(point["label"], point["argv"], 1, cost(int(point["argv"][-1])), ctx.kind_count)
+        exp.add(point["label"], point["argv"], 1, cost(int(point["argv"][-1])), kinds)
     return exp
 
 
@@ -895,6 +952,7 @@ def _affinity(ctx: Context) -> Exp:
             *(["--cpus", order["cores"]] if order else [])]
     placements = list(var.get("kernels_affinity_placements") or [])
     workloads = list(var.get("kernels_affinity_workloads") or [])
+
     def run_s(workload):
         return repeats * _window_point_s(ctx, window, threads, buffer if workload == "memory" else 0)
 
@@ -954,7 +1012,8 @@ def _aio(ctx: Context) -> Exp:
         depths = kept
     argv = [ctx.bin, "aio", "--directory", paths.get("aio_directory", "aio"), "--size", size,
             "--queue-depths", ",".join(map(str, depths)), "--block-size", var.get("kernels_aio_block_size", 4096),
-            "--direct", var.get("kernels_aio_direct", "auto"), *ctx.common(min_sample_ms=window)]
+            "--direct", var.get("kernels_aio_direct", "auto"), "--pattern", var.get("kernels_aio_pattern", "random"),
+            *ctx.common(min_sample_ms=window)]
     # a window is a fixed length of time, not calibrated
     window_s = window / 1000.0
     cost = size / AIO_WRITE_BYTES_PER_S + len(depths) * (window_s + ctx.sampling_s(window_s))
@@ -971,12 +1030,101 @@ def _aio(ctx: Context) -> Exp:
     return exp
 
 
+def _compute_classes(ctx: Context, name: str) -> tuple[list, int]:
+    """An experiment's --classes and how many classes the price counts (auto: the most any build runs)."""
+    classes = [str(item) for item in ctx.var.get(f"kernels_{name}_classes") or ["auto"]]
+    count = COMPUTE_AUTO_CLASSES if "auto" in classes else len(dict.fromkeys(classes))
+    return classes, count
+
+
+def _compute_common(ctx: Context) -> tuple[list, int, float]:
+    """core_clock's and peak_flops' own options: a fixed number of windows of a fixed length whatever the
+    profile's precision (no --target-ci), fewer windows where the budget cuts them."""
+    windows = _int(ctx.var.get("kernels_compute_windows"), _int(ctx.table.get("compute_windows"), 5))
+    if ctx.knobs.get("windows"):
+        windows = min(windows, ctx.knobs["windows"])
+    window_ms = float(ctx.var.get("kernels_compute_window_ms") or ctx.table.get("compute_window_ms") or 20)
+    argv = ["--experiment", ctx.experiment, "--samples", windows, "--min-sample-ms", f"{window_ms:g}",
+            "--max-bytes", ctx.max_bytes, "--output", f"{ctx.bundle}/results/{ctx.experiment}.jsonl"]
+    return argv, windows, window_ms
+
+
+def _compute_cut(ctx: Context, exp: Exp, windows: int) -> None:
+    natural = _int(ctx.var.get("kernels_compute_windows"), _int(ctx.table.get("compute_windows"), 5))
+    if windows < natural:
+        exp.cuts.append(f"{windows} windows per point instead of {natural} (budget)")
+
+
+def _core_clock(ctx: Context) -> Exp:
+    exp = Exp("core_clock")
+    var, host = ctx.var, ctx.host
+    order = _kinds.core_kind_cpu_order(host.topology) if var.get("kernels_per_core_kind", True) else {}
+    classes, class_count = _compute_classes(ctx, "core_clock")
+    common, windows, window_ms = _compute_common(ctx)
+    natural_ramps = _int(var.get("kernels_core_clock_ramp_repeats"), _int(ctx.table.get("clock_ramp_repeats"), 1))
+    ramps = min(natural_ramps, _int(ctx.knobs.get("ramps"), natural_ramps))
+    idle_ms = float(var.get("kernels_core_clock_idle_ms") or 200)
+    ramp_ms = float(var.get("kernels_core_clock_ramp_ms") or 100)
+    if order:
+        active = _kinds.active_core_steps(order)
+    else:  # the kernel's own steps over one CPU per physical core: 1, 2, 4 ... and all
+        active = sorted({2 ** exponent for exponent in range(host.cores.bit_length()) if 2 ** exponent < host.cores}
+                        | {host.cores})
+    argv = [ctx.bin, "core_clock", "--classes", ",".join(classes), "--ramp-repeats", ramps,
+            "--idle-ms", var.get("kernels_core_clock_idle_ms", 200),
+            "--ramp-ms", var.get("kernels_core_clock_ramp_ms", 100),
+            "--slice-us", var.get("kernels_core_clock_slice_us", 200),
+            *(["--cpus", order["cores"], "--active", ",".join(map(str, active))] if order else []), *common]
+    points = class_count * len(active)
+    cost = points * ((windows + 1) * window_ms / 1000.0 + COMPUTE_POINT_S) + ramps * (idle_ms + ramp_ms) / 1000.0
+    exp.add("all points", argv, points + ramps, cost)
+    exp.notes.append("one thread per physical core, " + ", ".join(map(str, active)) + " cores active"
+                     + (", a step at each core-kind boundary" if order else "")
+                     + f"; clocks are adds per ns of CPU time of each thread, {windows} windows of {window_ms:g} ms "
+                       "per point")
+    if "auto" in classes:
+        exp.notes.append(f"priced with {COMPUTE_AUTO_CLASSES} instruction classes, the most auto runs on any CPU")
+    exp.notes += _kinds.core_kind_order_note(order, cores_only=True)
+    _compute_cut(ctx, exp, windows)
+    if ramps < natural_ramps:
+        exp.cuts.append(f"{ramps} ramp{'s' if ramps != 1 else ''} from idle instead of {natural_ramps} (budget)")
+    return exp
+
+
+def _peak_flops(ctx: Context) -> Exp:
+    exp = Exp("peak_flops")
+    var, host = ctx.var, ctx.host
+    order = _kinds.core_kind_cpu_order(host.topology) if var.get("kernels_per_core_kind", True) else {}
+    classes, class_count = _compute_classes(ctx, "peak_flops")
+    precisions = [str(item) for item in var.get("kernels_peak_flops_precisions") or ["fp64", "fp32"]]
+    common, windows, window_ms = _compute_common(ctx)
+    threads = _kinds.active_core_steps(order, fastest_kind_only=True) if order else sorted({1, host.cores})
+    argv = [ctx.bin, "peak_flops", "--classes", ",".join(classes), "--precisions", ",".join(precisions),
+            *(["--cpus", order["cores"], "--threads", ",".join(map(str, threads))] if order else []), *common]
+    points = class_count * len(dict.fromkeys(precisions)) * len(threads)
+    # window pairs: the multiply-adds, then the clock under them; one warm-up pair
+    cost = points * (2 * (windows + 1) * window_ms / 1000.0 + COMPUTE_POINT_S)
+    exp.add("all points", argv, points, cost)
+    exp.notes.append("one thread per physical core: one core" + (", the cores of the fastest kind" if order else "")
+                     + f" and all cores; {windows} window pairs (multiply-adds, then the clock under them) of "
+                       f"{window_ms:g} ms per point")
+    if "auto" in classes:
+        exp.notes.append(f"priced with {COMPUTE_AUTO_CLASSES} instruction classes, the most auto runs on any CPU")
+    exp.notes += _kinds.core_kind_order_note(order, cores_only=True)
+    _compute_cut(ctx, exp, windows)
+    return exp
+
+
 _PLANNERS = {
     "latency_sweep": _latency_sweep, "zero_queue": _zero_queue, "pattern_stride": _pattern_stride, "tlb": _tlb,
     "mlp": _mlp, "write_cost": _write_cost, "c2c": _c2c, "numa_matrix": _numa_matrix, "affinity": _affinity,
     "smt": _smt, "aio": _aio, "bandwidth": _bandwidth, "stride_bandwidth": _stride_bandwidth, "rw_mix": _rw_mix,
     "thread_sweep": _thread_sweep, "loaded_latency": _loaded_latency, "saxpy": _saxpy, "prefetch": _prefetch,
+    "core_clock": _core_clock, "peak_flops": _peak_flops,
 }
+
+# The experiments that take a fixed number of windows per point whatever the profile's precision.
+FIXED_WINDOWS = {"core_clock", "peak_flops"}
 
 # What the budget cuts, in order, per experiment: each step sets knobs of its planner (the planner says
 # in its notes what that changed). Cutting the time cap comes first everywhere: it costs precision only
@@ -1028,6 +1176,10 @@ def _steps(name: str, settings: dict, host: Host) -> list[dict]:  # noqa: C901 -
         return caps + [{"cap_scale": 0.125}]
     if name == "aio":
         return caps + [{"size_scale": 0.5}, {"size_scale": 0.25}, {"group": True}, {"depths": 3}, {"depths": 2}]
+    if name == "core_clock":  # no time cap to cut: fewer ramps from idle, then fewer windows (never under 3)
+        return [{"ramps": 1}, {"windows": 3}]
+    if name == "peak_flops":
+        return [{"windows": 3}]
     return caps
 
 
@@ -1039,7 +1191,7 @@ def _last_steps(name: str, settings: dict) -> list[dict]:
     """Cuts an experiment may take last, where the profile samples a fixed count (quick): one try of an
     unsettled latency point (its noise is flagged, not measured away), then three samples a point."""
     table = settings.get("table") or {}
-    if (settings.get("variables") or {}).get("kernels_target_ci", table.get("target_ci")):
+    if name in FIXED_WINDOWS or (settings.get("variables") or {}).get("kernels_target_ci", table.get("target_ci")):
         return []
     return ([{"tries": 1}] if name in TRIED else []) + [{"samples": 3}]
 
@@ -1066,7 +1218,8 @@ def _fit(name: str, host: Host, settings: dict, allowance: float | None) -> Exp:
     ctx = Context(host, settings, name, knobs)
     exp.target_rel, exp.cap_s, exp.kinds = ctx.target, ctx.cap, ctx.kind_count
     exp.allowance_s = None if allowance is None else round(allowance, 1)
-    if knobs.get("one_kind") and Context(host, settings, name, {}).kind_count > 1:
+    if knobs.get("one_kind") and Context(host, settings, name, {}).kind_count > 1 \
+            and any("--cpu" in process["argv"] for process in exp.processes):  # a team spans the kinds anyway
         exp.cuts.append(f"measured on the {host.kinds[0].get('kind')} only (CPU {ctx.cpu}), not once per core kind "
                         "(budget); the standard profile measures every kind")
     natural_cap = Context(host, settings, name, {}).cap
@@ -1088,7 +1241,7 @@ def _spend_leftover(host: Host, settings: dict, fitted: dict, given: dict) -> di
     than it was given (or, where even every cut cannot fit, what it spent before), so the total stays
     within the sum of the selected experiments' allowances."""
     total = sum(value for value in given.values() if value is not None)
-    for _ in range(2):
+    for _round in range(2):
         spent = {name: exp.record()["bound_s"] for name, exp in fitted.items()}
         pool = total - sum(spent.values())
         needy = [name for name, exp in fitted.items() if given[name] is not None and exp.cuts]

@@ -66,11 +66,13 @@ def grid_points(argv, axes=None):
     return points
 
 
-def tlb_plan(argv, page_sizes, max_pages, min_pages, per_octave):
+def tlb_plan(argv, page_sizes, max_pages, min_pages, per_octave, page_strides=None):
     """The TLB experiment's points, one process per page size with its page counts, and the notes
     for page sizes left out. max_pages maps a page size to the most pages usable (for hugetlb: the
-    free reserved pages). Returns {"points": [{label, argv}], "notes": [str], "coarse": {page size: [page
-    counts]}} (coarse: what the refinement counts its extra points from)."""
+    free reserved pages). page_strides (bytes, 4 KiB pages only): one more 4k process per stride other
+    than one page, its lines that far apart (OSTEP's page-stride sweep). Returns {"points": [{label,
+    argv}], "notes": [str], "coarse": {page size: [page counts]}} (coarse: what the refinement counts its extra
+    points from; the refinement refines the one-page-stride curves only)."""
     points, notes, coarse = [], [], {}
     min_pages, per_octave = int(min_pages), int(per_octave)
     for size in page_sizes:
@@ -84,6 +86,10 @@ def tlb_plan(argv, page_sizes, max_pages, min_pages, per_octave):
         coarse[size] = pages
         points.extend(grid_points([*argv, "--pages", ",".join(map(str, pages))],
                                   [{"option": "--page-size", "values": [size]}]))
+        if size == "4k":
+            strides = [int(stride) for stride in page_strides or [] if int(stride) != 4096]
+            points.extend(grid_points([*argv, "--pages", ",".join(map(str, pages)), "--page-size", "4k"],
+                                      [{"option": "--page-stride", "values": strides}]) if strides else [])
     return {"points": points, "notes": notes, "coarse": coarse}
 
 
@@ -150,8 +156,8 @@ def _tlb_curves(records):
     for record in records:
         params = record["params"]
         key, pages = (params.get("cpu"), params.get("page_size")), params.get("pages")
-        if not isinstance(pages, int):
-            continue
+        if not isinstance(pages, int) or params.get("page_stride_bytes") not in (None, 4096):
+            continue  # a sweep by page stride is its own curve, not refined
         if params.get("chain") == "control" and isinstance(record["summary"].get("min"), (int, float)):
             control.setdefault(key, {})[pages] = record["summary"]["min"]
         paired = (record.get("context") or {}).get("paired_difference_median_ns")
@@ -191,6 +197,10 @@ def refine_spec(points, experiment, octaves, max_points, policies=None):
         return {"experiment": experiment, "argv": [], "coarse": {} if experiment == "tlb" else [],
                 "policies": list(policies or []), "octaves": octaves, "max_points": 0, "rounds": 0}
     sweep = ("--pages", "--page-size") if experiment == "tlb" else ("--sizes", "--page-policy")
+    # a 4k sweep by page stride is a curve of its own (kernels_tlb_page_strides): not refined
+    points = [point for point in points if "--page-stride" not in [str(item) for item in point["argv"]]]
+    if not points:
+        return refine_spec([], experiment, octaves, max_points, policies)
     argv = _drop_options(points[0]["argv"], sweep)
     coarse = {} if experiment == "tlb" else set()
     for point in points:

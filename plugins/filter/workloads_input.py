@@ -8,6 +8,8 @@ import re
 from collections.abc import Mapping
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# The reference workload the role adds itself (roles/workloads/vars/main.yml): a user's may not take its name.
+RESERVED = "reference_alloc_walk"
 KEYS = ("name", "command", "repeats", "timeout_s", "chdir")
 EXAMPLE = "fleet_workloads: [{name: gzip, command: [gzip, -9, -c, /usr/share/dict/words]}]"
 
@@ -35,6 +37,9 @@ def preflight_workload_problems(workloads) -> list[str]:
         if not isinstance(name, str) or not NAME.fullmatch(name):
             problems.append(f"{where}.name={name!r}: give 1-64 of A-Z a-z 0-9 _ . - starting with a letter or digit "
                             "(it names files and report rows)")
+        elif name == RESERVED:
+            problems.append(f"{where}.name={name!r} is the reference workload's own name (workloads_reference); "
+                            "give yours another")
         elif name in seen:
             problems.append(f"{label}: the name {name} is used twice; give each workload its own")
         else:

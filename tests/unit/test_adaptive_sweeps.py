@@ -195,7 +195,10 @@ def test_the_filter_plans_one_tlb_process_per_curve_from_the_paired_differences(
                       "summary": {"min": 1.2 + cost}, "context": {"paired_difference_median_ns": cost}})
     spec = {"experiment": "tlb", "argv": ["bin", "tlb", "--cpu", "0"], "coarse": {"4k": coarse}, "octaves": 0.25,
             "max_points": 6}
-    (point,) = FILTERS.refine_points("\n".join(map(json.dumps, lines)) + "\nnot json\n", spec)
+    # the same page counts at a 16 KiB stride, flat: read into the 4k curve they would leave it no step
+    strided = [dict(line, params={**line["params"], "page_stride_bytes": 16384}, summary={"min": 51.2},
+                    context={"paired_difference_median_ns": 50.0}) for line in lines]
+    (point,) = FILTERS.refine_points("\n".join(map(json.dumps, lines + strided)) + "\nnot json\n", spec)
     assert point["argv"][-4:] == ["--pages", "90,2896", "--page-size", "4k"]
 
 
@@ -242,11 +245,14 @@ def test_the_refinement_takes_its_kernel_options_from_the_plans_processes():
     one_each = [{"label": str(size), "argv": [*common, "--sizes", str(size), "--page-policy", "thp"]} for size in sizes]
     assert FILTERS.refine_spec(one_each, "latency_sweep", 0.125, 8, ["thp"])["coarse"] == sizes
     assert FILTERS.refine_spec(grouped, "latency_sweep", 0.125, 0, ["thp"])["rounds"] == 0
-    tlb = [{"label": size, "argv": ["bin", "tlb", "--cpu", "0", "--page-stride", "2", "--pages", "8,16,32",
+    tlb = [{"label": size, "argv": ["bin", "tlb", "--cpu", "0", "--tries", "1", "--pages", "8,16,32",
                                     "--page-size", size]} for size in ("4k", "thp")]
-    spec = FILTERS.refine_spec(tlb, "tlb", 0.25, 6)
-    assert spec["argv"] == ["bin", "tlb", "--cpu", "0", "--page-stride", "2"]
+    # a sweep by page stride (kernels_tlb_page_strides) is a curve of its own, not refined
+    stride = {"label": "stride", "argv": [*tlb[0]["argv"], "--page-stride", "16384"]}
+    spec = FILTERS.refine_spec([stride, *tlb], "tlb", 0.25, 6)
+    assert spec["argv"] == ["bin", "tlb", "--cpu", "0", "--tries", "1"]
     assert spec["coarse"] == {"4k": [8, 16, 32], "thp": [8, 16, 32]} and spec["rounds"] == 3
+    assert FILTERS.refine_spec([stride], "tlb", 0.25, 6)["max_points"] == 0
 
 
 @pytest.mark.parametrize("profile", ["quick", "standard"])

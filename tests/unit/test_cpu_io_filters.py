@@ -13,7 +13,8 @@ sys.path.insert(0, str(ROOT / "plugins" / "filter"))
 
 from cpu_io import aio_plan  # noqa: E402
 from experiments import kernel_status  # noqa: E402
-from workloads import top_functions, workload_points, workload_record  # noqa: E402
+from workloads import (miss_event, record_points, report_problem, top_functions, workload_points,  # noqa: E402
+                       workload_record)
 from workloads_input import preflight_workload_problems  # noqa: E402
 
 MIB = 1 << 20
@@ -71,16 +72,23 @@ def test_the_record_fails_on_a_failed_command_and_keeps_the_others():
     runs = [{"item": {"label": "ok1", "raw": raw}, "rc": 0, "stderr": "workload: ok1 run 1/1: 1 s wall"},
             {"item": {"label": "bad", "raw": dict(raw, path="raw/perf/workloads/001.csv")}, "rc": 5,
              "stderr": "oops\nfleetscope-kernels workload: workload 'bad' failed: 'sh' exited with status 3 (run 1 of 1)"}]
+    point = {"label": "ok1", "kind": "time", "event": "cpu-clock"}
     report = {"rc": 0, "stdout": "    60.70%  gzip   [.] deflate_slow   -   -\n     9.10%  libc.so.6  [.] memcpy\n",
-              "item": {"item": {"item": {"label": "ok1"}}}}
-    record = workload_record(runs, [{"rc": 0, "item": {"item": {"label": "ok1"}}}], [report],
-                             {"capability": "software", "reason": "no PMU"}, True, 5, 0)
+              "item": {"item": point}}
+    record = workload_record(runs, [{"rc": 0, "item": point}], [report],
+                             {"capability": "software", "reason": "no PMU"}, True, 5, 0,
+                             miss={"event": None, "note": "not supported: counter tier software (no PMU)"})
     assert record["status"] == "failed" and record["file"] == "results/workloads.jsonl"
     assert record["error"].startswith("bad: exit 5: oops | fleetscope-kernels workload: workload 'bad' failed")
-    assert [entry["params"]["status"] for entry in record["raw"]] == ["ok", "failed"]
+    assert [entry["params"].get("status") for entry in record["raw"]] == ["ok", "failed", None]
     assert record["raw"][1]["params"]["failure"] == "workload 'bad' failed: 'sh' exited with status 3 (run 1 of 1)"
     assert record["notes"][0].startswith("counter tier: software (no PMU)")
-    assert record["notes"][1] == "ok1: top functions (perf record, cpu-clock): 60.7% deflate_slow (gzip); 9.1% memcpy (libc.so.6)"
+    assert record["notes"][1] == "miss profile: not supported: counter tier software (no PMU)"
+    assert record["notes"][2] == "ok1: top functions (perf record, cpu-clock): 60.7% deflate_slow (gzip); 9.1% memcpy (libc.so.6)"
+    # the profile goes into the manifest for the warehouse, with why there is no miss profile beside it
+    assert record["raw"][2] == {"path": "raw/workloads/ok1.time.perf-report.txt", "tool": "perf_report",
+                                "params": {"workload": "ok1", "profile": "time", "event": "cpu-clock", "reference": False,
+                                           "miss_note": "not supported: counter tier software (no PMU)"}}
 
 
 def test_a_workload_whose_kernel_wrote_no_exit_note_failed_whatever_perf_returned():
@@ -97,6 +105,46 @@ def test_a_workload_whose_kernel_wrote_no_exit_note_failed_whatever_perf_returne
         "lost: exit 5: fleetscope-kernels workload: 'nope' not found | fleetscope-kernels: exit 5"]
 
 
+def test_the_reference_workload_samples_at_its_own_rate_and_is_marked():
+    (point,) = workload_points([{"name": "reference_alloc_walk", "command": ["/k/bin", "alloc_walk"], "reference": True,
+                                 "record_frequency": "3999", "timeout_s": "60"}], "/k/bin", "/b/w.jsonl", 1, 600, 499)
+    assert point["reference"] is True and point["record_frequency"] == 3999
+    assert point["argv"][6:8] == ["--timeout-s", "60"]
+
+
+def test_the_miss_event_is_the_first_the_pmu_counts_or_none_with_the_reason():
+    candidates = ["cache-misses", "LLC-load-misses", "L1-dcache-load-misses"]
+    hardware = {"capability": "hardware", "reason": "cycles counted"}
+    probe = {"stderr": "<not supported>,,cache-misses,0,100.00,,\n1234,,LLC-load-misses,5000,100.00,,\n"
+                       "0,,L1-dcache-load-misses,5000,100.00,,\n"}
+    assert miss_event(probe, hardware, candidates) == {"event": "LLC-load-misses", "note": None}
+    none = miss_event({"stderr": "<not supported>,,cache-misses,0,100.00,,\n"}, hardware, candidates)
+    assert none["event"] is None and none["note"].startswith("not supported: the PMU samples none") \
+        and "cache-misses not supported" in none["note"] and "LLC-load-misses not reported" in none["note"]
+    software = miss_event({}, {"capability": "software", "reason": "a VM without a virtual PMU"}, candidates)
+    assert software == {"event": None, "note": "not supported: counter tier software (a VM without a virtual PMU); no "
+                                                "miss event can be sampled here"}
+
+
+def test_perf_record_runs_by_time_and_by_misses_only_for_workloads_that_ran():
+    runs = [{"rc": 0, "item": {"label": "ref", "record_argv": ["/k", "workload"], "record_frequency": 3999,
+                               "reference": True}},
+            {"rc": 5, "item": {"label": "bad", "record_argv": ["/k"], "record_frequency": 499}}]
+    points = record_points(runs, {"capability": "hardware"}, {"event": "cache-misses"}, "/s")
+    assert [(p["label"], p["kind"], p["event"]) for p in points] == [("ref", "time", "cycles"),
+                                                                      ("ref", "misses", "cache-misses")]
+    assert points[1]["argv"] == ["perf", "record", "-q", "-e", "cache-misses", "-F", "3999", "-o",
+                                 "/s/ref.misses.perf.data", "--", "/k", "workload"]
+    software = record_points(runs, {"capability": "software"}, {"event": None, "note": "x"}, "/s")
+    assert [(p["kind"], p["event"]) for p in software] == [("time", "cpu-clock")]
+    assert record_points(runs, {"capability": "none"}, None, "/s") == []
+
+
+def test_a_report_with_a_line_the_parser_cannot_read_is_not_named_for_the_warehouse():
+    assert report_problem("# Samples: 3 of event 'cycles'\n    60.00%   2  app  [.] walk\n\n") is None
+    assert report_problem("    60.00%  app  [.] walk\nWarning: lost samples\n").startswith("line 2")
+
+
 def test_top_functions_reads_perf_report_lines():
     report = "    15.79%  libc.so.6         [.] __strcmp_avx2                 -      -\n" \
              "     4.17%  dash              [.] 0x0000000000009fa2            -      -\n\n# comment\n"
@@ -107,6 +155,7 @@ def test_top_functions_reads_perf_report_lines():
     ("gzip -9 file", "must be a list"),
     ([{"name": "gz", "command": "gzip -9 file"}], "fleet_workloads[0] (gz).command is one string"),
     ([{"name": "gz"}], "fleet_workloads[0] (gz).command is missing"),
+    ([{"name": "reference_alloc_walk", "command": ["true"]}], "is the reference workload's own name"),
     ([{"name": "gz", "command": []}], "is missing or empty"),
     ([{"name": "has space", "command": ["true"]}], "fleet_workloads[0].name='has space'"),
     ([{"command": ["true"]}], "fleet_workloads[0].name=None"),

@@ -3,8 +3,8 @@ every table in it exists with a column for every key its function writes (insert
 table's columns, so a key without one would be lost without a word), and no inferred table is left out.
 
 The rows come from one run with every input a deriver reads: real kernel records (tlb, mlp, bandwidth,
-loaded_latency, saxpy, core_clock; small sizes, short samples), the shared synthetic latency sweep and a real MLC
-loaded-latency output."""
+loaded_latency, saxpy, core_clock; small sizes, short samples), the shared synthetic latency sweep, a real MLC
+loaded-latency output and a workload's real perf stat and perf record profiles."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from fleetscope.store.warehouse import open_warehouse
 
 PROJECT = Path(__file__).resolve().parents[2]
 MLC_OUTPUT = PROJECT / "tests" / "fixtures" / "mlc_samples" / "csit_clx_loaded_latency.txt"
+PERF_SAMPLES = PROJECT / "tests" / "fixtures" / "perf_samples"
 QUICK = ["--samples", "3", "--min-sample-ms", "1", "--seed", "5", "--cpu", "0"]
 SIZE = str(16 << 20)
 KERNEL_RUNS = {
@@ -66,6 +67,14 @@ def run_inputs(tmp_path_factory, bundle_tools) -> tuple[Path, str, str]:
         results[f"results/{experiment}.jsonl"] = [json.loads(line) for line in out.stdout.splitlines()]
         manifest["experiments"].append({"name": experiment, "status": "ok", "file": f"results/{experiment}.jsonl",
                                         "error": None, "wall_s": 1.0, "notes": [], "raw": []})
+    # a workload's perf stat and its cycles and cache-miss profiles: the allocator study's recorded output
+    workload_raw = []
+    for tool, name in (("perf", "hakmem_phase44_perf_stat.txt"), ("perf_report", "hakmem_phase44_perf_record_top20_cycles.txt"),
+                       ("perf_report", "hakmem_phase44_perf_record_top12_cache_misses.txt")):
+        results[f"raw/{tool}/{name}"] = (PERF_SAMPLES / name).read_text(encoding="utf-8")
+        workload_raw.append({"path": f"raw/{tool}/{name}", "tool": tool, "params": {"workload": "hakmem"}})
+    manifest["experiments"].append({"name": "workloads", "status": "ok", "file": None, "error": None, "wall_s": 1.0,
+                                    "notes": [], "raw": workload_raw})
     results["raw/mlc/loaded_latency.txt"] = MLC_OUTPUT.read_text(encoding="utf-8")
     manifest["experiments"].append({"name": "mlc", "status": "ok", "file": None, "error": None, "wall_s": 1.0,
                                     "notes": [], "raw": [{"path": "raw/mlc/loaded_latency.txt", "tool": "mlc"}]})
@@ -93,9 +102,12 @@ def test_every_derived_table_exists_with_the_columns_its_function_writes(run_inp
     assert any(row.get("level") == "L1" for row in computed["inferred_levels"])
     assert {row["source"] for row in computed["inferred_loaded_latency"]} == {"mlc", "loaded_latency"}
     assert any(row.get("bandwidth_gb_s") for row in computed["inferred_level_bandwidth"])
+    assert [row["case_id"] for row in computed["workload_cases"]] == ["A"]
+    assert any(row["mark"] == "misses far above time" for row in computed["workload_functions"])
 
 
 def test_no_derived_table_is_left_out_of_the_list(tmp_path):
     with open_warehouse(tmp_path / "fleet.duckdb") as connection:
-        inferred = {table for table in columns(connection) if table.startswith(("inferred_", "inference_"))}
+        inferred = {table for table in columns(connection)
+                    if table.startswith(("inferred_", "inference_", "workload_"))}
     assert inferred | {"firmware_claims", "flags"} == set(DERIVED_TABLES)

@@ -14,8 +14,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from fleetscope.ingest.bundle import (MAX_BUNDLE_BYTES, MAX_JSON_DEPTH, MAX_JSON_KEYS, MAX_LINE_BYTES,
-                                      MAX_MANIFEST_ITEMS, MAX_PARSED_FACTOR, MAX_SAMPLES_PER_POINT, MAX_TEXT_CHARS)
+from fleetscope.ingest.bundle import (MAX_BUNDLE_BYTES, MAX_LINE_BYTES, MAX_MANIFEST_ITEMS, MAX_PARSED_FACTOR,
+                                      MAX_SAMPLES_PER_POINT, MAX_TEXT_CHARS)
+from fleetscope.ingest.parsers.json_limits import MAX_JSON_DEPTH, MAX_JSON_KEYS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FIO = FIXTURES / "fio_samples" / "fio-3.36_io_uring_randread_4k_qd32_pctlist.json"

@@ -87,3 +87,37 @@ def test_bad_arguments_say_what_to_fix(cli, tmp_path):
     assert bad_date.returncode == 1 and "--started-at 'last week'" in bad_date.stderr
     missing = cli("import", *common, "--host", "n1", "mlc", tmp_path / "nope.txt")
     assert missing.returncode == 1 and "nope.txt: no such file" in missing.stderr
+
+
+STUDY = [FIXTURES / "perf_samples" / name for name in (
+    "hakmem_phase44_perf_stat.txt", "hakmem_phase44_perf_record_top20_cycles.txt",
+    "hakmem_phase44_perf_record_top12_cache_misses.txt")]
+
+
+def test_import_perf_classifies_a_profile_from_elsewhere_as_the_study_did(cli, tmp_path):
+    """The allocator study's perf stat and its two perf record lists, imported as one workload: ingest reads the case
+    and import prints it, with the next step, what it noticed and the time-vs-miss table."""
+    db = tmp_path / "fleet.duckdb"
+    done = cli("import", "--db", db, "--results", tmp_path / "results", "--host", "alloc-lab", "--workload", "hakmem",
+               "--started-at", "2025-12-16", "perf", *STUDY)
+    assert done.returncode == 0, done.stderr
+    assert "workload hakmem: A: store/dependency-bound (counter tier hardware)" in done.stdout
+    assert "next step: Look at store-to-load forwarding and dependency chains" in done.stdout
+    assert "93.5% of the cache-misses samples are in the kernel" in done.stdout
+    assert "thin: ranks the top 7, not each of the 19 functions listed" in done.stdout
+    (clear,) = [line for line in done.stdout.splitlines() if line.lstrip().startswith("clear_page_erms [kernel]")]
+    assert clear.split()[2:] == ["<0.21%", "-", "63.4%", "1", ">=302", "misses", "far", "above", "time"]
+    assert query(db, "select distinct experiment, tool from raw_outputs order by 2") == [
+        ("workloads", "perf"), ("workloads", "perf_report")]
+    assert query(db, "select workload, case_id, reference from workload_profile") == [("hakmem", "A", False)]
+
+
+def test_import_perf_names_the_workload_after_the_first_file_and_refuses_a_bad_name(cli, tmp_path):
+    common = ["--db", tmp_path / "fleet.duckdb", "--results", tmp_path / "results", "--host", "lab-node7"]
+    done = cli("import", *common, "perf", FIXTURES / "perf_samples" / "tgl_i5-1135G7_wsl2_saxpy_local.perf.csv")
+    assert done.returncode == 0, done.stderr
+    assert "workload tgl_i5-1135G7_wsl2_saxpy_local.perf: B: miss-bound" in done.stdout
+    refused = cli("import", *common, "--workload", "no spaces", "perf", STUDY[0])
+    assert refused.returncode != 0 and "--workload 'no spaces'" in refused.stderr
+    wrong_tool = cli("import", *common, "--workload", "x", "mlc", *MLC[:1])
+    assert wrong_tool.returncode != 0 and "--workload: only with `fleetscope import perf`" in wrong_tool.stderr

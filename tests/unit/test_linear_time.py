@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from fleetscope.analyze.inference import infer_cache_levels, infer_tlb
-from fleetscope.ingest.bundle import MAX_JSON_DEPTH, parse_json
-from fleetscope.ingest.curve_csv import parse_curve
 from fleetscope.ingest.parsers import ParseError, parser
+from fleetscope.ingest.parsers.curve import parse_curve
+from fleetscope.ingest.parsers.json_limits import MAX_JSON_DEPTH, parse_json
 
 KIB, MIB = 1 << 10, 1 << 20
 MIB_SECONDS = 2.0           # the target is 1 s for 1 MiB; twice that for a shared machine

@@ -20,7 +20,7 @@ from fleetscope.store.warehouse import open_read_only
 PROJECT = Path(__file__).resolve().parents[2]
 DASHBOARD = PROJECT / "docs" / "grafana-dashboard.json"
 # The default run's TLB curve has one point per octave: its L1 step's bracket (64-128 pages) is too wide for a count,
-# so the export has no TLB sample rather than a midpoint (method version 9); the two nights ran no compute family.
+# so the export has no TLB sample rather than a midpoint (method version 11); the two nights ran no compute family.
 NOT_MEASURED_YET = {"fleetscope_tlb_entries", "fleetscope_core_clock_hertz", "fleetscope_peak_flops"}
 NOT_MEASURED_LABELS = {"fleetscope_tlb_entries": {"host", "level"}}
 

@@ -27,6 +27,9 @@ TESTED = {
     "rpl_i9-13900KF_hybrid_saxpy.perf.csv", "tgl_i5-1135G7_wsl2_affinity_user_events_not_supported.csv",
     "tgl_i5-1135G7_wsl2_raw_stride1024.perf.csv", "tgl_i5-1135G7_wsl2_saxpy_local.perf.csv",
     "tgl_i5-1135G7_wsl2_saxpy_tlb_huge.perf.csv", "tgl_i5-1135G7_wsl2_smt_perf.csv",
+    # perf's human-readable perf stat and perf report profiles: tests/unit/test_workload_profiling.py
+    "hakmem_phase44_perf_stat.txt", "hakmem_phase44_perf_record_top20_cycles.txt",
+    "hakmem_phase44_perf_record_top12_cache_misses.txt", "devvm_python_cpu_clock.perf-report.txt",
 }
 
 
@@ -123,7 +126,7 @@ def test_other_perf_stat_layouts():
     ("12,,cycles,100,100.00,,\nlots,,instructions,100,100.00,,\n", 2, "value of instructions"),
     ("12,,cycles,100,fast,,\n", 1, "% running of cycles"),
     ("12,,,100,100.00,,\n", 1, "event name"),
-    (" Performance counter stats for './saxpy':\n", 1, "human-readable"),
+    (" Performance counter stats for './saxpy':\n", 1, "no counter rows"),  # perf's own table, with no rows
 ])
 def test_unreadable_rows_name_file_and_line(text, line, message):
     with pytest.raises(ParseError) as raised:

@@ -270,7 +270,7 @@ def test_fleetscope_plan_prices_a_host_that_is_not_at_hand(cli, tmp_path):
     result = cli("plan", "--sysfs", tree, "--mem-available", "64g", "--profile", "standard")
     assert result.returncode == 0, result.stderr
     first = result.stdout.splitlines()[0]
-    assert first.startswith("intel-xeon-e5-2node: 18 experiments, ") and first.endswith("(budget 15 m)")
+    assert first.startswith("intel-xeon-e5-2node: 20 experiments, ") and first.endswith("(budget 15 m)")
     assert "numa_matrix" in result.stdout and "fio" in result.stdout
     # a tree without /proc/meminfo cannot say how much memory the working sets may take
     missing = cli("plan", "--sysfs", tree)
@@ -292,3 +292,80 @@ def test_fleetscope_plan_exits_4_when_a_variable_pushes_it_past_the_budget(cli, 
     assert "16,256" in result.stdout  # the whole matrix's points, as asked
     bad = cli("plan", "--sysfs", root, "-e", "kernels_c2c_all_pairs")
     assert bad.returncode == 1 and "NAME=VALUE" in bad.stderr
+
+
+def _compute(plan: dict, name: str) -> tuple[dict, list[str]]:
+    entry = next(entry for entry in plan["experiments"] if entry["name"] == name)
+    assert len(entry["run"]) == 1 and entry["run"][0]["label"] == "all points"
+    return entry, entry["run"][0]["argv"]
+
+
+def _option(argv: list[str], option: str) -> str:
+    return argv[argv.index(option) + 1]
+
+
+def test_compute_on_a_hybrid_part_steps_through_its_core_kinds_with_the_profiles_windows(facts_of, module):
+    """Raptor Lake (6 P-cores, 8 E-cores): one process each, one CPU per core P-cores first; core_clock at
+    1, 2, 4, 6 (every P-core), 8 and 14 active cores, peak_flops on 1, 6 and 14; each point a fixed number
+    of windows (no --target-ci), priced from those windows."""
+    facts = facts_of("intel-raptorlake-hybrid")
+    order = module._kinds.core_kind_cpu_order(facts["topology"])
+    for profile in ("quick", "standard", "full"):
+        variables, context = planning.role_variables("kernels", "kernels_", profile)
+        table = context["__kernels_profile"]
+        windows, window_ms = table["compute_windows"], table["compute_window_ms"]
+        plan = planning.plan(facts, profile, selected=["core_clock", "peak_flops"])
+        clock, argv = _compute(plan, "core_clock")
+        assert _option(argv, "--cpus") == order["cores"] and _option(argv, "--active") == "1,2,4,6,8,14"
+        assert _option(argv, "--samples") == str(windows) and _option(argv, "--min-sample-ms") == f"{window_ms:g}"
+        assert _option(argv, "--ramp-repeats") == str(table["clock_ramp_repeats"]) and "--target-ci" not in argv
+        assert _option(argv, "--output").endswith("/results/core_clock.jsonl")
+        assert clock["points"] == 4 * 6 + table["clock_ramp_repeats"] and clock["target_rel"] is None
+        ramps_s = table["clock_ramp_repeats"] * 0.3
+        point_s = (windows + 1) * window_ms / 1000 + module.COMPUTE_POINT_S
+        assert clock["bound_s"] == pytest.approx(module.PROCESS_S + module.EXPERIMENT_S + 24 * point_s + ramps_s)
+        flops, argv = _compute(plan, "peak_flops")
+        assert _option(argv, "--cpus") == order["cores"] and _option(argv, "--threads") == "1,6,14"
+        assert _option(argv, "--precisions") == "fp64,fp32" and _option(argv, "--classes") == "auto"
+        assert flops["points"] == 4 * 2 * 3
+        point_s = 2 * (windows + 1) * window_ms / 1000 + module.COMPUTE_POINT_S
+        assert flops["bound_s"] == pytest.approx(module.PROCESS_S + module.EXPERIMENT_S + 24 * point_s)
+        assert any("pinned threads take one CPU per core by core kind" in note for note in flops["notes"])
+        assert not clock["cuts"] and not flops["cuts"]
+
+
+@pytest.mark.parametrize("machine", ["intel-xeon-e5-2node", "epyc-256"])
+def test_compute_on_one_kind_leaves_the_cpus_and_steps_to_the_kernel_and_prices_them(facts_of, machine):
+    """One core kind: no --cpus, the kernel takes one CPU per physical core and steps 1, 2, 4 ... all
+    (core_clock) or 1 and all (peak_flops); the plan counts those steps from the facts' physical cores."""
+    facts = facts_of(machine)
+    cores = int(facts["cpu"]["physical_cores"])
+    steps = sorted({2 ** k for k in range(cores.bit_length()) if 2 ** k < cores} | {cores})
+    plan = planning.plan(facts, "quick", selected=["core_clock", "peak_flops"])
+    clock, argv = _compute(plan, "core_clock")
+    assert "--cpus" not in argv and "--active" not in argv and clock["points"] == 4 * len(steps) + 1
+    assert any(", ".join(map(str, steps)) + " cores active" in note for note in clock["notes"])
+    flops, argv = _compute(plan, "peak_flops")
+    assert "--cpus" not in argv and "--threads" not in argv and flops["points"] == 4 * 2 * 2
+
+
+def test_compute_counts_the_classes_it_is_given_and_the_budget_cuts_ramps_then_windows(facts_of):
+    """A class list is priced as given (auto as the most any CPU runs); where the allowance is too small the
+    budget takes one ramp, then 3 windows, and says so, and the process runs what the cut says."""
+    facts = facts_of("epyc-256")
+    overrides = {"kernels_core_clock_classes": ["scalar_int", "fma256"], "kernels_peak_flops_precisions": ["fp64"]}
+    plan = planning.plan(facts, "standard", overrides=overrides, selected=["core_clock", "peak_flops"])
+    clock, argv = _compute(plan, "core_clock")
+    cores = int(facts["cpu"]["physical_cores"])  # 128: 1, 2, 4 ... 128 active
+    assert _option(argv, "--classes") == "scalar_int,fma256" and clock["points"] == 2 * (cores.bit_length()) + 3
+    flops, argv = _compute(plan, "peak_flops")
+    assert _option(argv, "--precisions") == "fp64" and flops["points"] == 4 * 1 * 2
+    tight = planning.plan(facts, "full", overrides={"kernels_compute_windows": 40}, selected=["core_clock"])
+    natural, _ = _compute(tight, "core_clock")
+    squeezed = planning.settings("full", facts, {"kernels_compute_windows": 40}, ["core_clock"])
+    module = planning.plan_module()
+    cut = module._fit("core_clock", module.Host(facts), squeezed, natural["bound_s"] / 2)
+    argv = cut.processes[0]["argv"]
+    assert _option(argv, "--ramp-repeats") == "1" and _option(argv, "--samples") == "3"
+    assert sorted(cut.cuts) == ["1 ramp from idle instead of 5 (budget)", "3 windows per point instead of 40 (budget)"]
+    assert cut.record()["bound_s"] < natural["bound_s"] / 2

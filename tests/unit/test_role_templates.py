@@ -10,23 +10,42 @@ import pytest
 import yaml
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
+from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
+
+from fleetscope import planning
 
 ROLES = Path(__file__).resolve().parents[2] / "roles"
 SAXPY_TASKS = ROLES / "kernels" / "tasks" / "experiments" / "saxpy.yml"
+# The roles call the collection's filters by full name; ansible.cfg finds them through collections/ (a link naming
+# this repository fleetscope.fleet), as ansible-playbook does.
+COLLECTIONS = ROLES.parent / "collections"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def collection_filters():
+    _AnsibleCollectionFinder(paths=[str(COLLECTIONS)])._install()
+
+
+@pytest.mark.parametrize("threads", [1, 4])
 @pytest.mark.parametrize("capability", ["hardware", "software", "none"])
-def test_saxpys_notes_render_as_plain_words(capability):
-    run = next(task for task in yaml.safe_load(SAXPY_TASKS.read_text()) if task["name"] == "Run SAXPY")
+def test_saxpys_notes_render_as_plain_words(capability, threads):
+    run = next(task for task in yaml.safe_load(SAXPY_TASKS.read_text()) if task["name"].startswith("Run SAXPY"))
+    # the team's note comes from the host's plan (plugins/filter/plan.py), as tasks/plan.yml makes it; full cuts nothing
+    fleet_plan = planning.plan({"cpu": {"logical_cpus": 2}, "memory": {"mem_available_bytes": 8 << 30}}, "full",
+                               {"kernels_saxpy_threads": threads}, selected=["saxpy"])
     templar = Templar(loader=DataLoader(), variables={
-        "fleet_facts": {"perf": {"capability": capability, "reason": "perf is not installed"}},
-        "kernels_perf_stat": True, "kernels_saxpy_perf_events": ["task-clock", "cache-misses"]})
-    (note,) = templar.template(trust_as_template(run["vars"]["__kernels_notes"]))
+        "fleet_facts": {"perf": {"capability": capability, "reason": "perf is not installed"}, "cpu": {"logical_cpus": 2}},
+        "kernels_perf_stat": True, "kernels_saxpy_perf_events": ["task-clock", "cache-misses"],
+        "fleet_plan": fleet_plan, "experiment": "saxpy"})
+    *team, note = templar.template(trust_as_template(run["vars"]["__kernels_notes"]))
     assert "\\" not in note
     if capability == "none":
         assert note == "no counters: perf is not installed"
     else:
         assert note == "perf counts every stride's process whole (array set-up included): task-clock, cache-misses"
+    # the team's note is kept whether or not perf counts: 4 threads asked of a 2-CPU host run 2
+    assert team == ([] if threads == 1 else
+                    ["kernels_saxpy_threads asked for 4 threads; this host has 2 CPUs, so 2 ran (one per CPU)"])
 
 
 @pytest.mark.parametrize("stated", [None, "307.2", 460.8])

@@ -21,6 +21,8 @@ SELECT
     summary_median                                                    AS median_mb_s,
     summary_min                                                       AS min_mb_s,
     summary_mean                                                      AS mean_mb_s,
+    (SELECT ps.std FROM point_spread AS ps WHERE ps.run_id = points.run_id AND ps.host = points.host
+        AND ps.experiment = points.experiment AND ps.point_index = points.point_index) AS std_mb_s,
     summary_ci95_low                                                  AS ci95_low_mb_s,
     summary_ci95_high                                                 AS ci95_high_mb_s,
     summary_count                                                     AS sample_count,

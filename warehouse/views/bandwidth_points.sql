@@ -29,6 +29,9 @@ SELECT
     params ->> '$.page_policy'                                      AS page_policy,
     TRY_CAST(params ->> '$.huge_bytes_granted' AS BIGINT)           AS huge_bytes_granted,
     summary_median                                                  AS median_gb_s,
+    summary_mean                                                    AS mean_gb_s,
+    (SELECT ps.std FROM point_spread AS ps WHERE ps.run_id = points.run_id AND ps.host = points.host
+        AND ps.experiment = points.experiment AND ps.point_index = points.point_index) AS std_gb_s,
     summary_min                                                     AS min_gb_s,
     summary_ci95_low                                                AS ci95_low_gb_s,
     summary_ci95_high                                               AS ci95_high_gb_s,

@@ -93,6 +93,13 @@ storage AS (  -- p99 at queue depth 1 of the pure random read and write jobs (of
     )
     GROUP BY run_id, host
 ),
+reference_workload AS (  -- the reference workload's median wall time, where it ran
+    SELECT w.run_id, w.host, arg_min(w.wall_median_s, w.workload) AS reference_workload_s
+    FROM workload_profile AS w
+    JOIN latest USING (run_id, host)
+    WHERE w.reference AND w.status = 'ok' AND w.wall_median_s IS NOT NULL
+    GROUP BY w.run_id, w.host
+),
 clock AS (  -- core_clock's integer class (scalar_int); all cores only where more than one was active
     SELECT c.run_id, c.host,
            max(c.clock_ghz) FILTER (WHERE c.active_cores = 1) AS clock_1_core_ghz,
@@ -151,6 +158,7 @@ SELECT
     read_bandwidth.read_all_threads_gb_s,
     storage.storage_p99_read_ns,
     storage.storage_p99_write_ns,
+    reference_workload.reference_workload_s,
     clock.clock_1_core_ghz,
     CASE WHEN clock.clock_1_core_ghz IS NOT NULL AND clock.clock_cores > 1 THEN clock.clock_top_ghz END AS clock_all_cores_ghz,
     flops.fp64_1_core_gflop_s,
@@ -165,6 +173,7 @@ LEFT JOIN tlb USING (run_id, host)
 LEFT JOIN mlp USING (run_id, host)
 LEFT JOIN read_bandwidth USING (run_id, host)
 LEFT JOIN storage USING (run_id, host)
+LEFT JOIN reference_workload USING (run_id, host)
 LEFT JOIN clock USING (run_id, host)
 LEFT JOIN flops USING (run_id, host)
 LEFT JOIN checks USING (run_id, host);

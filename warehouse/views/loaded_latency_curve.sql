@@ -15,6 +15,9 @@ SELECT
     TRY_CAST(params ->> '$.working_set_bytes' AS BIGINT)            AS working_set_bytes,
     coalesce(TRY_CAST(context ->> '$.bandwidth_gb_s' AS DOUBLE), 0) AS bandwidth_gb_s,
     summary_median                                                  AS latency_ns,
+    summary_mean                                                    AS mean_latency_ns,
+    (SELECT ps.std FROM point_spread AS ps WHERE ps.run_id = points.run_id AND ps.host = points.host
+        AND ps.experiment = points.experiment AND ps.point_index = points.point_index) AS std_latency_ns,
     summary_min                                                     AS latency_min_ns,
     coalesce(TRY_CAST(context ->> '$.bandwidth_gb_s' AS DOUBLE), 0) * summary_median / 64 AS outstanding_lines
 FROM points

@@ -15,6 +15,9 @@ WITH cells AS (
         TRY_CAST(context ->> '$.mem_pages_sampled' AS BIGINT)    AS pages_sampled,
         TRY_CAST(context ->> '$.mem_pages_on_node' AS BIGINT)    AS pages_on_node,
         summary_median                                           AS median_ns,
+        summary_mean                                             AS mean_ns,
+        (SELECT ps.std FROM point_spread AS ps WHERE ps.run_id = points.run_id AND ps.host = points.host
+            AND ps.experiment = points.experiment AND ps.point_index = points.point_index) AS std_ns,
         summary_min                                              AS min_ns,
         summary_ci95_low                                         AS ci95_low_ns,
         summary_ci95_high                                        AS ci95_high_ns

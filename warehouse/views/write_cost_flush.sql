@@ -7,6 +7,9 @@ SELECT
     host,
     params ->> '$.variant'                                    AS variant,
     summary_median                                            AS median_ns,
+    summary_mean                                              AS mean_ns,
+    (SELECT ps.std FROM point_spread AS ps WHERE ps.run_id = points.run_id AND ps.host = points.host
+        AND ps.experiment = points.experiment AND ps.point_index = points.point_index) AS std_ns,
     summary_min                                               AS min_ns,
     summary_ci95_low                                          AS ci95_low_ns,
     summary_ci95_high                                         AS ci95_high_ns,

@@ -1,6 +1,7 @@
 """Parsers of the raw outputs a host brings home in its bundle's raw/ folder.
 
-One module per tool of TOOLS (mlc, fio, perf, diskspd, and curve: a latency or TLB curve as CSV), each with
+One module per tool of TOOLS (mlc, fio, perf, diskspd, curve: a latency or TLB curve as CSV, and perf_report:
+where a perf record's samples fell, per function), each with
 the same functions:
 
     parse(text, source="<input>") -> dict     what the tool printed, as JSON-serialisable data
@@ -27,7 +28,7 @@ from types import ModuleType
 
 from fleetscope.errors import UserError
 
-TOOLS = ("mlc", "fio", "perf", "diskspd", "curve")
+TOOLS = ("mlc", "fio", "perf", "diskspd", "curve", "perf_report")
 
 _INTEGER = re.compile(r"[+-]?\d+")
 # no "nan", "inf" or "1_000"; possessive, so "1111...1x" is refused in one pass (the integer part and the

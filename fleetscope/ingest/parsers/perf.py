@@ -10,6 +10,10 @@ which. A counter that ran less than 100% of the time was multiplexed and its val
 estimate (`multiplexed: true`). The `# started on` header and blank lines are accepted; any other
 line raises ParseError naming the file and line.
 
+perf stat's human-readable output (`Performance counter stats for ...`, thousands separators, `# 2.33
+insn per cycle` comments, `(41.60%)` multiplexing) is read by parse_human into the same events, with
+"format": "human", the command perf named, and its elapsed, user and system seconds.
+
 parse() returns
     {"tool": "perf", "source": str, "started_on": str | None, "comments": [str], "hybrid": bool,
      "events": [event]}
@@ -43,6 +47,8 @@ _PLAIN_EVENT = re.compile(r"(?P<name>[^:]+?)(?::(?P<modifiers>[A-Za-z]+))?")
 
 def parse(text: str, source: str = "<input>", separator: str = ",") -> dict:
     lines = split_lines(text)
+    if any(line.lstrip().startswith("Performance counter stats for") for line in lines):
+        return parse_human(lines, source)
     started_on = None
     comments: list[str] = []
     events = []
@@ -173,3 +179,100 @@ def table(parsed: dict) -> list[str]:
              event["value"] if event["state"] == "counted" else f"<{event['state']}>", event["unit"] or None,
              event["running_percent"], event["metric_value"], event["metric_unit"]] for event in parsed["events"]]
     return out + text_table(["line", "pmu", "event", "value", "unit", "% running", "metric", "metric unit"], body)
+
+
+# ---- perf stat's human-readable output ------------------------------------------------------------
+
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+# perf stat -r adds the spread: "0.10077 +- 0.00872 seconds time elapsed  ( +-  8.65% )"
+_SECONDS = re.compile(r"(?P<value>\d+(?:\.\d+)?)(?: \+- [\d.]+)? seconds (?P<what>time elapsed|user|sys)"
+                      r"(?:\s+\( \+-\s+[\d.]+% \))?")
+_HUMAN_UNITS = frozenset({"msec", "ns", "Joules", "MiB", "Watts"})
+# perf's advice when counters could not be scheduled: its words, not counts
+_HUMAN_ADVICE = ("Some events weren't counted", "echo 0 > /proc/sys/kernel/nmi_watchdog",
+                 "echo 1 > /proc/sys/kernel/nmi_watchdog", "perf stat ")
+
+
+def parse_human(lines: list[str], source: str) -> dict:
+    """perf stat without -x: the same events as parse(), from the table perf prints for people."""
+    events, comments = [], []
+    command = elapsed = user = system = None
+    for line_number, raw in enumerate(lines, start=1):
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("Performance counter stats for"):
+            quoted = stripped.partition("'")[2].rpartition("'")[0]
+            command = quoted or stripped.removeprefix("Performance counter stats for").strip(" :")
+            continue
+        if stripped.startswith("#") or stripped.startswith(_HUMAN_ADVICE):
+            comments.append(stripped.lstrip("#").strip())
+            continue
+        if match := _SECONDS.fullmatch(stripped):
+            value = float(match["value"])
+            if match["what"] == "time elapsed":
+                elapsed = value
+            elif match["what"] == "user":
+                user = value
+            else:
+                system = value
+            continue
+        events.append(_human_event(stripped, source, line_number))
+    if not events:
+        raise ParseError(source, len(lines) or 1, "no counter rows under 'Performance counter stats for'")
+    return {"tool": "perf", "source": source, "format": "human", "command": command, "started_on": None,
+            "comments": comments, "hybrid": any(event["pmu"] in HYBRID_PMUS for event in events), "events": events,
+            "elapsed_s": elapsed, "user_s": user, "sys_s": system}
+
+
+def _human_event(stripped: str, source: str, line: int) -> dict:
+    """One row: VALUE [UNIT] EVENT [# METRIC] [( +- VARIANCE% )] [(RUNNING%)]."""
+    state = next((STATES[text] for text in STATES if stripped.startswith(text)), None)
+    if state is not None:
+        value_text, rest = None, stripped.split(">", 1)[1].strip()
+    else:
+        value_text, _space, rest = stripped.partition(" ")
+    running = variance = None
+    for _group in range(2):  # the trailing groups, last first: (41.60%) and ( +-  0.12% )
+        rest = rest.rstrip()
+        if not rest.endswith(")") or "(" not in rest:
+            break
+        head, _paren, group = rest.rpartition("(")
+        inside = group[:-1].strip()
+        if inside.startswith("+-"):
+            variance = number(inside[2:].strip().removesuffix("%"), source, line, "variance")
+        elif inside.endswith("%") and running is None:
+            running = float(number(inside.removesuffix("%"), source, line, "% running"))
+        else:
+            break
+        rest = head
+    counter, _hash, metric = rest.partition("#")
+    words = counter.split()
+    unit = ""
+    if len(words) == 2 and words[0] in _HUMAN_UNITS:
+        unit, words = words[0], words[1:]
+    if len(words) != 1:
+        raise ParseError(source, line, f"expected a perf stat row (value, event, '# metric'), found {stripped[:120]!r}")
+    event = words[0]
+    if state is None:
+        plain = value_text.replace(",", "") if _GROUPED.fullmatch(value_text) else value_text
+        if not is_number(plain):
+            raise ParseError(source, line, f"value of {event}: expected a number, <not supported> or <not counted>, "
+                                           f"found {value_text!r}")
+        state, value = "counted", number(plain, source, line, f"value of {event}")
+    else:
+        value = None
+    metric_value = metric_unit = None
+    if metric.strip():
+        metric_text, _space, metric_words = metric.strip().partition(" ")
+        if is_number(metric_text.removesuffix("%")):
+            metric_value = number(metric_text.removesuffix("%"), source, line, f"metric of {event}")
+            metric_unit = metric_words.strip() or None
+    result = {"line": line, "interval_s": None, "aggregate": None, "aggregate_cpus": None}
+    result.update(_event_name(event))
+    result.update({
+        "state": state, "value": value, "unit": unit, "run_time_ns": None, "running_percent": running,
+        "multiplexed": state == "counted" and running is not None and running < 100,
+        "variance_percent": variance, "metric_value": metric_value, "metric_unit": metric_unit,
+    })
+    return result

@@ -7,7 +7,7 @@ from __future__ import annotations
 from fleetscope.analyze.inference import KNEE_MIN_RISE
 from fleetscope.report import charts
 from fleetscope.report.charts import NUMBER, Chart, n, q, tip
-from fleetscope.report.sections.section import CORE_KIND, Column, Figure, Headline, Section, SectionData
+from fleetscope.report.sections.section import CORE_KIND, Column, Figure, Headline, Section, SectionData, mean_std
 from fleetscope.units import format_bytes, format_gb_s, format_time_ns
 
 
@@ -247,7 +247,7 @@ def knee_figure(rows: list[dict]) -> Figure:
 
 _BW = (Column("op", "op"), Column("store", "stores"), Column("pattern", "order"),
        Column("stride_bytes", "stride", "bytes"), Column("working_set_bytes", "working set", "bytes"),
-       Column("threads", "threads", "count"), Column("isa", "ISA"), Column("median_gb_s", "median", "gb_s"),
+       Column("threads", "threads", "count"), Column("isa", "ISA"), Column("median_gb_s", "median", "gb_s"), mean_std("mean_gb_s", "std_gb_s", "gb_s"),
        Column("ci95_low_gb_s", "CI95 low", "gb_s"), Column("ci95_high_gb_s", "CI95 high", "gb_s"),
        Column("bytes_per_pass", "bytes / pass", "bytes"),
        Column("write_allocate_bytes_per_pass", "write-allocate / pass", "bytes"))
@@ -278,12 +278,14 @@ SECTIONS: tuple[Section, ...] = (
             loaded_latency_chart,
             (Column("traffic", "traffic"), Column("delay", "delay", "count"), Column("load_threads", "load threads", "count"),
              Column("bandwidth_gb_s", "bandwidth", "gb_s"), Column("latency_ns", "latency", "ns"),
+             mean_std("mean_latency_ns", "std_latency_ns", "ns"),
              Column("latency_min_ns", "min", "ns"), Column("outstanding_lines", "lines in flight", "number")),
             "Delays are spin iterations after each group of lines, so they are not comparable across hosts; the "
             "(bandwidth, latency) pairs are. Lines in flight by Little's law: bandwidth / 64 B × latency."),
     Section("saxpy", "saxpy", "SAXPY cache-miss impact", "saxpy_stride", "saxpy_stride", saxpy_chart,
             (CORE_KIND, Column("stride_elements", "stride (elements)", "count"),
-             Column("ns_per_update", "per update", "ns"),
+             Column("ns_per_update", "per update", "ns"), mean_std("mean_ns_per_update", "std_ns_per_update", "ns"),
+             Column("threads", "threads", "count"),
              Column("slowdown_vs_stride1", "vs stride 1", "number"),
              Column("effective_gb_s", "line visits", "gb_s"), Column("line_visits_per_pass", "line visits / pass", "count"),
              Column("array_bytes", "each array", "bytes")),
@@ -296,7 +298,8 @@ SECTIONS: tuple[Section, ...] = (
     Section("prefetch", "prefetch", "Prefetcher effect", "bandwidth_points", "bandwidth_points_prefetch", prefetch_chart,
             (Column("stride_bytes", "stride", "bytes"), Column("prefetch", "software prefetch"),
              Column("prefetch_distance_blocks", "distance (blocks)", "count"), Column("hw_prefetchers", "hardware"),
-             Column("median_gb_s", "median", "gb_s"), Column("working_set_bytes", "span", "bytes")),
+             Column("median_gb_s", "median", "gb_s"), mean_std("mean_gb_s", "std_gb_s", "gb_s"),
+             Column("working_set_bytes", "span", "bytes")),
             _BW_NOTE, flag_prefix="prefetch"),
 )
 HEADLINES: tuple[Headline, ...] = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fleetscope.report import charts
 from fleetscope.report.charts import NUMBER, WHOLE, Chart, n, q, tip
-from fleetscope.report.sections.section import CORE_KIND, Column, Section, SectionData
+from fleetscope.report.sections.section import CORE_KIND, Column, Section, SectionData, mean_std
 
 
 def affinity_chart(section: SectionData) -> dict | None:
@@ -137,7 +137,7 @@ SECTIONS: tuple[Section, ...] = (
             "do not. Hosts without SMT siblings skip this experiment and say why."),
     Section("aio", "aio", "Async vs blocking reads", "aio_curve", "aio_curve", aio_chart,
             (Column("engine", "engine"), Column("queue_depth", "QD", "count"), Column("threads", "threads", "count"),
-             Column("median_mb_s", "median", "mb_s"), Column("iops", "", "iops"),
+             Column("median_mb_s", "median", "mb_s"), mean_std("mean_mb_s", "std_mb_s", "mb_s"), Column("iops", "", "iops"),
              Column("p50_us", "p50", "us"), Column("p99_us", "p99", "us"),
              Column("p99_9_us", "p99.9", "us"), Column("direct", "O_DIRECT", "bool"),
              Column("cache_dropped", "page cache dropped", "bool"), Column("file_bytes", "file", "bytes"),

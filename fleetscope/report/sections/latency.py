@@ -8,8 +8,8 @@ import math
 
 from fleetscope.report import charts
 from fleetscope.report.charts import NUMBER, Chart, n, o, q, tip
-from fleetscope.report.sections.section import CORE_KIND, Column, Figure, Headline, Section, SectionData
-from fleetscope.units import format_bytes, format_number, format_time_ns
+from fleetscope.report.sections.section import CORE_KIND, Column, Figure, Headline, Section, SectionData, mean_std
+from fleetscope.units import format_bytes, format_count, format_number, format_time_ns
 
 
 def _level_order(rows: list[dict]) -> list[str]:
@@ -126,17 +126,22 @@ def pattern_stride_chart(section: SectionData) -> dict | None:
     time = section.units["time"]
     if not section.rows:
         return None
-    records = [{"pattern": row["pattern"], "stride": row["stride_bytes"], "median": time.scaled(row["median_ns"]),
+    # A working-set grid (kernels_pattern_stride_footprints) gives each footprint bars of its own.
+    footprints = len({row["footprint_bytes"] for row in section.rows}) > 1
+    records = [{"pattern": f"{row['pattern']}, {format_bytes(row['footprint_bytes'])}" if footprints else row["pattern"],
+                "stride": row["stride_bytes"], "median": time.scaled(row["median_ns"]),
                 "ci_low": time.scaled(row["ci95_low_ns"]), "ci_high": time.scaled(row["ci95_high_ns"])}
                for row in section.rows]
+    threads = sorted({row.get("threads") or 1 for row in section.rows})
     strides = sorted({record["stride"] for record in records if record["stride"] is not None})
     chart = Chart()
     charts.bars_with_ci(chart, records, x="stride", x_title="stride (bytes)", y="median",
                         y_title=f"latency ({time.symbol})", low="ci_low", high="ci_high", group="pattern",
                         group_title="pattern", sort=strides,
                         tooltip=[tip("pattern", number=False), tip("stride", whole=True), tip("median", time.symbol)])
+    loaded = f"; {', '.join(map(str, threads))} threads chasing at once" if threads != [1] else ""
     return chart.spec("DRAM latency by access pattern and stride", "median with 95% CI; what the prefetchers hide: "
-                      "sequential and page-local orders vs one random cycle")
+                      "sequential and page-local orders vs one random cycle" + loaded)
 
 
 # The TLB sweep's two chains, as the chart's dash legend names them: solid and dashed, in this order.
@@ -317,19 +322,20 @@ def mlp_figure(rows: list[dict]) -> Figure:
 
 
 _NS = ("median_ns", "median", "ns")
+_MEAN = mean_std("mean_ns", "std_ns", "ns")
 _CI = (Column("ci95_low_ns", "CI95 low", "ns"), Column("ci95_high_ns", "CI95 high", "ns"))
 
 SECTIONS: tuple[Section, ...] = (
     Section("latency", "latency_sweep", "Latency curve", "latency_curve", "latency_curve", latency_chart,
             (CORE_KIND, Column("page_policy", "page policy"), Column("working_set_bytes", "working set", "bytes"),
-             Column(*_NS),
+             Column(*_NS), _MEAN,
              Column("min_ns", "min", "ns"), *_CI, Column("median_cycles", "cycles", "number"),
              Column("huge_bytes_granted", "huge pages granted", "bytes"), Column("sample_count", "samples", "count"))),
     Section("zero-queue", "zero_queue", "Idle latency per level", "zero_queue_levels", "zero_queue_levels",
             zero_queue_chart,
             (CORE_KIND, Column("cpu", "CPU", "count"), Column("level", "level"),
              Column("sysfs_size_bytes", "sysfs size", "bytes"),
-             Column("working_set_bytes", "working set", "bytes"), Column(*_NS), *_CI,
+             Column("working_set_bytes", "working set", "bytes"), Column(*_NS), _MEAN, *_CI,
              Column("median_cycles", "cycles", "number"), Column("huge_bytes_granted", "huge pages granted", "bytes"),
              Column("size_rule", "working set rule")),
             "Working sets come from the measuring CPU's own sysfs cache sizes; in a VM the effective last-level "
@@ -337,12 +343,14 @@ SECTIONS: tuple[Section, ...] = (
             "cores, Arm big.LITTLE) each kind is measured on its own CPU and shown beside the others."),
     Section("pattern-stride", "pattern_stride", "Pattern × stride latency", "pattern_stride_latency",
             "pattern_stride_latency", pattern_stride_chart,
-            (Column("pattern", "pattern"), Column("stride_bytes", "stride", "bytes"), Column(*_NS),
+            (Column("pattern", "pattern"), Column("stride_bytes", "stride", "bytes"), Column(*_NS), _MEAN,
              Column("min_ns", "min", "ns"), *_CI, Column("footprint_bytes", "footprint", "bytes"),
-             Column("span_bytes", "span", "bytes"), Column("footprint_capped", "footprint cut by memory cap", "bool"))),
+             Column("span_bytes", "span", "bytes"), Column("footprint_capped", "footprint cut by memory cap", "bool"),
+             Column("threads", "threads", "count"))),
     Section("tlb", "tlb", "TLB reach", "tlb_reach", "tlb_reach", tlb_chart,
             (CORE_KIND, Column("page_size", "page size"), Column("pages", "pages", "count"),
-             Column("tlb_median_ns", "TLB chain", "ns"), Column("control_median_ns", "control", "ns"),
+             Column("tlb_median_ns", "TLB chain", "ns"), mean_std("tlb_mean_ns", "tlb_std_ns", "ns"),
+             Column("control_median_ns", "control", "ns"),
              Column("translation_ns", "translation", "ns"),
              Column("paired_difference_median_ns", "paired difference", "ns"),
              Column("huge_granted", "huge pages granted", "bool")),
@@ -356,11 +364,11 @@ SECTIONS: tuple[Section, ...] = (
              Column("read_ns", "read", "ns"), Column("rmw_ns", "read-modify-write", "ns"),
              Column("rmw_extra_ns", "extra", "ns"), Column("rmw_ratio", "ratio", "number")),
             extra_view="write_cost_flush", extra_query="write_cost_flush",
-            extra_columns=(CORE_KIND, Column("variant", "variant"), Column(*_NS),
+            extra_columns=(CORE_KIND, Column("variant", "variant"), Column(*_NS), _MEAN,
                            Column("median_cycles", "cycles", "number"),
                            Column("note", "what it is"))),
     Section("c2c", "c2c", "Core-to-core latency", "c2c_matrix", "c2c_matrix", c2c_chart,
-            (Column("cpu_a", "CPU a", "count"), Column("cpu_b", "CPU b", "count"), Column(*_NS),
+            (Column("cpu_a", "CPU a", "count"), Column("cpu_b", "CPU b", "count"), Column(*_NS), _MEAN,
              Column("min_ns", "min", "ns"), Column("smt_siblings", "SMT siblings", "bool"),
              Column("same_core", "same core", "bool"), Column("numa_node_a", "node a", "count"),
              Column("numa_node_b", "node b", "count"))),
@@ -375,7 +383,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("numa-matrix", "numa_matrix", "NUMA latency matrix", "numa_latency_matrix", "numa_latency_matrix",
             numa_chart,
             (Column("cpu_node", "CPU node", "count"), Column("mem_node", "memory node", "count"),
-             Column("cpu", "CPU", "count"), Column(*_NS), Column("min_ns", "min", "ns"), *_CI,
+             Column("cpu", "CPU", "count"), Column(*_NS), _MEAN, Column("min_ns", "min", "ns"), *_CI,
              Column("ratio_to_local", "× local", "number"), Column("working_set_bytes", "working set", "bytes"),
              Column("pages_on_node", "pages on node", "count"), Column("pages_sampled", "pages asked", "count")),
             "Like Intel MLC's --latency_matrix: memory bound with set_mempolicy (MPOL_BIND, no fallback). "
@@ -383,7 +391,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("numa-bandwidth", "numa_matrix", "NUMA bandwidth matrix", "numa_bandwidth_matrix",
             "numa_bandwidth_matrix", numa_bandwidth_chart,
             (Column("cpu_node", "CPU node", "count"), Column("mem_node", "memory node", "count"),
-             Column("threads", "threads", "count"), Column("median_gb_s", "median", "gb_s"),
+             Column("threads", "threads", "count"), Column("median_gb_s", "median", "gb_s"), mean_std("mean_gb_s", "std_gb_s", "gb_s"),
              Column("ci95_low_gb_s", "CI95 low", "gb_s"), Column("ci95_high_gb_s", "CI95 high", "gb_s"),
              Column("ratio_to_local", "× local", "number"), Column("bytes_per_thread", "per thread", "bytes"),
              Column("pages_on_node", "pages on node", "count"), Column("pages_sampled", "pages asked", "count")),

@@ -21,12 +21,20 @@ class Column:
     # Shown only where the section's rows hold more than one core kind (shown_columns): a
     # host with one kind keeps the table it had.
     per_kind: bool = False
+    # The column of the same row holding this value's standard deviation: the cell reads "mean ± std" (every lab
+    # report states mean ± std; the tables give it beside median and CI95).
+    spread: str | None = None
     # Shown only where some row has a value (a relative curve's latency over L1): other tables stay as they were.
     optional: bool = False
 
 
 # The core kind(s) a row measured, a column of every section a host with more than one kind measures per kind.
 CORE_KIND = Column("core_kind", "core kind", per_kind=True)
+
+
+def mean_std(mean: str, std: str, kind: str) -> Column:
+    """The "mean ± std" column of a raw table, in the unit of its median."""
+    return Column(mean, "mean ± std", kind, spread=std)
 
 
 def shown_columns(columns: tuple[Column, ...], rows: list[dict]) -> tuple[Column, ...]:
@@ -65,6 +73,9 @@ class Section:
     drawn: tuple[Column, ...] = field(default_factory=tuple)
     # For a view several sections share (bandwidth_points): the flag items of this section start with it.
     flag_prefix: str = ""
+    # What the section concludes, in words, shown above its chart (not collapsed like the raw tables):
+    # [{"id", "title", "lines": [(label, text)]}] for one run.
+    findings: Callable[[SectionData], list[dict]] | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ WHERE run_id = ? AND host = ?
   AND TRY_CAST(params ->> '$.stride_bytes' AS BIGINT) = 64
   AND coalesce(params ->> '$.walk', 'read') = 'read'
   AND coalesce(TRY_CAST(params ->> '$.chains' AS INTEGER), 1) = 1
+  AND coalesce(TRY_CAST(params ->> '$.threads' AS INTEGER), 1) = 1  -- companions chasing alongside: a loaded chase
   AND TRY_CAST(params ->> '$.working_set_bytes' AS BIGINT) > 0
   AND (params ->> '$.page_policy') IS NOT NULL
   AND NOT coalesce(TRY_CAST(context ->> '$.precision.requeued' AS BOOLEAN), false)

@@ -1,5 +1,6 @@
--- report/workload_profile: one row per workload, of a batch of runs (the runs in chosen_runs).
+-- report/workload_profile: one row per workload, of a batch of runs (the runs in chosen_runs), the reference
+-- workload first.
 SELECT *
 FROM workload_profile
 WHERE (run_id, host) IN (FROM chosen_runs)
-ORDER BY workload
+ORDER BY NOT reference, workload
