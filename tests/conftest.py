@@ -18,6 +18,22 @@ import pytest
 MACHINE_TESTS = tuple(f"tests/{folder}/" for folder in ("browser", "functional", "kernels", "lab"))
 
 
+# The machine's tests in this order, whole modules at a time: the unit tests on the other worker finish while the
+# first ones run, so the measurements whose numbers are judged (the kernels, the real run's flags) come last.
+MACHINE_ORDER = ("tests/browser/", "tests/lab/", "tests/functional/", "tests/kernels/",
+                 "tests/functional/test_inference_real.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item) -> int:
+        return max((index for index, prefix in enumerate(MACHINE_ORDER) if item.nodeid.startswith(prefix)),
+                   default=len(MACHINE_ORDER))
+
+    # stable: the machine's tests first (xdist hands their one work unit out first, so the unit tests run beside
+    # them rather than before them), each module's tests in their own order
+    items.sort(key=rank)
+
+
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 

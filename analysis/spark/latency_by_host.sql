@@ -1,6 +1,6 @@
 -- Latency at the sizes that matter, each host's latest run, one row per page policy and size.
--- Port of analysis/README.md's PIVOT: Spark SQL's PIVOT must list its host columns in advance, so the
--- hosts are one map column (host -> ns) instead; DataFrame.groupBy(...).pivot("host") gives the columns.
+-- Port of analysis/README.md's query: one map column (host -> ns), as there; DataFrame.groupBy(...).pivot("host")
+-- gives a column per host.
 WITH latest AS (
   SELECT host, max(run_id) AS run_id FROM runs GROUP BY host
 )

@@ -37,18 +37,23 @@ def test_an_inventory_that_does_not_exist_stops_the_run_in_preflight(outputs, kn
 
 
 def test_a_limit_that_leaves_out_the_controller_warns_with_the_fix(outputs, knobs_unchanged):
-    # the example lab inventory's hosts are never reached: preflight only validates and resolves addresses
-    proc = run_playbook("playbooks/preflight.yml", outputs, "-i", "inventory/lab.example.yml", "--limit", "zen3-01")
-    assert proc.returncode == 0, proc.stdout[-3000:]
-    text = " ".join(proc.stdout.split())
+    # The example lab inventory's hosts do not exist: preflight warns first, then its price play takes a first
+    # snapshot of each host and ends on them as unreachable (exit 4), never as a failure of its own checks.
+    def checked(proc):
+        assert proc.returncode == 0 or (proc.returncode == 4 and "UNREACHABLE!" in proc.stdout
+                                        and "failed=0" in proc.stdout), proc.stdout[-3000:]
+        return " ".join(proc.stdout.split())
+
+    text = checked(run_playbook("playbooks/preflight.yml", outputs, "-i", "inventory/lab.example.yml",
+                                "--limit", "zen3-01"))
     assert "WARNING: --limit zen3-01 leaves out localhost, so the warehouse and report plays will not run" in text
     assert '(--limit "zen3-01,localhost")' in text and "fleetscope ingest" in text
-    kept = run_playbook("playbooks/preflight.yml", outputs, "-i", "inventory/lab.example.yml",
-                        "--limit", "zen3-01,localhost")
-    assert kept.returncode == 0 and "leaves out localhost" not in kept.stdout
-    grouped = run_playbook("playbooks/preflight.yml", outputs, "-i", "inventory/lab.example.yml",
-                           "--limit", "zen3*:&zen3")  # a pattern, as Ansible reads it
-    assert grouped.returncode == 0 and "WARNING: --limit zen3*:&zen3 leaves out localhost" in " ".join(grouped.stdout.split())
+    kept = checked(run_playbook("playbooks/preflight.yml", outputs, "-i", "inventory/lab.example.yml",
+                                "--limit", "zen3-01,localhost"))
+    assert "leaves out localhost" not in kept
+    grouped = checked(run_playbook("playbooks/preflight.yml", outputs, "-i", "inventory/lab.example.yml",
+                                   "--limit", "zen3*:&zen3"))  # a pattern, as Ansible reads it
+    assert "WARNING: --limit zen3*:&zen3 leaves out localhost" in grouped
 
 
 def test_a_profile_typo_fails_in_one_line(outputs, knobs_unchanged):

@@ -71,9 +71,20 @@ def test_threads_run_as_many_as_the_host_has(seeded):
 
 
 def test_the_working_set_grid_gives_every_footprint_pattern_and_stride(seeded):
+    """The grid asks for 1 and 16 MiB of lines touched at strides 64 and 1024; the quick profile's budget may cut
+    the largest span (lines touched x stride / 64), and says so: a footprint whose span would pass the cut is
+    touched in the span the cut allows, never beyond it."""
     grid = set(rows(seeded, "select footprint_bytes, pattern, stride_bytes from pattern_stride_latency"))
-    assert grid == {(size, pattern, stride) for size in (1048576, 16777216) for pattern in ("sequential", "random_cycle")
-                    for stride in (64, 1024)}
+    cut = re.search(r"largest span cut from \S+ \S+ to (\d+) (MiB|GiB) \(budget\)", notes(seeded, "pattern_stride"))
+    span = int(cut[1]) << {"MiB": 20, "GiB": 30}[cut[2]] if cut else None
+    patterns = ("sequential", "random_cycle")
+    assert {(size, pattern, 64) for size in (1 << 20, 16 << 20) for pattern in patterns} <= grid
+    wide = sorted({size for size, _pattern, stride in grid if stride == 1024})
+    assert len(grid) == 8 and wide[0] == 1 << 20 and len(wide) == 2
+    if span is None:
+        assert wide[1] == 16 << 20
+    else:
+        assert wide[1] <= 16 << 20 and wide[1] * 1024 // 64 <= span, (wide, span)
 
 
 def test_the_tlb_sweeps_by_page_stride_up_to_589824_pages(seeded):

@@ -34,7 +34,9 @@ NUMA_NODES = len(list(Path("/sys/devices/system/node").glob("node[0-9]*")))
 # supplied it, and it cannot be downloaded).
 # The compute family measures on any host (energy and temperature say why they are absent where they are).
 COMPUTE = {"core_clock", "peak_flops"}
+# workloads: the reference workload (alloc_walk) is profiled on every host by default
 DEFAULT_RUN = {**{name: "ok" for name in FAMILY | BANDWIDTH | COMPUTE}, **CPU_OS_IO, "fio": "ok", "mlc": "skipped",
+               "workloads": "ok",
                "numa_matrix": "ok" if NUMA_NODES > 1 else "skipped"}
 
 

@@ -136,7 +136,7 @@ def test_restore_playbook_names_a_corrupt_msr_state_file(outputs, knobs_unchange
     try:
         proc = run_playbook("playbooks/restore.yml", outputs)
         assert proc.returncode != 0
-        assert f"{MSR_STATE_FILE} cannot be read as the saved MSR 0x1a4 values (JSONDecodeError" in flat(proc.stdout)
+        assert f"{MSR_STATE_FILE} cannot be read as saved prefetcher MSR values (JSONDecodeError" in flat(proc.stdout)
         assert "A power cycle or reboot re-enables them" in flat(proc.stdout)
         assert "Traceback" not in proc.stdout
     finally:

@@ -54,7 +54,8 @@ ARCHES = {
 
 # A sane order of magnitude per unit, emulated or not (a wrong unit or a miscount is off by 1e3 or more):
 # ns per dependent load, GB/s, MB/s of file reads, Gop/s, seconds of a command's wall time.
-SANE = {"ns": (0.05, 1e6), "GB/s": (1e-4, 1e4), "MB/s": (1e-3, 1e6), "Gop/s": (1e-5, 1e4), "s": (1e-6, 60)}
+SANE = {"ns": (0.05, 1e6), "GB/s": (1e-4, 1e4), "MB/s": (1e-3, 1e6), "Gop/s": (1e-5, 1e4), "s": (1e-6, 60),
+        "GHz": (1e-3, 10), "GFLOP/s": (1e-5, 1e5)}
 
 # Every op, store, order, stride and mix, at an odd size (65 lines) and a larger one: what the loops must count
 ACCOUNTING_RUN = ["bandwidth", "--ops", "read,write,copy,triad", "--mixes", "70/30", "--stores", "regular,nt",
@@ -80,6 +81,9 @@ def smallest_plans(scratch: Path) -> dict[str, list[list[str]]]:
         "bandwidth": [["--sizes", "64k,1m", "--threads", "1,2"]],
         "saxpy": [["--elements", "65536", "--strides", "1,8"]],
         "loaded_latency": [["--size", "256k", "--load-size", "256k", "--delays", "0,1000"]],
+        "alloc_walk": [["--live-bytes", "1m", "--walks", "1"]],
+        "core_clock": [["--active", "1", "--ramp-ms", "2", "--idle-ms", "1"]],
+        "peak_flops": [["--threads", "1"]],
     }
 
 

@@ -19,7 +19,7 @@ NR_HUGEPAGES = "/proc/sys/vm/nr_hugepages"
 
 TOP_KEYS = {"schema_version", "experiment", "kernel", "metric", "unit", "params",
             "samples", "summary", "context"}
-PARAM_KEYS = {"pages", "page_bytes", "page_size", "chain", "working_set_bytes", "lines_touched",
+PARAM_KEYS = {"pages", "page_bytes", "page_size", "page_stride_bytes", "chain", "working_set_bytes", "lines_touched",
               "huge_bytes_granted", "huge_granted", "cpu", "accesses_per_sample", "seed"}
 SUMMARY_KEYS = {"min", "median", "mean", "ci95_low", "ci95_high", "count"}
 CONTEXT_KEYS = {"precision", "counters", "canary_before_ns", "canary_after_ns", "core_clock_ghz",

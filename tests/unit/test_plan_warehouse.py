@@ -1,4 +1,4 @@
-"""The plan from the manifest to the page: ingest checks it at the boundary and stores it (migration 017),
+"""The plan from the manifest to the page: ingest checks it at the boundary and stores it (migration 016),
 view plan_vs_actual sets each experiment's price beside what it did, the flag plan_overshoot catches an
 experiment that ran more than 25% past its price, and the host page shows both (or says a run has no plan)."""
 

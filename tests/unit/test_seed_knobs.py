@@ -159,7 +159,16 @@ def test_the_plan_runs_each_seed_setting_and_still_fits_the_budget():
     assert all(_option(p["argv"], "--pattern") == "sequential" for p in entries["aio"]["run"])
     for profile, budget in (("quick", 120), ("standard", 900)):
         fitted, entries = _entries(profile, SEED)
-        assert fitted["within_budget"] and fitted["bound_s"] <= budget
+        over = sorted(name for name, entry in entries.items()
+                      if entry.get("allowance_s") and entry["bound_s"] > entry["allowance_s"] + 1e-9)
+        if profile == "standard":
+            assert fitted["within_budget"] and fitted["bound_s"] <= budget
+        elif not fitted["within_budget"]:
+            # quick's 2 minutes cannot hold every seed setting at once (a 20-thread rw_mix team, 589,824 TLB pages,
+            # and the compute family's 7 s): the plan says so, naming each experiment still over its allowance
+            assert fitted["bound_s"] > budget and "rw_mix" in over
+            assert all(any("even with every cut the budget may make" in cut for cut in entries[name]["cuts"])
+                       for name in over), over
         # the budget cut the asked page count and says so; the setting itself is still named
         assert any(cut.startswith("4k: up to") and "instead of 589824" in cut for cut in entries["tlb"]["cuts"])
         assert not any("measured on the" in cut for cut in entries["saxpy"]["cuts"])  # a team is not one kind

@@ -1,4 +1,4 @@
--- 017: the plan and its price (issue 29): before measuring, each host's run planned every experiment's points
+-- 016: the plan and its price (issue 29): before measuring, each host's run planned every experiment's points
 -- and an upper bound on their time (roles/kernels/tasks/plan.yml, plugins/filter/plan.py), fitted into the
 -- profile's budget; the manifest keeps it (`plan`). runs gets the totals, plan_experiments one row per
 -- planned experiment (notes: what the plan says of it; cuts: what the budget cut, each joined with "; ");

@@ -1,4 +1,4 @@
--- 018: workloads profiled the allocator study's way (issue 31). workload_cases holds one row per workload of a
+-- 017: workloads profiled the allocator study's way (issue 31). workload_cases holds one row per workload of a
 -- run, from its perf stat counts and its perf record profiles (raw_outputs, tools perf and perf_report):
 -- the rates the counters give, the case (A store/dependency-bound, B miss-bound, C instruction-cache-bound)
 -- with its evidence and next step, or what could not be decided and why, and each profile's sample-count
