@@ -1,4 +1,4 @@
--- 016: sizes as brackets (issue 28, method version 9). A level's size is read at the point of its rise the cache's
+-- 018: sizes as brackets (issue 28, method version 11). A level's size is read at the point of its rise the cache's
 -- physics puts at its capacity (size_estimator: 'onset' where the chase fills its sets evenly, or for an L3 or
 -- later cache; 'half-step' where its lines fall on its sets at random), bracketed by two neighbouring measured
 -- sizes (size_low_bytes, size_high_bytes; the adaptive sweeps narrow it to 1/8 octave in standard and full, 1/4 in
