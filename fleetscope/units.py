@@ -78,8 +78,8 @@ def _fixed(value: float, decimals: int) -> str:
 def format_size(low: float | None, high: float | None, estimate: float | None = None,
                 method: str | None = None) -> str:
     """A size measured as a bracket, with its best estimate and how it was chosen, to the precision the bracket
-    has: (32768, 35734, 32768, 'sysfs') -> '32–35 KiB · sysfs 32 KiB'; (1048576, 1143480, 1094928, 'half-step')
-    -> '1–1.09 MiB · half-step 1.04 MiB'; a coarse curve without an estimate (32768, 65536) -> '32–64 KiB'.
+    has: (32768, 35734, 32768, 'sysfs') -> '32–35 KiB · sysfs 32 KiB'; (1048576, 1143480, 1094928, 'set-load')
+    -> '1–1.09 MiB · set-load 1.04 MiB'; a coarse curve without an estimate (32768, 65536) -> '32–64 KiB'.
     A stated size (sysfs, published) is exact and keeps format_bytes' digits; an estimate read from the bracket
     gets the bracket's. Without a bracket: the estimate alone, or ''."""
     bracket, best = size_parts_text(low, high, estimate, method)
@@ -96,7 +96,7 @@ def size_parts_text(low: float | None, high: float | None, estimate: float | Non
     bracket = f"{_fixed(low / factor, decimals)}–{_fixed(high / factor, decimals)} {symbol}"
     if estimate is None or method is None:
         return bracket, None
-    if method in ("onset", "half-step"):
+    if method in ("onset", "set-load"):
         return bracket, f"{method} {_fixed(estimate / factor, decimals)} {symbol}"
     return bracket, f"{method} {format_bytes(estimate)}"
 

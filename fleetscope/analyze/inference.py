@@ -36,10 +36,12 @@ The method, for a latency-vs-working-set curve:
    the chase's lines fill the level's sets evenly, so that no replacement policy misses before capacity (a
    level whose way span, size / ways, fits in the physically contiguous run of the buffer: an L1 indexed
    within a page; any level on huge pages on bare metal), and for the last cache level before memory, whose
-   adaptive or victim replacement keeps serving part of a cyclic working set past capacity; the HALF-STEP
-   (where the curve has covered half of the latency step, in ns) where the lines fall on the level's sets
-   at random (4 KiB pages, or a guest, whose host may back it with 4 KiB pages): sets overflow from well
-   below capacity, and with LRU-like replacement half of the accesses miss at about capacity. The best
+   adaptive or victim replacement keeps serving part of a cyclic working set past capacity; the SET-LOAD
+   model where the lines fall on the level's sets at random (4 KiB pages, or a guest, whose host may back it
+   with 4 KiB pages): sets overflow from well below capacity, so the capacity is where the rise, fitted with
+   the modelled share of misses of Poisson-loaded sets under LRU-like or random replacement (whichever fits
+   better: about half of the accesses miss at capacity under LRU-like replacement, a fifth under random), puts
+   it; its bracket is the two measured sizes around that capacity. The best
    estimate (capacity_bytes, size_method) is the stated size (sysfs, or the published size of a reference
    host) where it lies in the bracket; else the bracket's log-midpoint where the bracket is resolved (at most
    RESOLVED_OCTAVES wide); else none: a coarse curve gives its bracket, not a number it cannot resolve.
@@ -62,8 +64,8 @@ from dataclasses import dataclass, field, replace
 # levels, hidden levels in wide rises, relative curves, confidence; 4: consistency and noise flags; 5: one
 # hierarchy per core kind; 6: loaded-latency knee only on a rise, as an interval; 7: L1-hit and firmware checks;
 # 8: the clock's turbo curve and ramp (fleetscope.analyze.clock); 10: workload cases and function tables
-# (fleetscope.analyze.profiling); 11: sizes as brackets around the onset or half-step, with a best estimate and its
-# method (9 on the sweeps branch before main's 10).
+# (fleetscope.analyze.profiling); 11: sizes as brackets around the onset or the set-load model's capacity, with a
+# best estimate and its method (9 on the sweeps branch before main's 10).
 INFERENCE_VERSION = 11
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
@@ -83,7 +85,7 @@ HUGE_PAGE_BYTES = 2 * 1024 * 1024
 # A size bracket this narrow (in octaves) is resolved: its log-midpoint is within 0.14 octave (10%) of any size
 # in it. Sweep sizes are rounded down to whole lines (pages), so a quarter-octave bisection comes out a little wider.
 RESOLVED_OCTAVES = 0.25 + SIZE_ROUNDING_OCTAVES / 2
-ESTIMATORS = ("onset", "half-step")
+ESTIMATORS = ("onset", "set-load")
 
 
 @dataclass(frozen=True)
@@ -399,9 +401,9 @@ class CacheLevel:
     confidence: str | None = None
     size_low_bytes: int | None = None    # the size bracket: two neighbouring measured sizes around ...
     size_high_bytes: int | None = None
-    size_estimator: str | None = None    # ... the rise's 'onset' or its 'half-step' (ESTIMATORS; module docstring)
+    size_estimator: str | None = None    # ... the rise's 'onset' or its 'set-load' model (ESTIMATORS; module docstring)
     # how capacity_bytes was chosen: 'sysfs' or 'published' (the stated size lies in the bracket), 'onset' or
-    # 'half-step' (the resolved bracket's log-midpoint); None where the bracket is too wide to give a number
+    # 'set-load' (the onset bracket's log-midpoint, the set-load model's capacity); None where the bracket is too wide to give a number
     size_method: str | None = None
 
 
@@ -429,18 +431,18 @@ class CacheCurve:
     notes: list[str] = field(default_factory=list)
     tlb_steps: list[TlbStep] = field(default_factory=list)
     relative: bool = False           # latencies are ns over L1, as the curve gave them
-    brackets: list[LevelBrackets] = field(default_factory=list)  # each level's onset and half-step, for refinement
+    brackets: list[LevelBrackets] = field(default_factory=list)  # each level's onset and set-load brackets, for refinement
 
 
 @dataclass(frozen=True)
 class LevelBrackets:
     """Both candidate points of one level's rise, each as two neighbouring measured sizes: where the curve
-    leaves the plateau (onset) and where it has covered half of the step (half-step). An adaptive sweep
+    leaves the plateau (onset) and around the capacity the set-load model puts it at (set_load). An adaptive sweep
     (fleetscope.analyze.refine) measures inside both until they are narrow enough; the level's size reads the
     one its physics picks."""
     level: str
     onset: tuple[int, int]
-    half_step: tuple[int, int]
+    set_load: tuple[int, int]
     estimator: str = "onset"        # the one the level's size reads (size_estimator) ...
     measured_bytes: float = 0.0     # ... and the curve's own estimate inside it, whatever sysfs says
 
@@ -717,20 +719,6 @@ def _onset(fit: Sequence[float], low: float, last: int, completion: int, thresho
     return index
 
 
-def _half_step(fit: Sequence[float], low: float, last: int, completion: int, high: float) -> tuple[int, float]:
-    """Index of the last size from `last` (the plateau's end) on whose fitted latency (ns) is below the middle
-    of the step from `low` (the level's last flat run) to `high` (the next level's first; both ln): the
-    half-step lies after it. Also where between that size and the next the fit crosses the middle (0..1 of the
-    way in log size, linear in ns)."""
-    middle = (math.exp(low) + math.exp(high)) / 2
-    index = last
-    while index + 1 < completion and math.exp(fit[index + 1]) < middle:
-        index += 1
-    below, above = math.exp(fit[index]), math.exp(fit[index + 1])
-    share = (middle - below) / (above - below) if above > below else 0.5
-    return index, min(max(share, 0.0), 1.0)
-
-
 def _estimator(number: int, placement: Placement) -> tuple[str, str]:
     """Which point of a level's rise is its capacity, and why (docs/methods.md, "Reading a size from a rise")."""
     span = placement.way_spans[number - 1] if number <= len(placement.way_spans) else None
@@ -742,9 +730,77 @@ def _estimator(number: int, placement: Placement) -> tuple[str, str]:
                          "huge pages fill its sets evenly")
     if number >= 3:
         return "onset", "an L3 or later cache's adaptive or victim replacement rises gradually from its capacity"
-    return "half-step", ("its lines fall on its sets at random (way span beyond the contiguous run): sets "
-                         "overflow below capacity, and with LRU-like replacement about half of the accesses miss "
-                         "at capacity")
+    return "set-load", ("its lines fall on its sets at random (way span beyond the contiguous run): sets "
+                        "overflow below capacity, and the rise's shape under the set-load model places it")
+
+
+# The set-load model of a rise whose lines fall on the sets at random (docs/methods.md, "Reading a size from a
+# rise"): at S = x * C a W-way cache's sets hold Poisson(x W) of the chase's lines, and a line's own set holds it
+# and Poisson(x W) others. With LRU-like replacement a set of more than W lines misses on every access; with random
+# replacement a line survives each of the misses between two of its accesses with probability 1 - 1/W, so a set
+# of n lines hits with the fixed point h = (1 - 1/W)^((n - 1)(1 - h)). The share of accesses that miss, M(x), is
+# the average over the set loads. The rise's shape tells the two apart (random replacement keeps a fifth of a
+# cyclic working set twice its size: a long upper tail) and places C: LRU-like M(1) is about 0.55, random 0.2.
+SET_MODEL_STEP = 1 / 64          # octaves between two candidate capacities (and two tabulated x)
+SET_MODEL_SPAN = 4               # the tables cover x from 2^-4 to 2^4
+SET_MODEL_WAYS = 8               # where the host does not say its ways
+SET_MODEL_POLICIES = ("lru", "random")
+
+
+def _random_set_misses(lines: int, ways: int) -> float:
+    """The share of a cyclic chase's accesses that miss in one random-replacement set holding `lines`."""
+    if lines <= ways:
+        return 0.0
+    rate, hit = (lines - 1) * -math.log1p(-1 / ways), 0.0
+    for _ in range(200):  # the iteration from 0 climbs to the smaller fixed point (h = 1 is the other)
+        hit = math.exp(-rate * (1 - hit))
+    return 1 - hit
+
+
+_SET_MODEL_TABLES: dict[tuple[int, str], list[float]] = {}
+
+
+def _set_model(ways: int, policy: str) -> list[float]:
+    """M(2^(k * SET_MODEL_STEP - SET_MODEL_SPAN)) for k = 0 .. 2 * SET_MODEL_SPAN / SET_MODEL_STEP."""
+    key = (ways, policy)
+    if key not in _SET_MODEL_TABLES:
+        table, per_set = [], [_random_set_misses(lines, ways) if policy == "random" else float(lines > ways)
+                              for lines in range(1, 40 * ways + 1)]
+        for k in range(int(2 * SET_MODEL_SPAN / SET_MODEL_STEP) + 1):
+            mean = ways * 2 ** (k * SET_MODEL_STEP - SET_MODEL_SPAN)
+            probability, total = math.exp(-mean), 0.0
+            for others in range(len(per_set)):
+                total += probability * per_set[others]
+                probability *= mean / (others + 1)
+            table.append(min(1.0, total))
+        _SET_MODEL_TABLES[key] = table
+    return _SET_MODEL_TABLES[key]
+
+
+def _set_model_fit(log_sizes: Sequence[float], measured_ln: Sequence[float], low_ns: float, high_ns: float,
+                   ways: int) -> tuple[float, str]:
+    """log2 of the capacity, and the replacement, whose modelled rise (base `low_ns`, top `high_ns`) is nearest
+    the measured points in ln latency (lognormal noise): each policy on a grid of SET_MODEL_STEP octaves."""
+    top = int(2 * SET_MODEL_SPAN / SET_MODEL_STEP)
+    first, last = min(log_sizes), max(log_sizes)
+    fits = {}
+    for policy in SET_MODEL_POLICIES:
+        best = (math.inf, 0.0, policy)
+        table = _set_model(ways, policy)
+        steps = int((last - first + 2) / SET_MODEL_STEP)
+        for step in range(steps + 1):
+            capacity = first - 1 + step * SET_MODEL_STEP
+            error = 0.0
+            for x, y in zip(log_sizes, measured_ln):
+                k = min(top, max(0, round((x - capacity + SET_MODEL_SPAN) / SET_MODEL_STEP)))
+                error += (y - math.log(low_ns + table[k] * (high_ns - low_ns))) ** 2
+            if error < best[0]:
+                best = (error, capacity, policy)
+        fits[policy] = best
+    # the two differ mostly in the upper tail (random replacement still hits a fifth of the time at twice the
+    # capacity): at 10% noise a few points there cannot always tell them apart (benchmarks/sweep_accuracy.py)
+    chosen = min(fits.values())
+    return chosen[1], chosen[2]
 
 
 def _sized(level: CacheLevel, plateau: Plateau, following: Plateau | None, sizes: list[int], fit: list[float],
@@ -760,27 +816,41 @@ def _sized(level: CacheLevel, plateau: Plateau, following: Plateau | None, sizes
     if following is not None and following.first < following.last:
         # the next level as its first flat run ends: a hand-over whose lines fall at random still hits the level
         # below now and then at the start of the next plateau (a TLB step after it is a run of its own)
-        high = fit[following.base_last]
+        top = following.base_last
+        # the next level's latency as its own plateau gives it (the median of its first flat run's points), not
+        # the fit where that run ends: a TLB step there would stretch this level's rise
+        high = statistics.median(measured_ln[following.first:following.base_last + 1])
     else:  # no clean level after it (a level on one point, or none): the top of this level's own steep part
         end = following.first if following is not None else plateau.completion
-        high = fit[_steep_part([math.log2(size) for size in sizes], fit, plateau.last, end)]
+        top = _steep_part([math.log2(size) for size in sizes], fit, plateau.last, end)
+        high = fit[top]
     last_run = plateau.steps[-1][1] if plateau.steps else plateau.first
     base = statistics.median(measured_ln[last_run:plateau.last + 1])
-    # the half-step starts from where the plateau ends: a level whose latency still creeps up (TLB misses growing
-    # with the pages touched) is half way to the next where its own step is, not where its plateau began
+    # the modelled rise starts from where the plateau ends: a level whose latency still creeps up (TLB misses
+    # growing with the pages touched) starts its own step there, not where its plateau began
     start = max(base, fit[plateau.last])
     onset = _onset(fit, base, plateau.last, plateau.completion, max(math.log(SUPPORT_RATIO), NOISE_STEP_FACTOR * scatter))
-    half, crossing = _half_step(fit, start, plateau.last, plateau.completion, high)
     estimator, why = _estimator(level.level_index, placement)
-    low, upper = (sizes[onset], sizes[onset + 1]) if estimator == "onset" else (sizes[half], sizes[half + 1])
-    # inside its bracket: the onset at the middle (the rise's shape there depends on the replacement), the
-    # half-step where the fit crosses the middle of the step
-    measured = log_midpoint(low, upper) if estimator == "onset" else low * (upper / low) ** crossing
-    brackets = LevelBrackets(level.level, (sizes[onset], sizes[onset + 1]), (sizes[half], sizes[half + 1]),
-                             estimator, measured)
     notes = [level.note] if level.note else []
     number = level.level_index
     own = stated[number - 1] if number <= len(stated) else None
+    # the set-load model: the points from the level's last flat run to the next level's, against each
+    # replacement's modelled rise from this level's latency to the next's; its capacity inside two measured sizes
+    span = placement.way_spans[number - 1] if number <= len(placement.way_spans) else None
+    ways = max(1, round(own / span)) if own and span else SET_MODEL_WAYS
+    window = range(last_run, max(top, plateau.completion) + 1)
+    model_log2, policy = _set_model_fit([math.log2(sizes[index]) for index in window],
+                                        [measured_ln[index] for index in window], math.exp(start), math.exp(high), ways)
+    model = 2 ** model_log2
+    inside = min(max(bisect.bisect_right(sizes, model) - 1, last_run), len(sizes) - 2)
+    estimator_bracket = (sizes[inside], sizes[inside + 1])
+    low, upper = (sizes[onset], sizes[onset + 1]) if estimator == "onset" else estimator_bracket
+    # inside its bracket: the onset at the middle (the rise's shape there depends on the replacement), the set
+    # load at the model's capacity
+    measured = log_midpoint(low, upper) if estimator == "onset" else min(max(model, low), upper)
+    if estimator == "set-load":
+        why += f" (its rise fits {'random' if policy == 'random' else 'LRU-like'} replacement)"
+    brackets = LevelBrackets(level.level, (sizes[onset], sizes[onset + 1]), estimator_bracket, estimator, measured)
     exclusive = stated[number - 2] + own if is_last_cache and own and number >= 2 else None
     if own is not None and low <= own <= upper:
         estimate, method = own, placement.stated_source

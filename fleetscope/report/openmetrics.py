@@ -58,7 +58,7 @@ METRICS: tuple[Metric, ...] = (
            "bracket holds it, else the curve's own); absent where the bracket is too wide for a number"),
     Metric("cache_size_lower_bytes", "bytes",
            "Lower end of each inferred cache level's size bracket: the measured size below the point of its rise "
-           "that sets its size (onset or half-step)"),
+           "that sets its size (onset or set-load)"),
     Metric("cache_size_upper_bytes", "bytes",
            "Upper end of each inferred cache level's size bracket: the measured size above that point"),
     Metric("cache_sysfs_size_bytes", "bytes", "Size of each cache level as the host's sysfs reports it (per instance)"),

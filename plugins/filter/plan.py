@@ -149,6 +149,9 @@ class Exp:
         self.allowance_s: float | None = None
         self.kinds = 1
         self.refine_max_points: int | None = None  # an adaptive sweep's bound (latency_sweep, tlb), else None
+        self.refine_max_bytes: int | None = None   # the latency sweep's largest refinement working set
+        self.refine_page_sizes: list[str] | None = None  # the TLB curves the adaptive sweep refines
+        self.refine_rounds: int | None = None  # the adaptive sweep's most rounds, as priced
 
     def add(self, label: str, argv: list, records: int, bound_s: float, kinds: int = 1) -> None:
         """One kernel process (once per core kind where the role runs it per kind: `kinds`)."""
@@ -314,10 +317,11 @@ def _note_dram(ctx: Context, exp: Exp, size: int, rule: int, what: str, threads:
 # ---- The experiments ----
 
 def _refine_rounds(per_octave: int, target_octaves) -> int:
-    """The most refinement rounds from a coarse step of 1/per_octave octave to the target (bisections, and one
-    for a step that moved: fleetscope.analyze.refine.rounds_needed, which the role's filter calls)."""
+    """The most refinement rounds from a coarse step of 1/per_octave octave to the target: one dividing every
+    bracket into target-wide parts, and one for a step that moved (fleetscope.analyze.refine.rounds_needed, which
+    the role's filter calls)."""
     target = float(target_octaves or 0.125)
-    return max(0, math.ceil(math.log2((1 / max(1, per_octave)) / target) - 1e-9)) + 1
+    return (1 if 1 / max(1, per_octave) > target * 1.1 else 0) + 1
 
 
 def _refine_bound(ctx: Context, exp: Exp, variable: str, column: str, what: str) -> int:
@@ -366,14 +370,26 @@ def _latency_sweep(ctx: Context) -> Exp:
         # at most `refine` more processes per core kind, on the curve it refines (THP, else the first policy),
         # each priced as that curve's costliest coarse point.
         # A round is one process (its sizes in one list) and the round's own tasks, at most min(rounds, refine).
+        # Its points stay within twice the largest cache the host reports (the rises the sizes are read from; the
+        # last cache's onset lies at its size on huge pages, so its bracket reaches past it; the profile's
+        # refine_llc_reach), each priced as a point of the largest cache, and those of one bracket past it (a
+        # division of one coarse step) as a point at the reach.
         policy = "thp" if "thp" in worst else policies[0]
-        rounds = min(refine, _refine_rounds(per_octave, var.get("kernels_latency_sweep_refine_octaves")
-                                            or ctx.table.get("refine_octaves")))
+        octaves = float(var.get("kernels_latency_sweep_refine_octaves") or ctx.table.get("refine_octaves") or 0.125)
+        rounds = min(refine, _refine_rounds(per_octave, octaves), _int(ctx.table.get("refine_rounds"), 99))
+        exp.refine_rounds = rounds
+        reach = float(ctx.table.get("refine_llc_reach") or 2)  # quick: 1, its rise into memory stays coarse
+        exp.refine_max_bytes = min(int(reach * host.llc), top) if host.llc else top
+        past = min(refine, max(1, math.ceil(1 / (per_octave * octaves)) - 1)) if reach > 1 else 0
+        points_s = (past * ctx.latency_point_s(exp.refine_max_bytes, policy=policy)
+                    + (refine - past) * ctx.latency_point_s(min(host.llc or top, top), policy=policy))
         exp.records += refine * ctx.kind_count
-        exp.bound_s += (rounds * (PROCESS_S + REFINE_ROUND_S) + refine * worst[policy]) * ctx.kind_count
-        exp.notes.append(f"adaptive sweep: at most {refine} refinement points in {rounds} rounds inside the rises of "
-                         f"the {policy} curve" + (" per core kind" if ctx.kind_count > 1 else "")
-                         + ", priced as its costliest coarse point")
+        exp.bound_s += (rounds * (PROCESS_S + REFINE_ROUND_S) + points_s) * ctx.kind_count
+        exp.notes.append(f"adaptive sweep: at most {refine} refinement points in {rounds} round{'s' if rounds > 1 else ''} "
+                         f"inside the rises of the {policy} curve" + (" per core kind" if ctx.kind_count > 1 else "")
+                         + f", up to {_human(exp.refine_max_bytes)}"
+                         + (f" ({past} priced at that size, the rest at the largest cache's)" if past
+                            else ", each priced as a point of that size"))
     if per_octave < _int(var.get("kernels_latency_sweep_points_per_octave"), 1):
         exp.cuts.append(f"{per_octave} point per octave instead of "
                         f"{var.get('kernels_latency_sweep_points_per_octave')} (budget)")
@@ -534,17 +550,22 @@ def _tlb(ctx: Context) -> Exp:
             cost += each
         exp.add(point["label"], point["argv"], 2 * len(pages), cost, ctx.kind_count)
     refine = _refine_bound(ctx, exp, "kernels_tlb_refine_max_points", "tlb_refine_max_points", "page counts")
-    if refine and exp.processes:
+    refined = [size for size in worst if size in (table.get("tlb_refine_page_sizes") or list(page_bytes))]
+    exp.refine_page_sizes = refined
+    if refine and exp.processes and refined:
         # The adaptive sweep's page counts (issue 28, run by tasks/run_points.yml after the coarse pass): per
-        # curve (page size and core kind) at most `refine` more, each priced as that curve's costliest coarse
-        # page count, and one process per curve and round.
+        # refined curve (the profile's page sizes, and core kind) at most `refine` more, each priced as that
+        # curve's costliest coarse page count; a round is the controller's tasks and one process per curve.
         rounds = min(refine, _refine_rounds(per_octave, var.get("kernels_tlb_refine_octaves")
-                                            or table.get("tlb_refine_octaves")))
-        for size, each in worst.items():
+                                            or table.get("tlb_refine_octaves")),
+                     _int(table.get("tlb_refine_rounds", table.get("refine_rounds")), 99))
+        exp.refine_rounds = rounds
+        exp.bound_s += rounds * REFINE_ROUND_S * ctx.kind_count
+        for size in refined:
             exp.records += 2 * refine * ctx.kind_count
-            exp.bound_s += (rounds * (PROCESS_S + REFINE_ROUND_S) + refine * each) * ctx.kind_count
-        exp.notes.append(f"adaptive sweep: at most {refine} refinement page counts per curve in {rounds} rounds "
-                         "inside the TLB steps"
+            exp.bound_s += (rounds * PROCESS_S + refine * worst[size]) * ctx.kind_count
+        exp.notes.append(f"adaptive sweep: at most {refine} refinement page counts per curve ({', '.join(refined)}) "
+                         f"in {rounds} round{'s' if rounds > 1 else ''} inside the TLB steps"
                          + (" and core kind" if ctx.kind_count > 1 else "")
                          + ", priced as the curve's costliest coarse page count")
     return exp
@@ -1142,13 +1163,11 @@ def _steps(name: str, settings: dict, host: Host) -> list[dict]:  # noqa: C901 -
     sizes = [{"size_scale": scale} for scale in _HALVINGS]
     drams = [{"dram_scale": scale} for scale in _HALVINGS]
     group = [{"group": True}]
-    # an adaptive sweep's refinement points: halved after the density (dropped only as the very last cut,
-    # _LAST_RESORT: the coarse pass alone still reads a bracket per level)
-    refines = [{"refine_scale": 0.5}, {"refine_scale": 0.25}]
+    # an adaptive sweep's refinement points are halved only after these and one try a point (_refine_steps)
     if name == "latency_sweep":
-        return group + caps + [{"per_octave": 1}] + refines + sizes
+        return group + caps + [{"per_octave": 1}] + sizes
     if name == "tlb":
-        return caps + [{"per_octave": 1}] + refines + sizes
+        return caps + [{"per_octave": 1}] + sizes
     if name == "bandwidth":
         return caps + [{"per_octave": 1}] + drams + [{"regular_only": True}]
     if name == "saxpy":
@@ -1196,9 +1215,18 @@ def _last_steps(name: str, settings: dict) -> list[dict]:
     return ([{"tries": 1}] if name in TRIED else []) + [{"samples": 3}]
 
 
-# Cuts after every other: the adaptive sweeps' refinement points (issue 28) go only when one try and three
-# samples a point still leave no room for a quarter of them.
-_LAST_RESORT = {"latency_sweep": [{"refine_scale": 0.0}], "tlb": [{"refine_scale": 0.0}]}
+# The adaptive sweeps' refinement points (issue 28) are what the sizes are read from: halved, then quartered, only
+# after the coarse pass's density, working sets and one try a point, before three samples a point, and dropped as
+# the very last cut (the coarse pass alone still reads a bracket per level).
+_REFINED = {"latency_sweep", "tlb"}
+
+
+def _refine_steps(name: str, last: list[dict]) -> list[dict]:
+    if name not in _REFINED:
+        return last
+    tries = [step for step in last if "tries" in step]
+    rest = [step for step in last if "tries" not in step]
+    return tries + [{"refine_scale": 0.5}, {"refine_scale": 0.25}] + rest + [{"refine_scale": 0.0}]
 
 
 def _fit(name: str, host: Host, settings: dict, allowance: float | None) -> Exp:
@@ -1208,7 +1236,7 @@ def _fit(name: str, host: Host, settings: dict, allowance: float | None) -> Exp:
     exp = _PLANNERS[name](Context(host, settings, name, knobs))
     if allowance is not None:
         kinds = [{"one_kind": True}] if Context(host, settings, name, {}).kind_count > 1 else []
-        for step in _steps(name, settings, host) + kinds + _last_steps(name, settings) + _LAST_RESORT.get(name, []):
+        for step in _steps(name, settings, host) + kinds + _refine_steps(name, _last_steps(name, settings)):
             if exp.record()["bound_s"] <= allowance:
                 break
             knobs = {**knobs, **step}
@@ -1257,6 +1285,20 @@ def _spend_leftover(host: Host, settings: dict, fitted: dict, given: dict) -> di
     return fitted
 
 
+def _yield_refinement(host: Host, settings: dict, fitted: dict, room: float) -> dict:
+    """Where experiments that no cut fits into their allowance push the total past the budget (`room`: the
+    budget less what storage takes), the adaptive sweeps' refinement gives way first, latency sweep then tlb: each
+    is fitted again into what it spends less the excess (the coarse pass alone still reads a bracket per level)."""
+    excess = sum(exp.record()["bound_s"] for exp in fitted.values()) - room
+    for name in ("tlb", "latency_sweep"):
+        if excess <= 0 or name not in fitted or not fitted[name].refine_max_points:
+            continue
+        before = fitted[name].record()["bound_s"]
+        fitted = {**fitted, name: _fit(name, host, settings, max(0.0, before - excess))}
+        excess -= before - fitted[name].record()["bound_s"]
+    return fitted
+
+
 def host_plan(facts: dict, settings: dict) -> dict:
     """The host's plan: {profile, budget_s, bound_s, points, experiments: [record + points (the
     processes to run)], storage...}. settings: {profile, table (the profile's row of __kernels_profiles),
@@ -1273,9 +1315,17 @@ def host_plan(facts: dict, settings: dict) -> dict:
     fitted = {name: _fit(name, host, settings, given[name]) for name in names}
     if budget is not None:
         fitted = _spend_leftover(host, settings, fitted, given)
+        fitted = _yield_refinement(host, settings, fitted, float(budget) - float((settings.get("storage") or {})
+                                                                                  .get("bound_s") or 0.0))
     experiments = [{**fitted[name].record(), "run": fitted[name].processes,
                     **({} if fitted[name].refine_max_points is None
-                       else {"refine_max_points": fitted[name].refine_max_points})} for name in names]
+                       else {"refine_max_points": fitted[name].refine_max_points}),
+                    **({} if fitted[name].refine_max_bytes is None
+                       else {"refine_max_bytes": fitted[name].refine_max_bytes}),
+                    **({} if fitted[name].refine_page_sizes is None
+                       else {"refine_page_sizes": fitted[name].refine_page_sizes}),
+                    **({} if fitted[name].refine_rounds is None
+                       else {"refine_rounds": fitted[name].refine_rounds})} for name in names]
     storage = settings.get("storage")
     if storage:
         experiments.append({**storage, "run": []})
@@ -1326,7 +1376,8 @@ def plan_notes(plan: dict, experiment: str) -> list[str]:
 def plan_record(plan: dict) -> dict:
     """What the manifest keeps: the plan without the processes' argv."""
     return {**{key: value for key, value in plan.items() if key != "experiments"},
-            "experiments": [{key: value for key, value in entry.items() if key not in ("run", "refine_max_points")}
+            "experiments": [{key: value for key, value in entry.items() if key not in ("run", "refine_max_points", "refine_max_bytes",
+                                                                              "refine_page_sizes", "refine_rounds")}
                             for entry in plan.get("experiments") or []]}
 
 

@@ -186,21 +186,28 @@ def _drop_options(argv, options):
     return kept
 
 
-def refine_spec(points, experiment, octaves, max_points, policies=None):
+def refine_spec(points, experiment, octaves, max_points, policies=None, max_bytes=None, page_sizes=None,
+                rounds=None, guest=False):
     """The adaptive sweep's spec for refine_points, taken from the plan's processes of `experiment`
     (plugins/filter/plan.py, plan_points): the refinement's kernel options are the coarse processes' own with
     the working set (--sizes, --page-policy) or the page counts (--pages, --page-size) left out, the coarse
     sizes (latency: a list; tlb: {page size: page counts}) are what those processes measure, and the rounds
-    follow from the coarse pass's density as the plan left it (a budget may have thinned it)."""
+    follow from the coarse pass's density as the plan left it (a budget may have thinned it). max_bytes: the
+    largest working set a refinement point may take (the plan priced them up to it; None: no bound); page_sizes:
+    the TLB curves to refine (the plan's refine_page_sizes; None: every one); rounds: the most rounds the plan
+    priced (refine_rounds; None: as many as the density needs); guest: the host is a guest (facts
+    cpu.hypervisor_flag), whose huge pages its host may back with 4 KiB pages: the refinement then reads every
+    curve's lines as falling at random on 4 KiB frames, as the warehouse will."""
     points = list(points or [])
     if not points:
         return {"experiment": experiment, "argv": [], "coarse": {} if experiment == "tlb" else [],
-                "policies": list(policies or []), "octaves": octaves, "max_points": 0, "rounds": 0}
+                "policies": list(policies or []), "octaves": octaves, "max_points": 0, "rounds": 0, "max_bytes": None,
+                "page_sizes": page_sizes, "guest": bool(guest)}
     sweep = ("--pages", "--page-size") if experiment == "tlb" else ("--sizes", "--page-policy")
     # a 4k sweep by page stride is a curve of its own (kernels_tlb_page_strides): not refined
     points = [point for point in points if "--page-stride" not in [str(item) for item in point["argv"]]]
     if not points:
-        return refine_spec([], experiment, octaves, max_points, policies)
+        return refine_spec([], experiment, octaves, max_points, policies, max_bytes, page_sizes, rounds, guest)
     argv = _drop_options(points[0]["argv"], sweep)
     coarse = {} if experiment == "tlb" else set()
     for point in points:
@@ -216,7 +223,10 @@ def refine_spec(points, experiment, octaves, max_points, policies=None):
     return {"experiment": experiment, "argv": argv,
             "coarse": {size: sorted(values) for size, values in coarse.items()} if experiment == "tlb" else sorted(coarse),
             "policies": list(policies or []), "octaves": octaves, "max_points": int(max_points),
-            "rounds": refine_rounds(per_octave, octaves, max_points)}
+            "rounds": min(refine_rounds(per_octave, octaves, max_points),
+                          int(rounds) if rounds not in (None, "") else 99),
+            "max_bytes": int(max_bytes) if max_bytes not in (None, "") else None,
+            "page_sizes": list(page_sizes) if page_sizes not in (None, "") else None, "guest": bool(guest)}
 
 
 def refine_points(jsonl, spec):
@@ -233,6 +243,8 @@ def refine_points(jsonl, spec):
     points = []
     if spec["experiment"] == "tlb":
         for (cpu, page_size), curve in sorted(_tlb_curves(records).items(), key=str):
+            if spec.get("page_sizes") is not None and page_size not in spec["page_sizes"]:
+                continue  # a curve the plan did not price a refinement for keeps its coarse brackets
             coarse = {int(pages) for pages in (spec["coarse"].get(page_size) or [])}
             budget = max_points - len(set(curve) - coarse)
             pages = sorted(curve)
@@ -249,9 +261,9 @@ def refine_points(jsonl, spec):
     for (cpu, policy), curve in sorted(_latency_curves(records, spec.get("policies") or []).items(), key=str):
         budget = max_points - len(set(curve) - coarse)
         sizes = sorted(curve)
-        reading = CurveReading("random-lines", 2097152 if policy in ("thp", "hugetlb") else 4096)
+        reading = CurveReading("random-lines", 2097152 if policy in ("thp", "hugetlb") and not spec.get("guest") else 4096)
         chosen = sorted(refine.cache_refinement(sizes, [curve[size] for size in sizes], target_octaves=octaves,
-                                                budget=budget, reading=reading))
+                                                budget=budget, reading=reading, max_bytes=spec.get("max_bytes")))
         if chosen:
             # one process a round, each size still on a fresh buffer (as the plan's grouped coarse pass): a
             # process start costs more than most refinement points (plugins/filter/plan.py, PROCESS_S)

@@ -163,6 +163,9 @@ class Profile:
     refine_max_points: int
     tlb_refine_octaves: float
     tlb_refine_max_points: int
+    refine_rounds: int | None = None   # the profile's cap on rounds (quick: 1), else what the density needs
+    tlb_refine_rounds: int | None = None
+    refine_llc_reach: float = 2.0      # refinement points up to this many times the largest cache (quick: 1)
 
 
 def profiles() -> dict[str, Profile]:
@@ -171,7 +174,8 @@ def profiles() -> dict[str, Profile]:
     table = yaml.safe_load((PROJECT / "roles" / "kernels" / "vars" / "main.yml").read_text(encoding="utf-8"))
     return {name: Profile(name, int(row["points_per_octave"]), float(row["refine_octaves"]),
                           int(row["refine_max_points"]), float(row["tlb_refine_octaves"]),
-                          int(row["tlb_refine_max_points"]))
+                          int(row["tlb_refine_max_points"]), row.get("refine_rounds"),
+                          row.get("tlb_refine_rounds", row.get("refine_rounds")), float(row.get("refine_llc_reach") or 2))
             for name, row in table["__kernels_profiles"].items()}
 
 
@@ -226,8 +230,10 @@ def latency_sweep(machine: Machine, profile: Profile, noise: float, seed: int, *
     coarse = filters.sweep_sizes(min_bytes, max_bytes, profile.points_per_octave)
     measured = {size: _noisy(machine, size, "random-lines", noise, seed) for size in coarse}
     spec = {"experiment": "latency_sweep", "argv": ["chase", "--cpu", "0"], "coarse": coarse, "policies": ["thp"],
-            "octaves": profile.refine_octaves, "max_points": profile.refine_max_points}
-    rounds = filters.refine_rounds(profile.points_per_octave, profile.refine_octaves, profile.refine_max_points)
+            "octaves": profile.refine_octaves, "max_points": profile.refine_max_points,
+            "max_bytes": int(profile.refine_llc_reach * machine.caches[-1].bytes), "guest": bool(machine.meta.get("guest"))}
+    rounds = min(filters.refine_rounds(profile.points_per_octave, profile.refine_octaves, profile.refine_max_points),
+                 profile.refine_rounds or 99)
     ran = 0
     for _ in range(rounds):
         jsonl = "\n".join(json.dumps({"params": {"working_set_bytes": size, "page_policy": "thp", "cpu": 0},
@@ -259,7 +265,8 @@ def tlb_sweep(machine: Machine, profile: Profile, noise: float, seed: int, *, mi
     l1_ns = machine.memory_ns
     spec = {"experiment": "tlb", "argv": ["tlb", "--cpu", "0"], "coarse": {"4k": coarse},
             "octaves": profile.tlb_refine_octaves, "max_points": profile.tlb_refine_max_points}
-    rounds = filters.refine_rounds(profile.points_per_octave, profile.tlb_refine_octaves, profile.tlb_refine_max_points)
+    rounds = min(filters.refine_rounds(profile.points_per_octave, profile.tlb_refine_octaves,
+                                       profile.tlb_refine_max_points), profile.tlb_refine_rounds or 99)
     ran = 0
     for _ in range(rounds):
         records = []

@@ -54,7 +54,7 @@ def test_a_cache_curve_prints_its_levels_beside_the_reported_sizes(cli, tmp_path
     assert [(level["size_low_bytes"], level["size_high_bytes"], level["capacity_bytes"])
             for level in document["levels"]] == [(32768, 65536, None), (524288, 1048576, None),
                                                  (4194304, 8388608, None), (None, None, None)]
-    assert [level["size_estimator"] for level in document["levels"]] == ["onset", "half-step", "onset", None]
+    assert [level["size_estimator"] for level in document["levels"]] == ["onset", "set-load", "onset", None]
     assert document["levels"][0]["latency_cycles"] is None
 
 
