@@ -745,6 +745,7 @@ SET_MODEL_STEP = 1 / 64          # octaves between two candidate capacities (and
 SET_MODEL_SPAN = 4               # the tables cover x from 2^-4 to 2^4
 SET_MODEL_WAYS = 8               # where the host does not say its ways
 SET_MODEL_POLICIES = ("lru", "random")
+SHARP_RISE_OCTAVES = 0.55        # a rise from its onset to 90% of the step within this filled its sets evenly
 
 
 def _random_set_misses(lines: int, ways: int) -> float:
@@ -841,9 +842,19 @@ def _sized(level: CacheLevel, plateau: Plateau, following: Plateau | None, sizes
     window = range(last_run, max(top, plateau.completion) + 1)
     model_log2, policy = _set_model_fit([math.log2(sizes[index]) for index in window],
                                         [measured_ln[index] for index in window], math.exp(start), math.exp(high), ways)
-    model = 2 ** model_log2
-    inside = min(max(bisect.bisect_right(sizes, model) - 1, last_run), len(sizes) - 2)
+    # whatever the replacement, the capacity lies between the rise's onset and where the curve has covered 90% of
+    # the step (LRU-like: about half missing at C; random: a fifth)
+    done = math.exp(start) + 0.9 * (math.exp(high) - math.exp(start))
+    finished = next((index for index in window if index > onset and math.exp(measured_ln[index]) >= done), window[-1])
+    model = min(max(2 ** model_log2, sizes[onset]), sizes[max(finished, onset + 1)])
+    inside = min(max(bisect.bisect_right(sizes, model) - 1, onset), max(finished - 1, onset), len(sizes) - 2)
     estimator_bracket = (sizes[inside], sizes[inside + 1])
+    if estimator == "set-load" and math.log2(sizes[max(finished, onset + 1)] / sizes[onset]) <= SHARP_RISE_OCTAVES:
+        # lines falling at random take more than an octave from 10% to 90% of the step (16 ways: 0.95; 8: 1.2):
+        # a rise this sharp filled its sets evenly after all (the host gave contiguous memory), read at its onset
+        estimator, why = "onset", (f"its rise, {math.log2(sizes[max(finished, onset + 1)] / sizes[onset]):.2g} "
+                                   "octave from its onset to 90% of the step, is sharper than lines falling at "
+                                   "random allow: its sets filled evenly")
     low, upper = (sizes[onset], sizes[onset + 1]) if estimator == "onset" else estimator_bracket
     # inside its bracket: the onset at the middle (the rise's shape there depends on the replacement), the set
     # load at the model's capacity
