@@ -64,6 +64,53 @@ def format_bytes(value: object) -> str:
     return f"{format_number(value, digits=4)} B"
 
 
+def _bracket_decimals(width: float) -> int:
+    """Decimals that show a bracket `width` wide (in its display unit) to its real precision: a step of at most
+    half its width, so the two ends differ and no digit claims more than the bracket knows."""
+    return max(0, math.ceil(-math.log10(width / 2))) if width > 0 else 0
+
+
+def _fixed(value: float, decimals: int) -> str:
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def format_size(low: float | None, high: float | None, estimate: float | None = None,
+                method: str | None = None) -> str:
+    """A size measured as a bracket, with its best estimate and how it was chosen, to the precision the bracket
+    has: (32768, 35734, 32768, 'sysfs') -> '32–35 KiB · sysfs 32 KiB'; (1048576, 1143480, 1094928, 'set-load')
+    -> '1–1.09 MiB · set-load 1.04 MiB'; a coarse curve without an estimate (32768, 65536) -> '32–64 KiB'.
+    A stated size (sysfs, published) is exact and keeps format_bytes' digits; an estimate read from the bracket
+    gets the bracket's. Without a bracket: the estimate alone, or ''."""
+    bracket, best = size_parts_text(low, high, estimate, method)
+    return f"{bracket} · {best}" if bracket and best else bracket or best or ""
+
+
+def size_parts_text(low: float | None, high: float | None, estimate: float | None = None,
+                    method: str | None = None) -> tuple[str | None, str | None]:
+    """format_size's two parts, for a page that sets them on two lines: ('32–35 KiB', 'sysfs 32 KiB')."""
+    if low is None or high is None:
+        return None, (format_bytes(estimate) if estimate is not None else None)
+    factor, symbol = next(((factor, unit) for factor, unit in _BYTE_UNITS if high >= factor), (1, "B"))
+    decimals = _bracket_decimals((high - low) / factor)
+    bracket = f"{_fixed(low / factor, decimals)}–{_fixed(high / factor, decimals)} {symbol}"
+    if estimate is None or method is None:
+        return bracket, None
+    if method in ("onset", "set-load"):
+        return bracket, f"{method} {_fixed(estimate / factor, decimals)} {symbol}"
+    return bracket, f"{method} {format_bytes(estimate)}"
+
+
+def format_count_bracket(low: float | None, high: float | None, estimate: float | None = None,
+                         method: str | None = "onset") -> str:
+    """A count measured as a bracket (TLB entries), as format_size writes sizes: (68, 74, 71) -> '68–74 · onset
+    71'; (64, 128) -> '64–128' (a coarse curve: no estimate)."""
+    if low is None or high is None:
+        return format_count(estimate)
+    text = f"{format_count(low)}–{format_count(high)}"
+    return f"{text} · {method} {format_count(estimate)}" if estimate is not None and method else text
+
+
 @dataclass(frozen=True)
 class Unit:
     """A display unit: `factor` base units make one of it (the base is ns, B/s, operations/s, Hz or FLOP/s)."""

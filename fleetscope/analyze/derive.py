@@ -21,9 +21,10 @@ from pathlib import PurePosixPath
 import duckdb
 
 from fleetscope.analyze.clock import infer_ramp, infer_turbo
-from fleetscope.analyze.inference import (INFERENCE_VERSION, CurveReading, InferenceError, amat_fit, bandwidth_per_level,
-                                          infer_cache_levels, infer_loaded_latency, infer_mlp, infer_tlb)
 from fleetscope.analyze.firmware import claim_rows
+from fleetscope.analyze.inference import (INFERENCE_VERSION, SMALL_PAGE_BYTES, CurveReading, InferenceError, Placement,
+                                          amat_fit, bandwidth_per_level, infer_cache_levels, infer_loaded_latency,
+                                          infer_mlp, infer_tlb)
 from fleetscope.analyze.plausibility import HUGE_PAGE_BYTES, check_run
 from fleetscope.analyze.profiling import RATE_KEYS, classify, is_miss_event, is_time_event
 from fleetscope.resources import sql
@@ -60,16 +61,32 @@ def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[
     stated_reading = CurveReading(*stated[0][:3]) if stated else None
     stated_clock = stated[0][3] if stated else None   # the core clock its source states, if any
     relative = stated_reading is not None and stated_reading.relative
+    placed = {policy: (bool(granted), bool(guest)) for policy, granted, guest in _rows(connection, "latency_placement", key)}
     rows = []
     for kind, measured in _by_kind(_rows(connection, "latency_minima", key)):
-        sysfs = [size for (size,) in _rows(connection, "sysfs_cache_sizes", [*key, kind["core_kind"]])]
+        caches = _rows(connection, "sysfs_cache_sizes", [*key, kind["core_kind"]])
+        sysfs = [size for size, _ways in caches]
+        way_spans = tuple(size // ways if ways else None for size, ways in caches)
         points = [(*point[:3], point[3] if point[3] is not None else stated_clock) for point in measured
                   if relative or point[2] > 0]
-        rows += [{**kind, **row} for row in _kind_levels(points, sysfs, stated_reading)]
+        rows += [{**kind, **row} for row in _kind_levels(points, sysfs, way_spans, placed, stated_reading)]
     return rows
 
 
-def _kind_levels(points: list[tuple], sysfs: list[int], stated_reading: CurveReading | None) -> list[dict]:
+def _placement(policy: str, way_spans: tuple, placed: dict[str, tuple[bool, bool]],
+               stated_reading: CurveReading | None) -> Placement:
+    """How a curve's lines fell on the caches' sets: a reference curve's pages as its source stated them; a
+    run's buffer is physically contiguous over 2 MiB only on huge pages granted in full on a host that is no
+    guest (a guest's host may back its huge pages with 4 KiB pages), else over 4 KiB."""
+    if stated_reading is not None:
+        return Placement(stated_reading.page_bytes, (), "published")
+    granted, guest = placed.get(policy, (False, True))
+    huge = policy in ("thp", "hugetlb") and granted and not guest
+    return Placement(HUGE_PAGE_BYTES if huge else SMALL_PAGE_BYTES, way_spans, "sysfs")
+
+
+def _kind_levels(points: list[tuple], sysfs: list[int], way_spans: tuple, placed: dict[str, tuple[bool, bool]],
+                 stated_reading: CurveReading | None) -> list[dict]:
     """One core kind's inferred levels per page policy, THP first (points: policy, bytes, min ns, clock)."""
     rows = []
     for policy in sorted({point[0] for point in points}, key=lambda name: (name != "thp", str(name))):
@@ -79,7 +96,8 @@ def _kind_levels(points: list[tuple], sysfs: list[int], stated_reading: CurveRea
         try:
             inferred = infer_cache_levels([point[1] for point in curve], [point[2] for point in curve],
                                           core_clock_ghz=[point[3] for point in curve], sysfs_sizes=sysfs,
-                                          reading=reading)
+                                          reading=reading,
+                                          placement=_placement(policy, way_spans, placed, stated_reading))
         except InferenceError as error:
             rows.append({"page_policy": policy, "level_index": 0, "note": str(error)})
             continue

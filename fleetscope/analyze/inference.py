@@ -26,11 +26,25 @@ The method, for a latency-vs-working-set curve:
    passes in one point, as a 6 MiB L3 between 2 MiB and 8 MiB points). It is split at the point that
    leaves each part one concentrated hand-over at least Tuning.hidden_step_ratio high; that level's
    confidence is 'low';
-6. each level's latency is the fit's median over its first flat run; its capacity is the log-midpoint of
-   the rise after it, [onset, completion] = the last size of the plateau and the first size of the next,
-   each moved into the rise past sizes whose fit is within SUPPORT_RATIO of the level. Confidence 'high'
-   when the rise is one sample step (the capacity is within it), 'interval' when it spans several (the
-   capacity is somewhere inside), 'low' for a level found in step 5.
+6. each level's latency is the fit's median over its first flat run; its rise is [onset, completion] = the
+   last size of the plateau and the first size of the next, each moved into the rise past sizes whose fit is
+   within SUPPORT_RATIO of the level. Confidence 'high' when the rise is one sample step, 'interval' when it
+   spans several, 'low' for a level found in step 5;
+7. its size (docs/methods.md, "Reading a size from a rise"): a bracket of two neighbouring measured sizes
+   around the point of the rise that the cache's physics puts at its capacity, chosen per level
+   (size_estimator): the ONSET (the last size still within SUPPORT_RATIO of the plateau, and the next) where
+   the chase's lines fill the level's sets evenly, so that no replacement policy misses before capacity (a
+   level whose way span, size / ways, fits in the physically contiguous run of the buffer: an L1 indexed
+   within a page; any level on huge pages on bare metal), and for the last cache level before memory, whose
+   adaptive or victim replacement keeps serving part of a cyclic working set past capacity; the SET-LOAD
+   model where the lines fall on the level's sets at random (4 KiB pages, or a guest, whose host may back it
+   with 4 KiB pages): sets overflow from well below capacity, so the capacity is where the rise, fitted with
+   the modelled share of misses of Poisson-loaded sets under LRU-like or random replacement (whichever fits
+   better: about half of the accesses miss at capacity under LRU-like replacement, a fifth under random), puts
+   it; its bracket is the two measured sizes around that capacity. The best
+   estimate (capacity_bytes, size_method) is the stated size (sysfs, or the published size of a reference
+   host) where it lies in the bracket; else the bracket's log-midpoint where the bracket is resolved (at most
+   RESOLVED_OCTAVES wide); else none: a coarse curve gives its bracket, not a number it cannot resolve.
 
 For a TLB curve (ns per access vs pages touched) every step is a TLB level however small (a miss that hits
 the L2 TLB may add ~1 ns): the difference of two chains is noisy both ways and gets the least-squares
@@ -50,8 +64,9 @@ from dataclasses import dataclass, field, replace
 # levels, hidden levels in wide rises, relative curves, confidence; 4: consistency and noise flags; 5: one
 # hierarchy per core kind; 6: loaded-latency knee only on a rise, as an interval; 7: L1-hit and firmware checks;
 # 8: the clock's turbo curve and ramp (fleetscope.analyze.clock); 10: workload cases and function tables
-# (fleetscope.analyze.profiling).
-INFERENCE_VERSION = 10
+# (fleetscope.analyze.profiling); 11: sizes as brackets around the onset or the set-load model's capacity, with a
+# best estimate and its method (9 on the sweeps branch before main's 10).
+INFERENCE_VERSION = 11
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave
@@ -65,6 +80,12 @@ STEEP_FRACTION = 0.5           # a rise that never levels off: its pairs at leas
 SATURATION_FRACTION = 0.9      # MLP saturates at the first k reaching 90% of the largest MLP(k)
 LINE_BYTES = 64
 PATTERNS = ("random-lines", "line-per-page", "sequential")
+SMALL_PAGE_BYTES = 4096
+HUGE_PAGE_BYTES = 2 * 1024 * 1024
+# A size bracket this narrow (in octaves) is resolved: its log-midpoint is within 0.14 octave (10%) of any size
+# in it. Sweep sizes are rounded down to whole lines (pages), so a quarter-octave bisection comes out a little wider.
+RESOLVED_OCTAVES = 0.25 + SIZE_ROUNDING_OCTAVES / 2
+ESTIMATORS = ("onset", "set-load")
 
 
 @dataclass(frozen=True)
@@ -231,9 +252,9 @@ def _flat_runs(x: Sequence[float], fit: Sequence[float], flat_slope: float = FLA
             if last > first and x[last] - x[first] >= MIN_PLATEAU_OCTAVES - SIZE_ROUNDING_OCTAVES]
 
 
-def _steep_part(x: Sequence[float], fit: Sequence[float], start: int) -> int:
-    """End index of the steep part of a rise from `start` that never levels off."""
-    slopes = [(fit[i + 1] - fit[i]) / (x[i + 1] - x[i]) for i in range(start, len(x) - 1)]
+def _steep_part(x: Sequence[float], fit: Sequence[float], start: int, end: int | None = None) -> int:
+    """End index of the steep part of a rise from `start` that never levels off (or that ends at `end`)."""
+    slopes = [(fit[i + 1] - fit[i]) / (x[i + 1] - x[i]) for i in range(start, (len(x) if end is None else end + 1) - 1)]
     steepest = max(range(len(slopes)), key=slopes.__getitem__)
     end = steepest
     while end + 1 < len(slopes) and slopes[end + 1] >= STEEP_FRACTION * slopes[steepest]:
@@ -371,14 +392,19 @@ class CacheLevel:
     latency_cycles: float | None
     plateau_first_bytes: int
     plateau_last_bytes: int
-    capacity_bytes: int | None       # log-midpoint of the rise after the plateau
-    onset_bytes: int | None          # last size on the plateau
-    completion_bytes: int | None     # first size of the next plateau (or the end of the rise's steep part)
+    capacity_bytes: int | None       # the best estimate of its size (size_method says how), None: a bracket only
+    onset_bytes: int | None          # the rise after the plateau: last size on the plateau ...
+    completion_bytes: int | None     # ... first size of the next plateau (or the end of the rise's steep part)
     sysfs_size_bytes: int | None
     note: str | None
-    # of the capacity: 'high' (within the rise's one sample step), 'interval' (somewhere in [onset, completion]),
-    # 'low' (a level resting on one point)
+    # of the rise: 'high' (one sample step), 'interval' (several), 'low' (a level resting on one point)
     confidence: str | None = None
+    size_low_bytes: int | None = None    # the size bracket: two neighbouring measured sizes around ...
+    size_high_bytes: int | None = None
+    size_estimator: str | None = None    # ... the rise's 'onset' or its 'set-load' model (ESTIMATORS; module docstring)
+    # how capacity_bytes was chosen: 'sysfs' or 'published' (the stated size lies in the bracket), 'onset' or
+    # 'set-load' (the onset bracket's log-midpoint, the set-load model's capacity); None where the bracket is too wide to give a number
+    size_method: str | None = None
 
 
 @dataclass(frozen=True)
@@ -405,6 +431,20 @@ class CacheCurve:
     notes: list[str] = field(default_factory=list)
     tlb_steps: list[TlbStep] = field(default_factory=list)
     relative: bool = False           # latencies are ns over L1, as the curve gave them
+    brackets: list[LevelBrackets] = field(default_factory=list)  # each level's onset and set-load brackets, for refinement
+
+
+@dataclass(frozen=True)
+class LevelBrackets:
+    """Both candidate points of one level's rise, each as two neighbouring measured sizes: where the curve
+    leaves the plateau (onset) and around the capacity the set-load model puts it at (set_load). An adaptive sweep
+    (fleetscope.analyze.refine) measures inside both until they are narrow enough; the level's size reads the
+    one its physics picks."""
+    level: str
+    onset: tuple[int, int]
+    set_load: tuple[int, int]
+    estimator: str = "onset"        # the one the level's size reads (size_estimator) ...
+    measured_bytes: float = 0.0     # ... and the curve's own estimate inside it, whatever sysfs says
 
 
 def per_size_minimum(sizes: Sequence[float], values: Sequence[float]) -> tuple[list, list[float]]:
@@ -484,13 +524,15 @@ def _reindex(plateau: Plateau, kept: list[int]) -> Plateau:
 def infer_cache_levels(sizes: Sequence[int], latency_ns: Sequence[float], *,
                        core_clock_ghz: Sequence[float | None] | None = None,
                        sysfs_sizes: Sequence[int] = (), reading: CurveReading = CurveReading(),
-                       tuning: Tuning = TUNING) -> CacheCurve:
+                       placement: Placement | None = None, tuning: Tuning = TUNING) -> CacheCurve:
     """Cache levels from a latency-vs-working-set curve.
 
     `sizes` in bytes and `latency_ns` per measured point (several points of one size: their minimum is
     used), `core_clock_ghz` per point where the kernel measured it (for cycles), `sysfs_sizes` the
-    data/unified cache sizes the host reports, smallest first (set beside the levels, never used to find them),
-    `reading` what the curve is (pattern, page size, relative).
+    data/unified cache sizes the host reports, smallest first (set beside the levels and taken as a size's best
+    estimate where it lies in the level's bracket; never used to find levels or brackets), `reading` what the
+    curve is (pattern, page size, relative), `placement` how its lines fall on the caches' sets (which point of
+    each rise is the capacity; default: the reading's page size is the contiguous run, way spans unknown).
     """
     clock_by_size: dict[int, list[float]] = {}
     for index, size in enumerate(sizes):
@@ -524,10 +566,21 @@ def infer_cache_levels(sizes: Sequence[int], latency_ns: Sequence[float], *,
                      f"{math.expm1(smallest_step):.0%} within a level cannot be told from that noise")
     sysfs = sorted(size for size in sysfs_sizes if size)
     reaches_memory = bool(sysfs) and ordered[-1] > sysfs[-1]
-    levels, tlb_steps = [], []
+    placement = placement or placement_of(reading)
+    levels, tlb_steps, brackets = [], [], []
     for number, plateau in enumerate(plateaus, start=1):
-        is_memory = reaches_memory and number == len(plateaus) and number > 1
+        # the last plateau is memory when the sweep passed every stated cache and the curve has more plateaus than
+        # there are caches, or the plateau itself passes the largest (a last cache whose rise is still under way
+        # at the sweep's end leaves its own plateau last, not memory's; a VM's LLC may act far smaller than stated)
+        is_memory = (reaches_memory and number == len(plateaus) and number > 1
+                     and (len(plateaus) > len(sysfs) or ordered[plateau.last] > sysfs[-1]))
         level = _cache_level(number, plateau, ordered, fit, offset, clock_by_size, sysfs, is_memory, len(plateaus))
+        following = plateaus[number] if number < len(plateaus) else None
+        is_last_cache = number == len(plateaus) - 1 and (reaches_memory or not sysfs)
+        on_curve = [fit[index] if index in ignored else value for index, value in enumerate(y)]  # dips set aside
+        level, bracket = _sized(level, plateau, following, ordered, fit, on_curve, placement, sysfs, is_last_cache,
+                                scatter)
+        brackets += [bracket] if bracket else []
         steps = [_step(level.level, onset, completion, ordered, fit, reading)
                  for onset, completion in plateau.steps if fit[completion] - fit[onset] >= smallest_step]
         if steps:
@@ -535,7 +588,7 @@ def infer_cache_levels(sizes: Sequence[int], latency_ns: Sequence[float], *,
         levels.append(level)
         tlb_steps += [step for step in steps if step.entries is not None]
     return CacheCurve(list(ordered), minimum, [math.exp(value) - offset for value in fit], levels,
-                      sorted(ordered[index] for index in ignored), notes, tlb_steps, reading.relative)
+                      sorted(ordered[index] for index in ignored), notes, tlb_steps, reading.relative, brackets)
 
 
 def _scatter(y: Sequence[float], fit: Sequence[float], ignored: set[int]) -> float:
@@ -608,7 +661,7 @@ def _cache_level(number: int, plateau: Plateau, sizes: list[int], fit: list[floa
     if is_memory and plateau_count - 1 < len(sysfs):
         unseen = ", ".join(str(size) for size in sysfs[plateau_count - 1:])
         notes.append(f"sysfs reports more cache levels than the curve shows (sizes without a plateau: {unseen} B)")
-    onset = completion = capacity = confidence = None
+    onset = completion = confidence = None
     if plateau.first == plateau.last:
         notes.append(f"a level the sweep passes in one point ({sizes[plateau.first]} B) between two rises too "
                      "spread to be one: its latency and capacity are uncertain")
@@ -618,12 +671,11 @@ def _cache_level(number: int, plateau: Plateau, sizes: list[int], fit: list[floa
                      "(TLB misses or page walks past memory's plateau, not a capacity)")
     elif plateau.onset is not None:
         onset, completion = sizes[plateau.onset], sizes[plateau.completion]
-        capacity = round(log_midpoint(onset, completion))
         confidence = ("low" if plateau.first == plateau.last else
                       "high" if plateau.completion == plateau.onset + 1 else "interval")
         if confidence == "interval":
             notes.append(f"the rise spans {math.log2(completion / onset):.3g} octaves over "
-                         f"{plateau.completion - plateau.onset} sample steps: the capacity lies somewhere inside it")
+                         f"{plateau.completion - plateau.onset} sample steps")
         if not plateau.rise_levels_off:
             notes.append(f"the curve still rises after this step, to {math.exp(fit[-1]) - offset:.3g} ns "
                          f"at {sizes[-1]} B")
@@ -634,8 +686,201 @@ def _cache_level(number: int, plateau: Plateau, sizes: list[int], fit: list[floa
         if number == plateau_count and not sysfs:
             notes.append("the last plateau of the sweep: memory if the sweep went past every cache")
     return CacheLevel(number, "DRAM" if is_memory else f"L{number}", latency_ns, cycles,
-                      sizes[plateau.first], sizes[plateau.last], capacity, onset, completion, sysfs_size,
+                      sizes[plateau.first], sizes[plateau.last], None, onset, completion, sysfs_size,
                       "; ".join(notes) or None, confidence)
+
+
+# ---- a level's size from its rise ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Placement:
+    """How the chase's lines fall on a level's sets: what decides which point of the rise is its capacity.
+
+    contiguous_bytes: the physically contiguous run of the buffer (4 KiB pages: 4096; huge pages granted on bare
+    metal: 2 MiB; a guest's huge pages: 4096, as its host may back them with 4 KiB pages). way_spans: each
+    stated cache level's size / ways (bytes one way of it spans), smallest level first, None where unknown.
+    stated_source: what the stated sizes are, 'sysfs' (a lab host) or 'published' (a reference host's CPU)."""
+    contiguous_bytes: int = SMALL_PAGE_BYTES
+    way_spans: tuple[int | None, ...] = ()
+    stated_source: str = "sysfs"
+
+
+def placement_of(reading: CurveReading) -> Placement:
+    """A curve measured by another tool: its pages, as the user stated them, are its contiguous run."""
+    return Placement(reading.page_bytes)
+
+
+def _onset(fit: Sequence[float], low: float, last: int, completion: int, threshold: float) -> int:
+    """Index of the last size from `last` (the plateau's end) on whose fit is within `threshold` (ln) of `low`
+    (the level's last flat run): the curve leaves the plateau after it."""
+    index = last
+    while index + 1 < completion and fit[index + 1] - low <= threshold:
+        index += 1
+    return index
+
+
+def _estimator(number: int, placement: Placement) -> tuple[str, str]:
+    """Which point of a level's rise is its capacity, and why (docs/methods.md, "Reading a size from a rise")."""
+    span = placement.way_spans[number - 1] if number <= len(placement.way_spans) else None
+    contiguous = placement.contiguous_bytes
+    if span is not None and span <= contiguous:
+        return "onset", "its lines fill its sets evenly (way span within a contiguous run): it misses from capacity on"
+    if span is None and (number == 1 or contiguous >= HUGE_PAGE_BYTES):
+        return "onset", ("an L1 is indexed within a page: its sets fill evenly" if number == 1 else
+                         "huge pages fill its sets evenly")
+    if number >= 3:
+        return "onset", "an L3 or later cache's adaptive or victim replacement rises gradually from its capacity"
+    return "set-load", ("its lines fall on its sets at random (way span beyond the contiguous run): sets "
+                        "overflow below capacity, and the rise's shape under the set-load model places it")
+
+
+# The set-load model of a rise whose lines fall on the sets at random (docs/methods.md, "Reading a size from a
+# rise"): at S = x * C a W-way cache's sets hold Poisson(x W) of the chase's lines, and a line's own set holds it
+# and Poisson(x W) others. With LRU-like replacement a set of more than W lines misses on every access; with random
+# replacement a line survives each of the misses between two of its accesses with probability 1 - 1/W, so a set
+# of n lines hits with the fixed point h = (1 - 1/W)^((n - 1)(1 - h)). The share of accesses that miss, M(x), is
+# the average over the set loads. The rise's shape tells the two apart (random replacement keeps a fifth of a
+# cyclic working set twice its size: a long upper tail) and places C: LRU-like M(1) is about 0.55, random 0.2.
+SET_MODEL_STEP = 1 / 64          # octaves between two candidate capacities (and two tabulated x)
+SET_MODEL_SPAN = 4               # the tables cover x from 2^-4 to 2^4
+SET_MODEL_WAYS = 8               # where the host does not say its ways
+SET_MODEL_POLICIES = ("lru", "random")
+SHARP_RISE_OCTAVES = 0.55        # a rise from its onset to 90% of the step within this filled its sets evenly
+
+
+def _random_set_misses(lines: int, ways: int) -> float:
+    """The share of a cyclic chase's accesses that miss in one random-replacement set holding `lines`."""
+    if lines <= ways:
+        return 0.0
+    rate, hit = (lines - 1) * -math.log1p(-1 / ways), 0.0
+    for _ in range(200):  # the iteration from 0 climbs to the smaller fixed point (h = 1 is the other)
+        hit = math.exp(-rate * (1 - hit))
+    return 1 - hit
+
+
+_SET_MODEL_TABLES: dict[tuple[int, str], list[float]] = {}
+
+
+def _set_model(ways: int, policy: str) -> list[float]:
+    """M(2^(k * SET_MODEL_STEP - SET_MODEL_SPAN)) for k = 0 .. 2 * SET_MODEL_SPAN / SET_MODEL_STEP."""
+    key = (ways, policy)
+    if key not in _SET_MODEL_TABLES:
+        table, per_set = [], [_random_set_misses(lines, ways) if policy == "random" else float(lines > ways)
+                              for lines in range(1, 40 * ways + 1)]
+        for k in range(int(2 * SET_MODEL_SPAN / SET_MODEL_STEP) + 1):
+            mean = ways * 2 ** (k * SET_MODEL_STEP - SET_MODEL_SPAN)
+            probability, total = math.exp(-mean), 0.0
+            for others in range(len(per_set)):
+                total += probability * per_set[others]
+                probability *= mean / (others + 1)
+            table.append(min(1.0, total))
+        _SET_MODEL_TABLES[key] = table
+    return _SET_MODEL_TABLES[key]
+
+
+def _set_model_fit(log_sizes: Sequence[float], measured_ln: Sequence[float], low_ns: float, high_ns: float,
+                   ways: int) -> tuple[float, str]:
+    """log2 of the capacity, and the replacement, whose modelled rise (base `low_ns`, top `high_ns`) is nearest
+    the measured points in ln latency (lognormal noise): each policy on a grid of SET_MODEL_STEP octaves."""
+    top = int(2 * SET_MODEL_SPAN / SET_MODEL_STEP)
+    first, last = min(log_sizes), max(log_sizes)
+    fits = {}
+    for policy in SET_MODEL_POLICIES:
+        best = (math.inf, 0.0, policy)
+        table = _set_model(ways, policy)
+        steps = int((last - first + 2) / SET_MODEL_STEP)
+        for step in range(steps + 1):
+            capacity = first - 1 + step * SET_MODEL_STEP
+            error = 0.0
+            for x, y in zip(log_sizes, measured_ln):
+                k = min(top, max(0, round((x - capacity + SET_MODEL_SPAN) / SET_MODEL_STEP)))
+                error += (y - math.log(low_ns + table[k] * (high_ns - low_ns))) ** 2
+            if error < best[0]:
+                best = (error, capacity, policy)
+        fits[policy] = best
+    # the two differ mostly in the upper tail (random replacement still hits a fifth of the time at twice the
+    # capacity): at 10% noise a few points there cannot always tell them apart (benchmarks/sweep_accuracy.py)
+    chosen = min(fits.values())
+    return chosen[1], chosen[2]
+
+
+def _sized(level: CacheLevel, plateau: Plateau, following: Plateau | None, sizes: list[int], fit: list[float],
+           measured_ln: list[float], placement: Placement, stated: list[int], is_last_cache: bool,
+           scatter: float) -> tuple[CacheLevel, LevelBrackets | None]:
+    """The level with its size bracket, best estimate and method, and both candidate brackets (refinement).
+    The level's latency is the median of the points measured on its last flat run (`measured_ln`, ln; the
+    fit of a noisy plateau sits on its lowest points), and the curve leaves it where the fit is more than
+    SUPPORT_RATIO, or NOISE_STEP_FACTOR x the points' `scatter` (ln), above that: a noisy point does not
+    start a rise."""
+    if plateau.onset is None or level.level == "DRAM":
+        return level, None
+    if following is not None and following.first < following.last:
+        # the next level as its first flat run ends: a hand-over whose lines fall at random still hits the level
+        # below now and then at the start of the next plateau (a TLB step after it is a run of its own)
+        top = following.base_last
+        # the next level's latency as its own plateau gives it (the median of its first flat run's points), not
+        # the fit where that run ends: a TLB step there would stretch this level's rise
+        high = statistics.median(measured_ln[following.first:following.base_last + 1])
+    else:  # no clean level after it (a level on one point, or none): the top of this level's own steep part
+        end = following.first if following is not None else plateau.completion
+        top = _steep_part([math.log2(size) for size in sizes], fit, plateau.last, end)
+        high = fit[top]
+    last_run = plateau.steps[-1][1] if plateau.steps else plateau.first
+    base = statistics.median(measured_ln[last_run:plateau.last + 1])
+    # the modelled rise starts from where the plateau ends: a level whose latency still creeps up (TLB misses
+    # growing with the pages touched) starts its own step there, not where its plateau began
+    start = max(base, fit[plateau.last])
+    onset = _onset(fit, base, plateau.last, plateau.completion, max(math.log(SUPPORT_RATIO), NOISE_STEP_FACTOR * scatter))
+    estimator, why = _estimator(level.level_index, placement)
+    notes = [level.note] if level.note else []
+    number = level.level_index
+    own = stated[number - 1] if number <= len(stated) else None
+    # the set-load model: the points from the level's last flat run to the next level's, against each
+    # replacement's modelled rise from this level's latency to the next's; its capacity inside two measured sizes
+    span = placement.way_spans[number - 1] if number <= len(placement.way_spans) else None
+    ways = max(1, round(own / span)) if own and span else SET_MODEL_WAYS
+    window = range(last_run, max(top, plateau.completion) + 1)
+    model_log2, policy = _set_model_fit([math.log2(sizes[index]) for index in window],
+                                        [measured_ln[index] for index in window], math.exp(start), math.exp(high), ways)
+    # whatever the replacement, the capacity lies between the rise's onset and where the curve has covered 90% of
+    # the step (LRU-like: about half missing at C; random: a fifth)
+    done = math.exp(start) + 0.9 * (math.exp(high) - math.exp(start))
+    finished = next((index for index in window if index > onset and math.exp(measured_ln[index]) >= done), window[-1])
+    model = min(max(2 ** model_log2, sizes[onset]), sizes[max(finished, onset + 1)])
+    inside = min(max(bisect.bisect_right(sizes, model) - 1, onset), max(finished - 1, onset), len(sizes) - 2)
+    estimator_bracket = (sizes[inside], sizes[inside + 1])
+    if estimator == "set-load" and math.log2(sizes[max(finished, onset + 1)] / sizes[onset]) <= SHARP_RISE_OCTAVES:
+        # lines falling at random take more than an octave from 10% to 90% of the step (16 ways: 0.95; 8: 1.2):
+        # a rise this sharp filled its sets evenly after all (the host gave contiguous memory), read at its onset
+        estimator, why = "onset", (f"its rise, {math.log2(sizes[max(finished, onset + 1)] / sizes[onset]):.2g} "
+                                   "octave from its onset to 90% of the step, is sharper than lines falling at "
+                                   "random allow: its sets filled evenly")
+    low, upper = (sizes[onset], sizes[onset + 1]) if estimator == "onset" else estimator_bracket
+    # inside its bracket: the onset at the middle (the rise's shape there depends on the replacement), the set
+    # load at the model's capacity
+    measured = log_midpoint(low, upper) if estimator == "onset" else min(max(model, low), upper)
+    if estimator == "set-load":
+        why += f" (its rise fits {'random' if policy == 'random' else 'LRU-like'} replacement)"
+    brackets = LevelBrackets(level.level, (sizes[onset], sizes[onset + 1]), estimator_bracket, estimator, measured)
+    exclusive = stated[number - 2] + own if is_last_cache and own and number >= 2 else None
+    if own is not None and low <= own <= upper:
+        estimate, method = own, placement.stated_source
+    elif exclusive is not None and low <= exclusive <= upper:
+        estimate, method = exclusive, placement.stated_source
+        from fleetscope.units import format_bytes
+
+        notes.append(f"an exclusive (victim) last-level cache: the chase reaches L{number - 1} + L{number} = "
+                     f"{format_bytes(exclusive)} before memory")
+    elif math.log2(upper / low) <= RESOLVED_OCTAVES:
+        estimate, method = round(measured), estimator
+    else:
+        estimate = method = None
+        from fleetscope.units import format_size
+
+        notes.append(f"size bracket {format_size(low, upper)} at the rise's {estimator} ({why}): "
+                     f"{math.log2(upper / low):.2g} octaves wide, too coarse for a number")
+    return replace(level, capacity_bytes=estimate, size_low_bytes=low, size_high_bytes=upper,
+                   size_estimator=estimator, size_method=method, note="; ".join(notes) or None), brackets
 
 
 # ---- TLB -----------------------------------------------------------------------------------------------
@@ -645,8 +890,8 @@ class TlbLevels:
     """TLB reach from a translation-cost curve (pages touched, one line each)."""
     pages: list[int]
     fitted_ns: list[float]               # fitted latency as an L1-resident chain would see it
-    l1_entries: int | None               # log-midpoint of the first step
-    l1_onset_pages: int | None
+    l1_entries: int | None               # log-midpoint of the first step's onset bracket, where resolved
+    l1_onset_pages: int | None           # the first step: [onset, completion]
     l1_completion_pages: int | None
     l1_miss_ns: float | None             # the plateau after the first step, above the first plateau: an L2 TLB hit
     l2_entries: int | None
@@ -654,6 +899,10 @@ class TlbLevels:
     l2_completion_pages: int | None
     walk_ns: float | None                # after the second step, above the first plateau: a page walk
     note: str | None
+    l1_low_pages: int | None = None      # the entries bracket: the last page count on the plateau and the next
+    l1_high_pages: int | None = None
+    l2_low_pages: int | None = None
+    l2_high_pages: int | None = None
 
 
 def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
@@ -689,24 +938,37 @@ def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
     if plateaus[0].first > 0:
         notes.append(f"the curve rises before its first plateau (at {ordered[0]} pages): that may not be the L1 TLB")
 
-    def step(plateau: Plateau | None) -> tuple[int | None, int | None, int | None]:
+    # A TLB is indexed by virtual page: one line per page fills its sets evenly, so whatever its replacement it
+    # misses from its reach on, and the step's onset is its entries (docs/methods.md, "Reading a size from a rise").
+    # A step starts where the fit leaves the plateau's measured level (the median of its last flat run's points)
+    # by more than the smallest step the points' scatter allows: a noisy point does not start it.
+    smallest = max(math.log(SUPPORT_RATIO), NOISE_STEP_FACTOR * _neighbour_scatter(y))
+
+    def step(plateau: Plateau | None) -> tuple[int | None, ...]:
         if plateau is None or plateau.onset is None:
-            return None, None, None
-        onset, completion = ordered[plateau.onset], ordered[plateau.completion]
-        return round(log_midpoint(onset, completion)), onset, completion
+            return None, None, None, None, None
+        last_run = plateau.steps[-1][1] if plateau.steps else plateau.first
+        onset = _onset(fit, statistics.median(y[last_run:plateau.last + 1]), plateau.last, plateau.completion, smallest)
+        low, high = ordered[onset], ordered[onset + 1]
+        entries = round(log_midpoint(low, high)) if math.log2(high / low) <= RESOLVED_OCTAVES else None
+        return entries, ordered[plateau.onset], ordered[plateau.completion], low, high
 
     first = plateaus[0]
     second = plateaus[1] if len(plateaus) > 1 else None
-    l1_entries, l1_onset, l1_completion = step(first)
-    l2_entries, l2_onset, l2_completion = step(second)
+    l1_entries, l1_onset, l1_completion, l1_low, l1_high = step(first)
+    l2_entries, l2_onset, l2_completion, l2_low, l2_high = step(second)
+    for name, entries, low, high in (("L1", l1_entries, l1_low, l1_high), ("L2", l2_entries, l2_low, l2_high)):
+        if low is not None and entries is None:
+            notes.append(f"{name} TLB step from {low} to {high} pages: {math.log2(high / low):.2g} octaves, too "
+                         "coarse for a count")
     l1_miss_ns = walk_ns = None
     if second is not None:
         l1_miss_ns = math.exp(statistics.median(fit[second.first:second.last + 1])) - base
-    elif l1_entries is not None:
+    elif l1_low is not None:
         notes.append("one step only: no plateau after it, so no L2 TLB level")
-    if l1_entries is None:
+    if l1_low is None:
         notes.append(f"no step after the first plateau (up to {ordered[-1]} pages): the sweep stays in the L1 TLB")
-    if l2_entries is not None:
+    if l2_low is not None:
         walk_ns = fitted_ns[second.completion] - base
         if len(plateaus) > 2:
             walk_ns = math.exp(statistics.median(fit[plateaus[2].first:plateaus[2].last + 1])) - base
@@ -718,7 +980,8 @@ def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
         notes.append(f"no second step up to {ordered[-1]} pages: the cost after the first step is an L2 TLB hit, "
                      "or a page walk where this page size has no L2 TLB level")
     return TlbLevels(list(ordered), fitted_ns, l1_entries, l1_onset, l1_completion, l1_miss_ns,
-                     l2_entries, l2_onset, l2_completion, walk_ns, "; ".join(notes) or None)
+                     l2_entries, l2_onset, l2_completion, walk_ns, "; ".join(notes) or None,
+                     l1_low, l1_high, l2_low, l2_high)
 
 
 # ---- memory-level parallelism ----------------------------------------------------------------------

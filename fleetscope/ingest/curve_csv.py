@@ -11,12 +11,13 @@ when its smallest size measures 0 ns.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from fleetscope.analyze.inference import (INFERENCE_VERSION, CacheCurve, CurveReading, TlbLevels, infer_cache_levels,
-                                          infer_tlb)
+                                          infer_tlb, placement_of)
 from fleetscope.ingest.parsers.curve import Curve, CurveCsvError, parse_curve
+from fleetscope.units import format_count_bracket, format_size
 from fleetscope.analyze.plausibility import check_inferred_levels
 
 NOISY_SHARE = 0.10  # std of 10% of the value: pyperf's warning level
@@ -35,7 +36,9 @@ def infer_curve(curve: Curve, reading: CurveReading, cache_sizes: list[int]) -> 
     """What the ingest's method infers from `curve`, read as `reading` says (relative when the curve is)."""
     if curve.kind == "bytes":
         reading = CurveReading(reading.pattern, reading.page_bytes, reading.relative or curve.relative)
-        return infer_cache_levels(curve.sizes, curve.ns, sysfs_sizes=cache_sizes, reading=reading)
+        # sizes the user gives for a curve of another tool's are the CPU's published ones
+        placement = replace(placement_of(reading), stated_source="published")
+        return infer_cache_levels(curve.sizes, curve.ns, sysfs_sizes=cache_sizes, reading=reading, placement=placement)
     weights = None
     if curve.std is not None and all(spread > 0 for spread in curve.std):
         weights = [1 / spread**2 for spread in curve.std]
@@ -74,9 +77,10 @@ def render(curve: Curve, reading: CurveReading, result: CacheCurve | TlbLevels, 
     if isinstance(result, CacheCurve):
         lines[0] += f", pattern {reading.pattern}, {_size(reading.page_bytes)} pages"
         latency = "latency ns over L1" if result.relative else "latency ns"
-        table = [("level", latency, "capacity", "rise [onset, completion]", "confidence", "plateau", "reported", "note")]
+        table = [("level", latency, "size", "rise [onset, completion]", "confidence", "plateau", "reported", "note")]
         for level in result.levels:
-            table.append((level.level, _number_text(level.latency_ns), _size(level.capacity_bytes),
+            size = format_size(level.size_low_bytes, level.size_high_bytes, level.capacity_bytes, level.size_method)
+            table.append((level.level, _number_text(level.latency_ns), size or "-",
                           f"[{_size(level.onset_bytes)}, {_size(level.completion_bytes)}]", level.confidence or "-",
                           f"{_size(level.plateau_first_bytes)} .. {_size(level.plateau_last_bytes)}",
                           _size(level.sysfs_size_bytes), level.note or ""))
@@ -87,10 +91,12 @@ def render(curve: Curve, reading: CurveReading, result: CacheCurve | TlbLevels, 
             notes.append(f"set aside as dips: {', '.join(_size(size) for size in result.set_aside_bytes)}")
         notes.append("cycles: the CSV carries no core clock")
     else:
-        lines += [f"L1 TLB: {_number_text(result.l1_entries)} entries (step from {_number_text(result.l1_onset_pages)} "
-                  f"to {_number_text(result.l1_completion_pages)} pages), a miss costs {_number_text(result.l1_miss_ns)} ns",
-                  f"L2 TLB: {_number_text(result.l2_entries)} entries (step from {_number_text(result.l2_onset_pages)} "
-                  f"to {_number_text(result.l2_completion_pages)} pages), a page walk costs {_number_text(result.walk_ns)} ns"]
+        lines += [f"L1 TLB: {format_count_bracket(result.l1_low_pages, result.l1_high_pages, result.l1_entries) or '-'} "
+                  f"entries (step from {_number_text(result.l1_onset_pages)} to {_number_text(result.l1_completion_pages)} "
+                  f"pages), a miss costs {_number_text(result.l1_miss_ns)} ns",
+                  f"L2 TLB: {format_count_bracket(result.l2_low_pages, result.l2_high_pages, result.l2_entries) or '-'} "
+                  f"entries (step from {_number_text(result.l2_onset_pages)} to {_number_text(result.l2_completion_pages)} "
+                  f"pages), a page walk costs {_number_text(result.walk_ns)} ns"]
         notes += [result.note] if result.note else []
     if noisy:
         notes.append(f"noisy (std >= {NOISY_SHARE:.0%} of ns): {', '.join(map(str, noisy))} {curve.kind}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from fleetscope.units import format_bytes
+from fleetscope.units import format_size
 
 SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
 # Vega expression turning a byte count on an axis into a KiB/MiB/GiB label.
@@ -324,13 +324,23 @@ def one_policy(levels: list[dict]) -> list[dict]:
     return [level for level in levels if level["page_policy"] == policy and level.get("level")]
 
 
+def level_size_text(row: dict) -> str | None:
+    """A level's size as people read it, to the precision its bracket has: '32–35 KiB · sysfs 32 KiB', a coarse
+    curve's '32–64 KiB' (fleetscope.units.format_size); a row from before brackets (method version 5 and older,
+    not yet recomputed) has its effective size alone."""
+    return format_size(row.get("size_low_bytes"), row.get("size_high_bytes"), row.get("capacity_bytes"),
+                       row.get("size_method")) or None
+
+
 def level_marks(chart: Chart, levels: list[dict]) -> None:
-    """The inferred cache levels: a band over each level's rise [onset, completion] and a rule at its
-    effective size, labelled at the bottom of the plot."""
+    """The inferred cache levels: a band over each level's rise [onset, completion] and a rule at its size (the
+    best estimate, else the middle of its bracket), labelled with the bracket and estimate at the bottom of the
+    plot."""
     records = [{"level": level["level"], "onset": level["onset_bytes"], "completion": level["completion_bytes"],
-                "capacity": level["capacity_bytes"],
-                "label": f"{level['level']} ≈ {format_bytes(level['capacity_bytes'])}"}
-               for level in levels if level.get("capacity_bytes") and level.get("level") != "DRAM"]
+                "capacity": level["capacity_bytes"] or math.sqrt(level["size_low_bytes"] * level["size_high_bytes"]),
+                "label": f"{level['level']} {level_size_text(level)}"}
+               for level in levels if (level.get("capacity_bytes") or level.get("size_low_bytes"))
+               and level.get("level") != "DRAM"]
     records, _unused = drawable(records, "onset", "completion", "capacity", log=True)
     if not records:
         return
@@ -339,8 +349,8 @@ def level_marks(chart: Chart, levels: list[dict]) -> None:
                 tooltip=[tip("label", "inferred level", number=False), tip("onset", "rise from (B)", whole=True),
                          tip("completion", "rise to (B)", whole=True)])
     chart.layer(data, {"type": "rule", "color": LEVEL_COLOR, "opacity": 0.7}, x=q("capacity"))
-    chart.layer(data, {"type": "text", "align": "left", "dx": 3, "baseline": "bottom", "y": {"expr": "height"},
-                       "dy": -2, "color": LEVEL_COLOR}, x=q("capacity"), text=n("label"))
+    # a bracket with its estimate is a long label: stacked in rows where two would overprint
+    bottom_labels(chart, records, "capacity", LEVEL_COLOR)
 
 
 def ci_band(chart: Chart, records: list[dict], *, x: dict, color: dict, opacity: float = 0.15,

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from fleetscope import catalog
+from fleetscope.report.charts import level_size_text
 from fleetscope.report.sections import SECTIONS, Column
+from fleetscope.units import format_count_bracket
 
 
 @dataclass(frozen=True)
@@ -41,13 +43,14 @@ SHOWN_TABLES: tuple[DerivedTable, ...] = (
     DerivedTable("inferred_levels", "Cache levels: effective vs sysfs", (
         *_KIND, Column("page_policy", "pages"), Column("level", "level"), Column("latency_ns", "latency", "ns"),
         Column("latency_over_l1_ns", "over L1 (a relative curve)", "ns", optional=True),
-        Column("latency_cycles", "cycles", "number"), Column("capacity_bytes", "effective size", "bytes"),
+        Column("latency_cycles", "cycles", "number"), Column("size_text", "size: bracket · best estimate"),
+        Column("size_estimator", "read at"), Column("sysfs_size_bytes", "sysfs size", "bytes"),
         Column("onset_bytes", "rise from", "bytes"), Column("completion_bytes", "rise to", "bytes"),
-        Column("sysfs_size_bytes", "sysfs size", "bytes"), Column("note", "note"))),
+        Column("note", "note"))),
     DerivedTable("inferred_tlb", "TLB entries and page-walk cost", (
-        *_KIND, Column("page_size", "page size"), Column("l1_entries", "L1 entries", "count"),
+        *_KIND, Column("page_size", "page size"), Column("l1_text", "L1 entries: bracket · estimate"),
         Column("l1_onset_pages", "L1 step from", "count"), Column("l1_completion_pages", "to", "count"),
-        Column("l1_miss_ns", "L1 miss", "ns"), Column("l2_entries", "L2 entries", "count"),
+        Column("l1_miss_ns", "L1 miss", "ns"), Column("l2_text", "L2 entries: bracket · estimate"),
         Column("l2_onset_pages", "L2 step from", "count"), Column("l2_completion_pages", "to", "count"),
         Column("walk_ns", "walk", "ns"), Column("note", "note"))),
     DerivedTable("inferred_mlp", "Memory-level parallelism", (
@@ -100,7 +103,19 @@ SHOWN_TABLES: tuple[DerivedTable, ...] = (
 SHOWN_TABLE_NAMES: tuple[str, ...] = tuple(table.name for table in SHOWN_TABLES)
 
 
+def _readable(name: str, row: dict) -> dict:
+    """A row with the texts its table shows beside its numbers: a size or an entries count with its bracket."""
+    if name == "inferred_levels":
+        return {**row, "size_text": level_size_text(row)}
+    if name == "inferred_tlb":
+        return {**row, **{f"{level}_text": format_count_bracket(row.get(f"{level}_low_pages"),
+                                                                row.get(f"{level}_high_pages"),
+                                                                row.get(f"{level}_entries")) or None
+                          for level in ("l1", "l2")}}
+    return row
+
+
 def derived_rows(fetch: Callable[[str], list[dict]]) -> dict[str, list[dict]]:
-    """Every derived table's rows of one run, by table name; `fetch(query)` returns the run's rows of
-    warehouse/queries/report/<query>.sql."""
-    return {table.name: fetch(f"derived_{table.name}") for table in SHOWN_TABLES}
+    """Every derived table's rows of one run, by table name, with the texts their tables show; `fetch(query)`
+    returns the run's rows of warehouse/queries/report/<query>.sql."""
+    return {table.name: [_readable(table.name, row) for row in fetch(f"derived_{table.name}")] for table in SHOWN_TABLES}

@@ -33,7 +33,8 @@ from fleetscope.errors import UserError
 from fleetscope.report.sections import HEADLINES, Column, Headline
 from fleetscope.report.derived_tables import derived_rows
 from fleetscope.resources import sql
-from fleetscope.units import KINDS, choose_unit, format_bytes, format_count, format_number, format_percent, to_base
+from fleetscope.units import (KINDS, choose_unit, format_bytes, format_count, format_count_bracket, format_number,
+                              format_percent, format_size, to_base)
 
 SIGNIFICANT_CHANGE = 0.05   # a level's latency must move by at least 5% ...
 SIGNIFICANT_P = 0.05        # ... and the Mann-Whitney p-value be below this, to count as a real difference
@@ -65,6 +66,32 @@ def format_value(column: Column, value: float | None) -> str:
         unit = choose_unit(KINDS[column.kind][0], [to_base(value, column.kind)])
         return f"{unit.text(to_base(value, column.kind))} {unit.symbol}"
     return {"bytes": format_bytes, "count": format_count, "percent": format_percent}.get(column.kind, format_number)(value)
+
+
+def is_size(column: Column) -> bool:
+    """A column measured as a bracket: a level's size ('l2_size') or a TLB's entries ('tlb_l1_entries'); its
+    values come with their bracket and method (summary.size_parts)."""
+    return re.fullmatch(r"l\d+_size|tlb_l\d_entries", column.key) is not None
+
+
+def _bracket_format(column: Column, low, high, estimate, method) -> str:
+    if column.kind == "bytes":
+        return format_size(low, high, estimate, method)
+    return format_count_bracket(low, high, estimate, method)
+
+
+def size_text(values: dict, column: Column) -> str:
+    """A bracketed value for people, from one run's values: '32–35 KiB · sysfs 32 KiB', '32–64 KiB', '68–74 ·
+    onset 71' ('—': none)."""
+    return _bracket_format(column, *summary.size_parts(values, column.key)) or "—"
+
+
+def size_order(values: dict, column: Column) -> float | None:
+    """The number a size column sorts by: its estimate, else the log-middle of its bracket."""
+    low, high, estimate, _method = summary.size_parts(values, column.key)
+    if isinstance(estimate, (int, float)):
+        return estimate
+    return math.sqrt(low * high) if isinstance(low, (int, float)) and isinstance(high, (int, float)) else None
 
 
 # ---- which runs ----------------------------------------------------------------------------------------
@@ -228,6 +255,7 @@ def measured_columns(values: Iterable[dict[str, float | None]],
     """The fleet's measured columns, in reading order: each inferred level's effective size and latency
     (L1, L2 ... DRAM, the levels any run has), then each headline figure's numbers, then THP granted."""
     present = {key for row in values for key, value in row.items() if value is not None}
+    present |= {key.removesuffix("_low") for key in present if re.fullmatch(r"l\d+_size_low", key)}
     names = {key.rsplit("_", 1)[0] for key in present if re.fullmatch(r"(l\d+|dram)_(size|latency)", key)}
     columns = []
     for name in sorted(names, key=lambda level: (level == "dram", int(level[1:]) if level != "dram" else 0)):
@@ -484,13 +512,18 @@ def deltas(operands: list[Operand], values: dict[tuple[str, str], dict[str, floa
     for column in columns:
         per_operand = [_median([values.get(run.key, {}).get(column.key) for run in operand.runs]) for operand in operands]
         level = column.key[:-len("_latency")].upper() if column.key.endswith("_latency") else None
-        row = {"column": column, "values": per_operand, "level": level, "deltas": []}
+        brackets = ([_bracket([values.get(run.key, {}) for run in operand.runs], column) for operand in operands]
+                    if is_size(column) else None)
+        row = {"column": column, "values": per_operand, "level": level, "deltas": [], "brackets": brackets}
         baseline = per_operand[0]
         pooled_base = [value for run in operands[0].runs for value in samples.get(run.key, {}).get(level or "", [])]
         for operand, value, reference in zip(operands[1:], per_operand[1:], has_reference[1:]):
             delta = {"operand": operand.text, "relative": None, "p_value": None, "samples": None,
                      "significant": None, "note": None}
-            if baseline is None or value is None:
+            if brackets and (baseline is None or value is None) and brackets[0] and brackets[1 + len(row["deltas"])]:
+                delta["note"] = ("a bracket without a number on one side or both (a coarse curve: too wide for "
+                                 "one): no difference stated")
+            elif baseline is None or value is None:
                 delta["note"] = "not measured on both sides"
             elif baseline == 0:
                 delta["note"] = "the baseline is zero"
@@ -515,6 +548,24 @@ def deltas(operands: list[Operand], values: dict[tuple[str, str], dict[str, floa
     return rows
 
 
+def _bracket(runs: list[dict], column: Column) -> dict | None:
+    """One operand's size bracket over its runs: the widest [low, high] of its runs' brackets, its estimate the
+    median of theirs, its method theirs where they agree ('mixed' where not); None without a bracket."""
+    parts = [summary.size_parts(values, column.key) for values in runs]
+    parts = [part for part in parts if isinstance(part[0], (int, float)) and isinstance(part[1], (int, float))]
+    if not parts:
+        return None
+    methods = {part[3] for part in parts if part[2] is not None}
+    return {"low": min(part[0] for part in parts), "high": max(part[1] for part in parts),
+            "estimate": _median([part[2] for part in parts]),
+            "method": (methods.pop() if len(methods) == 1 else "mixed") if methods else None}
+
+
+def bracket_text(column: Column, bracket: dict | None) -> str:
+    """An operand's bracketed value for people: '32–35 KiB · sysfs 32 KiB' ('—' without a bracket)."""
+    if bracket is None:
+        return "—"
+    return _bracket_format(column, bracket["low"], bracket["high"], bracket["estimate"], bracket["method"])
 # The figure a plausibility rule casts doubt on, where it is one of the compared columns (a pattern over their keys).
 FLAG_COLUMNS: dict[str, str] = {
     "dram_chase_too_fast": r"dram_latency",
@@ -563,10 +614,14 @@ def compare_json(operands: list[Operand], rows: list[dict], threshold: float = S
         "metrics": [{"metric": row["column"].key, "label": row["column"].header, "unit": unit_of(row["column"]),
                      "level": row["level"],
                      "values": {operand.text: value for operand, value in zip(operands, row["values"])},
+                     "brackets": ({operand.text: bracket for operand, bracket in zip(operands, row["brackets"])}
+                                  if row["brackets"] else None),
                      "deltas": row["deltas"]} for row in rows],
         "core_kinds": [{"host": run.host, "run_id": run.run_id, "core_kind": kind["core_kind"], "cpu": kind["cpu"],
                         "fastest": index == 0,
                         "levels": [{"level": level["level"], "size_bytes": level["capacity_bytes"],
+                                    "size_low_bytes": level.get("size_low_bytes"),
+                                    "size_high_bytes": level.get("size_high_bytes"), "size_method": level.get("size_method"),
                                     "sysfs_size_bytes": level["sysfs_size_bytes"], "latency_ns": level["latency_ns"],
                                     "latency_cycles": level["latency_cycles"], "page_policy": level["page_policy"]}
                                    for level in kind["levels"]]}
@@ -576,9 +631,14 @@ def compare_json(operands: list[Operand], rows: list[dict], threshold: float = S
 
 def describe_delta(row: dict, delta: dict) -> str:
     """A significant difference in words: 'L2 latency: 4.2 ns -> 5.46 ns (+30.0%, Mann-Whitney p = 1e-05)'."""
-    value = row["values"][1 + row["deltas"].index(delta)]
-    return (f"{delta['operand']}: {row['column'].header} {format_value(row['column'], row['values'][0])} -> "
-            f"{format_value(row['column'], value)} ({delta['relative']:+.1%}, Mann-Whitney p = {delta['p_value']:.2g})")
+    index = 1 + row["deltas"].index(delta)
+    if row.get("brackets"):
+        before, after = (bracket_text(row["column"], row["brackets"][0]),
+                         bracket_text(row["column"], row["brackets"][index]))
+    else:
+        before, after = format_value(row["column"], row["values"][0]), format_value(row["column"], row["values"][index])
+    return (f"{delta['operand']}: {row['column'].header} {before} -> {after} "
+            f"({delta['relative']:+.1%}, Mann-Whitney p = {delta['p_value']:.2g})")
 
 
 def moved(rows: list[dict]) -> list[str]:

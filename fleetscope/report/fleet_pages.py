@@ -105,7 +105,11 @@ def column_units(columns: list[Column], rows: list[dict[str, float | None]]) -> 
             for column in columns if column.kind in KINDS}
 
 
-def cell(column: Column, value: float | None, units: dict[str, object]) -> str | None:
+def cell(column: Column, value: float | None, units: dict[str, object], values: dict | None = None) -> str | None:
+    """A fleet cell; a level's size shows its bracket and best estimate from the run's `values`."""
+    if fleet.is_size(column) and values is not None:
+        text = fleet.size_text(values, column)
+        return None if text == "—" else text
     if not isinstance(value, (int, float)):
         return None
     if column.key in units:
@@ -184,7 +188,9 @@ def _rows(hosts: list[dict], indices: dict[str, int], values: dict[str, dict], p
         before = (previous.get(host["host"]) or {}).get("values")
         rows.append({
             "index": indices[host["host"]], "host": host,
-            "cells": [(cell(column, values[host["host"]].get(column.key), units), values[host["host"]].get(column.key))
+            "cells": [(cell(column, values[host["host"]].get(column.key), units, values[host["host"]]),
+                       fleet.size_order(values[host["host"]], column) if fleet.is_size(column)
+                       else values[host["host"]].get(column.key))
                       for column in columns],
             "flagged": values[host["host"]].get(fleet.FLAGGED.key),
             "change": fleet.change(before, values[host["host"]], columns) if before else None,
@@ -412,7 +418,9 @@ def compare_context(operands: list[fleet.Operand], rows: list[dict], curves: lis
         doubted = [sorted({flag["rule"] for run in operand.runs
                            for flag in fleet.flags_of_column(column.key, flags.get(run.key, []))})
                    for operand in operands]
-        table.append({"label": column.header, "shown": [fleet.format_value(column, value) for value in row["values"]],
+        shown = ([fleet.bracket_text(column, bracket) for bracket in row["brackets"]] if row.get("brackets")
+                 else [fleet.format_value(column, value) for value in row["values"]])
+        table.append({"label": column.header, "shown": shown,
                       "flags": doubted, "deltas": deltas, "level": row["level"]})
     families: dict[str, list[dict]] = defaultdict(list)
     for item in curves:

@@ -54,11 +54,13 @@ METRICS: tuple[Metric, ...] = (
            "Load-to-use latency of each inferred cache level (the pointer chase's plateau; THP pages where the run had "
            "them, the fastest core kind)"),
     Metric("cache_size_bytes", "bytes",
-           "Effective size of each inferred cache level: the best estimate, the log-midpoint of the rise after its plateau"),
+           "Effective size of each inferred cache level: the best estimate (sysfs or published where the measured "
+           "bracket holds it, else the curve's own); absent where the bracket is too wide for a number"),
     Metric("cache_size_lower_bytes", "bytes",
-           "Lower bound of each inferred cache level's size: where the latency curve starts to rise after its plateau"),
+           "Lower end of each inferred cache level's size bracket: the measured size below the point of its rise "
+           "that sets its size (onset or set-load)"),
     Metric("cache_size_upper_bytes", "bytes",
-           "Upper bound of each inferred cache level's size: where the rise after its plateau ends"),
+           "Upper end of each inferred cache level's size bracket: the measured size above that point"),
     Metric("cache_sysfs_size_bytes", "bytes", "Size of each cache level as the host's sysfs reports it (per instance)"),
     Metric("dram_latency_seconds", "seconds", "Idle DRAM load-to-use latency (the latency curve's last plateau)",
            (("dram_latency", (), NS),)),
@@ -98,7 +100,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("run_info", "", "The host's latest run: its id, status, CPU model and microarchitecture (value 1)"),
 )
 _LEVEL_FAMILIES = {"cache_latency_seconds": "latency_ns", "cache_size_bytes": "capacity_bytes",
-                   "cache_size_lower_bytes": "onset_bytes", "cache_size_upper_bytes": "completion_bytes",
+                   "cache_size_lower_bytes": "size_low_bytes", "cache_size_upper_bytes": "size_high_bytes",
                    "cache_sysfs_size_bytes": "sysfs_size_bytes"}
 
 

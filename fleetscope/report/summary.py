@@ -14,10 +14,10 @@ import json
 from typing import Callable
 
 from fleetscope.analyze import precision
-from fleetscope.report.charts import by_core_kind, one_policy
+from fleetscope.report.charts import by_core_kind, level_size_text, one_policy
 from fleetscope.report.sections import HEADLINES, SECTIONS, Figure, Headline
 from fleetscope.report.derived_tables import SHOWN_TABLES
-from fleetscope.units import format_bytes, format_number, format_time_ns
+from fleetscope.units import format_bytes, format_number, format_time_ns, size_parts_text
 
 _REASON_CHARS = 240
 _EMULATION_CHARS = 400  # the facts module's own sentence fits; a host's longer text is cut
@@ -83,19 +83,31 @@ def why_missing(experiment: str, by_name: dict[str, dict], figure: Figure) -> st
 
 
 def level_column_keys(level: str) -> tuple[str, str]:
-    """The fleet columns of one inferred level: its effective size and its latency ('l2_size', 'l2_latency')."""
+    """The fleet columns of one inferred level: its size (best estimate) and its latency ('l2_size', 'l2_latency').
+    A size column comes with its bracket and method as '<key>_low', '<key>_high', '<key>_method' (size_parts)."""
     return f"{level.lower()}_size", f"{level.lower()}_latency"
+
+
+SIZE_PARTS = ("low", "high", "method")
+
+
+def size_parts(values: dict, key: str) -> tuple:
+    """A bracketed column's (low, high, estimate, method) from one run's values, as format_size takes them (a level's
+    size; the TLB figure's entries come the same way)."""
+    return values.get(f"{key}_low"), values.get(f"{key}_high"), values.get(key), values.get(f"{key}_method")
 
 
 def levels(derived: dict[str, list[dict]]) -> list[dict]:
     """The inferred levels of one page policy with their numbers, of the fastest core kind where a host has
-    more than one (what the fleet, compare and outliers put side by side); the last (memory) has no effective
-    size."""
+    more than one (what the fleet, compare and outliers put side by side); the last (memory) has no size."""
     return _numbered(one_policy(derived["inferred_levels"]))
 
 
+_SIZE_FIELDS = ("capacity_bytes", "size_low_bytes", "size_high_bytes", "size_method", "size_text")
+
+
 def _numbered(rows: list[dict]) -> list[dict]:
-    return [{**level, "capacity_bytes": level["capacity_bytes"] if index < len(rows) - 1 else None}
+    return [level if index < len(rows) - 1 else {**level, **dict.fromkeys(_SIZE_FIELDS)}
             for index, level in enumerate(rows)]
 
 
@@ -111,10 +123,10 @@ def kind_levels(derived: dict[str, list[dict]]) -> list[dict]:
 
 
 def kind_line(kind: dict) -> tuple[str, str]:
-    """One kind's hierarchy on one line, as (the kind, its levels):
-    ('P-core (CPU 4)', 'L1 48 KiB · 1 ns · 5 cycles; L2 1.25 MiB · 3.2 ns · 16 cycles; …; DRAM 90 ns · 450 cycles')."""
+    """One kind's hierarchy on one line, as (the kind, its levels): ('P-core (CPU 4)', 'L1 45–49 KiB · sysfs
+    48 KiB · 1 ns · 5 cycles; L2 1.19–1.3 MiB · sysfs 1.25 MiB · 3.2 ns · 16 cycles; …; DRAM 90 ns · 450 cycles')."""
     levels = [f"{level['level']} " + " · ".join(part for part in (
-        format_bytes(level["capacity_bytes"]), level_latency_text(level),
+        level_size_text(level), level_latency_text(level),
         level["latency_cycles"] is not None and f"{format_number(level['latency_cycles'])} cycles") if part)
         for level in kind["levels"]]
     where = f" (CPU {kind['cpu']})" if kind["cpu"] is not None else ""
@@ -131,8 +143,12 @@ def level_latency_text(level: dict) -> str | None:
 
 
 def _hierarchy(derived: dict[str, list[dict]]) -> list[dict]:
-    """The summary's table, one row per level; a relative curve's latencies as '+2.35 ns' under 'over L1'."""
-    return [{"level": level["level"], "effective": format_bytes(level["capacity_bytes"]) or None,
+    """The summary's table, one row per level: its size as a bracket and best estimate; a relative curve's
+    latencies as '+2.35 ns' under 'over L1'."""
+    return [{"level": level["level"],
+             **dict(zip(("effective", "estimate"),
+                        size_parts_text(level.get("size_low_bytes"), level.get("size_high_bytes"),
+                                        level["capacity_bytes"], level.get("size_method")))),
              "sysfs": format_bytes(level["sysfs_size_bytes"]) or None,
              "latency": (level_latency_text(level) if level.get("latency_over_l1_ns") is None
                          else f"+{format_time_ns(level['latency_over_l1_ns'])}"),
@@ -155,18 +171,22 @@ def figures(fetch: Callable[[str], list[dict]], derived: dict[str, list[dict]],
 
 def run_values(derived: dict[str, list[dict]],
                computed: list[tuple[Headline, Figure | None, str | None]]) -> dict[str, float | None]:
-    """The numbers of one run's summary by fleet column: each level's effective size and latency (as
-    level_column_keys names them) and each figure's values. A relative reference curve's latencies (ns over L1)
-    are no level's latency: the fleet, compare and outliers get none."""
-    values: dict[str, float | None] = {}
+    """The numbers of one run's summary by fleet column: each level's size (its best estimate, with its bracket
+    and method: size_parts) and latency (as level_column_keys names them) and each figure's values. A relative
+    reference curve's latencies (ns over L1) are no level's latency: the fleet, compare and outliers get none."""
+    values: dict[str, float | str | None] = {}
     for level in levels(derived):
         size, latency = level_column_keys(level["level"])
-        if level["capacity_bytes"] is not None:
+        if level["capacity_bytes"] is not None or level.get("size_low_bytes") is not None:
             values[size] = level["capacity_bytes"]
+            values.update({f"{size}_low": level.get("size_low_bytes"), f"{size}_high": level.get("size_high_bytes"),
+                           f"{size}_method": level.get("size_method")})
         values[latency] = None if level.get("relative_to_l1") else level["latency_ns"]
     for headline, figure, _unused in computed:
         for column in headline.columns:
             values[column.key] = figure.values.get(column.key) if figure else None
+            values.update({f"{column.key}_{part}": figure.values[f"{column.key}_{part}"] for part in SIZE_PARTS
+                           if figure and figure.values.get(f"{column.key}_{part}") is not None})
     return values
 
 

@@ -22,17 +22,18 @@ def select_experiments(registry, tagged):
     return selected
 
 
-def perf_points(points, experiment, perf, events, enabled=True):
+def perf_points(points, experiment, perf, events, enabled=True, prefix=""):
     """The points with their argv wrapped in `perf stat -x,` where the host's perf can count.
 
     `perf` is the facts' perf record ({capability, reason}); each wrapped point gets `raw`, the
-    bundle-relative path of its CSV and the raw-output entry the manifest names.
+    bundle-relative path of its CSV and the raw-output entry the manifest names. `prefix` keeps the CSVs of
+    a later batch of the same experiment apart (an adaptive sweep's round: 'refine1-000.csv').
     """
     if not enabled or perf.get("capability") not in ("hardware", "software"):
         return [dict(point, raw=None) for point in points]
     wrapped = []
     for index, point in enumerate(points):
-        path = f"raw/perf/{experiment}/{index:03d}.csv"
+        path = f"raw/perf/{experiment}/{prefix}{index:03d}.csv"
         wrapped.append(dict(
             point,
             argv=["perf", "stat", "-x,", "-o", path, "-e", ",".join(events), "--", *point["argv"]],

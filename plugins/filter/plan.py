@@ -52,6 +52,9 @@ LINE = 64
 PROCESS_S = 0.8
 # An experiment's own tasks inside its recorded wall time (the perf folder, the record).
 EXPERIMENT_S = 0.4
+# An adaptive sweep's refinement round beside its process: reading the results so far, choosing the points on the
+# controller, keeping what ran (tasks/refine_round.yml; 2 rounds of tlb took 3.1 s with one small process each).
+REFINE_ROUND_S = 0.8
 # Mapping and first touch of a buffer, per byte: in a VM every new page is also an exit to the host,
 # and a 2 MiB page may wait for compaction (dev VM: 2.4-3 s per GiB either way).
 FAULT_S_PER_BYTE = 3.0 / GIB
@@ -172,6 +175,10 @@ class Exp:
         self.cap_s: float | None = None
         self.allowance_s: float | None = None
         self.kinds = 1
+        self.refine_max_points: int | None = None  # an adaptive sweep's bound (latency_sweep, tlb), else None
+        self.refine_max_bytes: int | None = None   # the latency sweep's largest refinement working set
+        self.refine_page_sizes: list[str] | None = None  # the TLB curves the adaptive sweep refines
+        self.refine_rounds: int | None = None  # the adaptive sweep's most rounds, as priced
 
     def add(self, label: str, argv: list, records: int, bound_s: float, kinds: int = 1) -> None:
         """One kernel process (once per core kind where the role runs it per kind: `kinds`). A process that
@@ -342,6 +349,26 @@ def _note_dram(ctx: Context, exp: Exp, size: int, rule: int, what: str, threads:
 
 # ---- The experiments ----
 
+def _refine_rounds(per_octave: int, target_octaves) -> int:
+    """The most refinement rounds from a coarse step of 1/per_octave octave to the target: one dividing every
+    bracket into target-wide parts, and one for a step that moved (fleetscope.analyze.refine.rounds_needed, which
+    the role's filter calls)."""
+    target = float(target_octaves or 0.125)
+    return (1 if 1 / max(1, per_octave) > target * 1.1 else 0) + 1
+
+
+def _refine_bound(ctx: Context, exp: Exp, variable: str, column: str, what: str) -> int:
+    """An adaptive sweep's most refinement points (its role variable, else the profile's column), halved by
+    the budget's `refine_scale`, said where cut; kept on the plan (refine_max_points) for the role to run."""
+    natural = max(0, _int(ctx.var.get(variable), _int(ctx.table.get(column))))
+    refine = int(natural * ctx.knobs.get("refine_scale", 1.0))
+    if refine < natural:
+        exp.cuts.append(f"at most {refine} refinement {what} instead of {natural} (budget)" if refine else
+                        f"no refinement {what} instead of up to {natural} (budget): sizes are the coarse pass's brackets")
+    exp.refine_max_points = refine
+    return refine
+
+
 def _latency_sweep(ctx: Context) -> Exp:
     exp = Exp("latency_sweep")
     var, host = ctx.var, ctx.host
@@ -353,13 +380,13 @@ def _latency_sweep(ctx: Context) -> Exp:
     sizes = _sweep.sweep_sizes(_int(var.get("kernels_latency_sweep_min_bytes"), 4096), top, per_octave)
     policies = list(var.get("kernels_latency_sweep_page_policies") or ["thp", "4k"])
     argv = [ctx.bin, "chase", "--cpu", ctx.cpu, *ctx.common()]
-    worst = 0.0
+    worst = {}
     if ctx.knobs.get("group"):
         # One process per page policy, the kernel shuffling the sizes (each still on a fresh buffer).
         for point in _sweep.grid_points([*argv, "--sizes", ",".join(map(str, sizes))],
                                         [{"option": "--page-policy", "values": policies}]):
             costs = [ctx.latency_point_s(size, policy=point["argv"][-1]) for size in sizes]
-            worst = max([worst, *costs])
+            worst[point["argv"][-1]] = max(costs)
             exp.add(point["label"], point["argv"], len(sizes), sum(costs), ctx.kind_count)
         exp.cuts.append("every size of a page policy in one process instead of one process per size (budget): "
                         "perf stat then counts the whole sweep, not each point")
@@ -368,15 +395,34 @@ def _latency_sweep(ctx: Context) -> Exp:
                                                {"option": "--page-policy", "values": policies}]):
             size, policy = int(point["argv"][-3]), point["argv"][-1]
             cost = ctx.latency_point_s(size, policy=policy)
-            worst = max(worst, cost)
+            worst[policy] = max(worst.get(policy, 0.0), cost)
             exp.add(point["label"], point["argv"], 1, cost, ctx.kind_count)
-    refine = _int(ctx.table.get("refine_max_points"))
-    if refine:
-        # The adaptive sweep's bisection points (issue 28): at most `refine` more processes, each priced
-        # as the costliest coarse point.
+    refine = _refine_bound(ctx, exp, "kernels_latency_sweep_refine_max_points", "refine_max_points", "points")
+    if refine and exp.processes:
+        # The adaptive sweep's bisection points (issue 28, run by tasks/run_points.yml after the coarse pass):
+        # at most `refine` more processes per core kind, on the curve it refines (THP, else the first policy),
+        # each priced as that curve's costliest coarse point.
+        # A round is one process (its sizes in one list) and the round's own tasks, at most min(rounds, refine).
+        # Its points stay within twice the largest cache the host reports (the rises the sizes are read from; the
+        # last cache's onset lies at its size on huge pages, so its bracket reaches past it; the profile's
+        # refine_llc_reach), each priced as a point of the largest cache, and those of one bracket past it (a
+        # division of one coarse step) as a point at the reach.
+        policy = "thp" if "thp" in worst else policies[0]
+        octaves = float(var.get("kernels_latency_sweep_refine_octaves") or ctx.table.get("refine_octaves") or 0.125)
+        rounds = min(refine, _refine_rounds(per_octave, octaves), _int(ctx.table.get("refine_rounds"), 99))
+        exp.refine_rounds = rounds
+        reach = float(ctx.table.get("refine_llc_reach") or 2)  # quick: 1, its rise into memory stays coarse
+        exp.refine_max_bytes = min(int(reach * host.llc), top) if host.llc else top
+        past = min(refine, max(1, math.ceil(1 / (per_octave * octaves)) - 1)) if reach > 1 else 0
+        points_s = (past * ctx.latency_point_s(exp.refine_max_bytes, policy=policy)
+                    + (refine - past) * ctx.latency_point_s(min(host.llc or top, top), policy=policy))
         exp.records += refine * ctx.kind_count
-        exp.bound_s += refine * (PROCESS_S + worst) * ctx.kind_count
-        exp.notes.append(f"priced with up to {refine} refinement points inside the rises")
+        exp.bound_s += (rounds * (PROCESS_S + REFINE_ROUND_S) + points_s) * ctx.kind_count
+        exp.notes.append(f"adaptive sweep: at most {refine} refinement points in {rounds} round{'s' if rounds > 1 else ''} "
+                         f"inside the rises of the {policy} curve" + (" per core kind" if ctx.kind_count > 1 else "")
+                         + f", up to {_human(exp.refine_max_bytes)}"
+                         + (f" ({past} priced at that size, the rest at the largest cache's)" if past
+                            else ", each priced as a point of that size"))
     if per_octave < _int(var.get("kernels_latency_sweep_points_per_octave"), 1):
         exp.cuts.append(f"{per_octave} point per octave instead of "
                         f"{var.get('kernels_latency_sweep_points_per_octave')} (budget)")
@@ -531,6 +577,7 @@ def _tlb(ctx: Context) -> Exp:
     if hugetlb is None and "hugetlb" in (var.get("kernels_tlb_page_sizes") or []):
         exp.notes.append("hugetlb not priced: the free 2 MiB pages are known once the host is tuned")
     page_bytes = {"4k": 4096, "thp": 2 * MIB, "hugetlb": 2 * MIB}
+    worst = {}
     for point in planned["points"]:
         # a page-stride process touches one 4 KiB page per page counted, whatever the stride: priced as 4k
         size = point["argv"][point["argv"].index("--page-size") + 1]
@@ -540,14 +587,29 @@ def _tlb(ctx: Context) -> Exp:
             span = count * page_bytes[size]
             # the tlb chain spans the pages; the control packs the same lines
             setup = span * FAULT_S_PER_BYTE + ctx.chain_setup_s(count * LINE, count) * 2
-            cost += setup + ctx.measure_s(ctx.sample_s(), series=2)
+            each = setup + ctx.measure_s(ctx.sample_s(), series=2)
+            worst[size] = max(worst.get(size, 0.0), each)
+            cost += each
         exp.add(point["label"], point["argv"], 2 * len(pages), cost, ctx.kind_count)
-    refine = _int(table.get("tlb_refine_max_points"))
-    if refine and exp.processes:
-        exp.records += 2 * refine * ctx.kind_count
-        each = ctx.measure_s(ctx.sample_s(), series=2) + 2 * MIB * 512 * FAULT_S_PER_BYTE
-        exp.bound_s += refine * each * ctx.kind_count
-        exp.notes.append(f"priced with up to {refine} refinement page counts")
+    refine = _refine_bound(ctx, exp, "kernels_tlb_refine_max_points", "tlb_refine_max_points", "page counts")
+    refined = [size for size in worst if size in (table.get("tlb_refine_page_sizes") or list(page_bytes))]
+    exp.refine_page_sizes = refined
+    if refine and exp.processes and refined:
+        # The adaptive sweep's page counts (issue 28, run by tasks/run_points.yml after the coarse pass): per
+        # refined curve (the profile's page sizes, and core kind) at most `refine` more, each priced as that
+        # curve's costliest coarse page count; a round is the controller's tasks and one process per curve.
+        rounds = min(refine, _refine_rounds(per_octave, var.get("kernels_tlb_refine_octaves")
+                                            or table.get("tlb_refine_octaves")),
+                     _int(table.get("tlb_refine_rounds", table.get("refine_rounds")), 99))
+        exp.refine_rounds = rounds
+        exp.bound_s += rounds * REFINE_ROUND_S * ctx.kind_count
+        for size in refined:
+            exp.records += 2 * refine * ctx.kind_count
+            exp.bound_s += (rounds * PROCESS_S + refine * worst[size]) * ctx.kind_count
+        exp.notes.append(f"adaptive sweep: at most {refine} refinement page counts per curve ({', '.join(refined)}) "
+                         f"in {rounds} round{'s' if rounds > 1 else ''} inside the TLB steps"
+                         + (" and core kind" if ctx.kind_count > 1 else "")
+                         + ", priced as the curve's costliest coarse page count")
     return exp
 
 
@@ -1143,6 +1205,7 @@ def _steps(name: str, settings: dict, host: Host) -> list[dict]:  # noqa: C901 -
     sizes = [{"size_scale": scale} for scale in _HALVINGS]
     drams = [{"dram_scale": scale} for scale in _HALVINGS]
     group = [{"group": True}]
+    # an adaptive sweep's refinement points are halved only after these and one try a point (_refine_steps)
     if name == "latency_sweep":
         return group + caps + [{"per_octave": 1}] + sizes
     if name == "tlb":
@@ -1194,6 +1257,20 @@ def _last_steps(name: str, settings: dict) -> list[dict]:
     return ([{"tries": 1}] if name in TRIED else []) + [{"samples": 3}]
 
 
+# The adaptive sweeps' refinement points (issue 28) are what the sizes are read from: halved, then quartered, only
+# after the coarse pass's density, working sets and one try a point, before three samples a point, and dropped as
+# the very last cut (the coarse pass alone still reads a bracket per level).
+_REFINED = {"latency_sweep", "tlb"}
+
+
+def _refine_steps(name: str, last: list[dict]) -> list[dict]:
+    if name not in _REFINED:
+        return last
+    tries = [step for step in last if "tries" in step]
+    rest = [step for step in last if "tries" not in step]
+    return tries + [{"refine_scale": 0.5}, {"refine_scale": 0.25}] + rest + [{"refine_scale": 0.0}]
+
+
 def _fit(name: str, host: Host, settings: dict, allowance: float | None) -> Exp:
     """The experiment's plan at its natural settings, cut step by step until its price fits the allowance
     (knobs accumulate: a later step keeps the earlier ones). Without an allowance (full) nothing is cut."""
@@ -1201,7 +1278,7 @@ def _fit(name: str, host: Host, settings: dict, allowance: float | None) -> Exp:
     exp = _PLANNERS[name](Context(host, settings, name, knobs))
     if allowance is not None:
         kinds = [{"one_kind": True}] if Context(host, settings, name, {}).kind_count > 1 else []
-        for step in _steps(name, settings, host) + kinds + _last_steps(name, settings):
+        for step in _steps(name, settings, host) + kinds + _refine_steps(name, _last_steps(name, settings)):
             if exp.record()["bound_s"] <= allowance:
                 break
             knobs = {**knobs, **step}
@@ -1250,6 +1327,20 @@ def _spend_leftover(host: Host, settings: dict, fitted: dict, given: dict) -> di
     return fitted
 
 
+def _yield_refinement(host: Host, settings: dict, fitted: dict, room: float) -> dict:
+    """Where experiments that no cut fits into their allowance push the total past the budget (`room`: the
+    budget less what storage takes), the adaptive sweeps' refinement gives way first, latency sweep then tlb: each
+    is fitted again into what it spends less the excess (the coarse pass alone still reads a bracket per level)."""
+    excess = sum(exp.record()["bound_s"] for exp in fitted.values()) - room
+    for name in ("tlb", "latency_sweep"):
+        if excess <= 0 or name not in fitted or not fitted[name].refine_max_points:
+            continue
+        before = fitted[name].record()["bound_s"]
+        fitted = {**fitted, name: _fit(name, host, settings, max(0.0, before - excess))}
+        excess -= before - fitted[name].record()["bound_s"]
+    return fitted
+
+
 def host_plan(facts: dict, settings: dict) -> dict:
     """The host's plan: {profile, budget_s, bound_s, points, experiments: [record + points (the
     processes to run)], storage...}. settings: {profile, table (the profile's row of __kernels_profiles),
@@ -1269,7 +1360,12 @@ def host_plan(facts: dict, settings: dict) -> dict:
     fitted = {name: _fit(name, host, settings, given[name]) for name in names}
     if budget is not None:
         fitted = _spend_leftover(host, settings, fitted, given)
-    experiments = [{**fitted[name].record(), "run": fitted[name].processes} for name in names]
+        fitted = _yield_refinement(host, settings, fitted, float(budget) - float((settings.get("storage") or {})
+                                                                                  .get("bound_s") or 0.0))
+    refine_keys = ("refine_max_points", "refine_max_bytes", "refine_page_sizes", "refine_rounds")
+    experiments = [{**fitted[name].record(), "run": fitted[name].processes,
+                    **{key: getattr(fitted[name], key) for key in refine_keys
+                       if getattr(fitted[name], key) is not None}} for name in names]
     experiments += [{**priced, "run": []} for priced in others]
     bound = round(sum(e["bound_s"] for e in experiments), 3)
     in_budget = round(sum(e["bound_s"] for e in experiments if e["name"] not in OUTSIDE_BUDGET), 3)
@@ -1310,7 +1406,8 @@ def plan_points_as(points: list[dict], experiment: str, variant: str, options: d
 
 
 def plan_entry(plan: dict, experiment: str) -> dict:
-    """The plan's record of one experiment, without its processes."""
+    """The plan's record of one experiment, without its processes (with an adaptive sweep's
+    refine_max_points, which the role runs and the manifest leaves out)."""
     for entry in plan.get("experiments") or []:
         if entry["name"] == experiment:
             return {key: value for key, value in entry.items() if key != "run"}
@@ -1326,7 +1423,8 @@ def plan_notes(plan: dict, experiment: str) -> list[str]:
 def plan_record(plan: dict) -> dict:
     """What the manifest keeps: the plan without the processes' argv."""
     return {**{key: value for key, value in plan.items() if key != "experiments"},
-            "experiments": [{key: value for key, value in entry.items() if key != "run"}
+            "experiments": [{key: value for key, value in entry.items() if key not in ("run", "refine_max_points", "refine_max_bytes",
+                                                                              "refine_page_sizes", "refine_rounds")}
                             for entry in plan.get("experiments") or []]}
 
 

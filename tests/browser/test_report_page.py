@@ -40,9 +40,10 @@ def test_the_host_page_draws_its_latency_curve_without_console_messages(bundles,
     assert chart["lines"] >= 2 * len(page_policies)  # median and minimum per page policy
     assert chart["symbols"] >= len(bundles.latency_points())
     sysfs = ["L1d (sysfs)", "L2 (sysfs)", "L3 (sysfs)"]
-    inferred = [label for label in chart["labels"] if "≈" in label]
+    # each inferred level is labelled with its size bracket (and best estimate where there is one)
+    inferred = [label for label in chart["labels"] if re.match(r"L\d+ [\d.]+–[\d.]+ [KMG]iB", label)]
     assert [label for label in chart["labels"] if label in sysfs] == sysfs
-    assert len(inferred) >= 2 and inferred[0].startswith("L1 ≈")
+    assert len(inferred) >= 2 and inferred[0].startswith("L1 16–32 KiB · sysfs 32 KiB")
     assert chart["rules"] == len(sysfs) + len(inferred) and chart["bands"] == len(inferred)
     assert {"4 KiB", "1 MiB", "256 MiB"} <= set(chart["axisLabels"])
 

@@ -18,7 +18,7 @@ from sysfs_facts import read
 
 from fleetscope.store.batch import Batch
 from fleetscope.report.charts import one_policy
-from fleetscope.analyze.inference import CurveReading, infer_cache_levels
+from fleetscope.analyze.inference import CurveReading, Placement, infer_cache_levels
 
 ROOT = Path(__file__).resolve().parents[2]
 TLB = next((ROOT / "tests/fixtures/default_run/results").glob("*/*/results/tlb.jsonl"))
@@ -138,13 +138,17 @@ def test_a_one_kind_host_gets_the_rows_it_always_got(fleet):
                                   "WHERE host = 'single'").fetchone()[1:] == (0, 0), table
     # the same levels as the inference of the curve alone, against the run's own sysfs caches (facts.caches)
     curve = hybrid.sweep(P_CORE)
+    # huge pages granted on a host that is no guest: every level's sets fill evenly (way spans from facts.caches)
+    placement = Placement(2 << 20, (32768 // 8, 1048576 // 8, 33554432 // 16))
     expected = infer_cache_levels([point["params"]["working_set_bytes"] for point in curve],
                                   [point["summary"]["min"] for point in curve],
                                   core_clock_ghz=[P_CORE.clock_ghz] * len(curve), sysfs_sizes=[32768, 1048576, 33554432],
-                                  reading=CurveReading("random-lines", 2 << 20))
+                                  reading=CurveReading("random-lines", 2 << 20), placement=placement)
     stored = rows(connection, "SELECT * FROM inferred_levels WHERE host = 'single' ORDER BY level_index")
-    assert [(row["level"], row["capacity_bytes"], row["sysfs_size_bytes"], row["latency_ns"]) for row in stored] == [
-        (level.level, level.capacity_bytes, level.sysfs_size_bytes, level.latency_ns) for level in expected.levels]
+    assert [(row["level"], row["capacity_bytes"], row["size_low_bytes"], row["size_high_bytes"], row["size_method"],
+             row["sysfs_size_bytes"], row["latency_ns"]) for row in stored] == [
+        (level.level, level.capacity_bytes, level.size_low_bytes, level.size_high_bytes, level.size_method,
+         level.sysfs_size_bytes, level.latency_ns) for level in expected.levels]
     (fit,) = rows(connection, "SELECT * FROM inferred_saxpy WHERE host = 'single'")
     assert (fit["hit_ns"], fit["miss_penalty_ns"]) == pytest.approx(P_CORE.saxpy, rel=1e-3)
 
@@ -190,9 +194,12 @@ def test_compare_json_has_each_kinds_hierarchy_and_compares_the_fastest(fleet):
     metrics = {metric["metric"]: metric["values"] for metric in document["metrics"]}
     assert metrics["l1_latency"]["hybrid"] == pytest.approx(stored["P-core"][0]["latency_ns"])
     assert metrics["l2_size"]["hybrid"] == stored["P-core"][1]["capacity_bytes"]
-    (p_tlb,) = rows(connection, "SELECT l1_entries FROM inferred_tlb WHERE host = 'hybrid' AND core_kind = 'P-core' "
-                                "ORDER BY page_bytes LIMIT 1")
-    assert metrics["tlb_l1_entries"]["hybrid"] == p_tlb["l1_entries"] is not None
+    (p_tlb,) = rows(connection, "SELECT l1_entries, l1_low_pages, l1_high_pages FROM inferred_tlb WHERE host = 'hybrid' "
+                                "AND core_kind = 'P-core' ORDER BY page_bytes LIMIT 1")
+    assert metrics["tlb_l1_entries"]["hybrid"] == p_tlb["l1_entries"]
+    brackets = {metric["metric"]: metric["brackets"] for metric in document["metrics"]}
+    assert (brackets["tlb_l1_entries"]["hybrid"]["low"], brackets["tlb_l1_entries"]["hybrid"]["high"]) == (
+        p_tlb["l1_low_pages"], p_tlb["l1_high_pages"]) != (None, None)
 
 
 def test_the_fleet_page_compares_the_fastest_kind_and_says_so(fleet):

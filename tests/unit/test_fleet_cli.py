@@ -18,7 +18,7 @@ COMPARE_KEYS = {"baseline", "test", "operands", "metrics", "core_kinds"}
 OPERAND_KEYS = {"operand", "kind", "reference", "runs"}
 RUN_KEYS = {"host", "run_id", "microarchitecture", "inventory_groups", "reference", "reference_source", "reference_tool",
             "reference_method", "reference_clock_ghz", "flags"}
-METRIC_KEYS = {"metric", "label", "unit", "level", "values", "deltas"}
+METRIC_KEYS = {"metric", "label", "unit", "level", "values", "brackets", "deltas"}
 DELTA_KEYS = {"operand", "relative", "p_value", "samples", "significant", "note"}
 
 

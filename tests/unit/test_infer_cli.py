@@ -41,13 +41,20 @@ def test_a_cache_curve_prints_its_levels_beside_the_reported_sizes(cli, tmp_path
     assert table.returncode == 0, table.stderr
     lines = table.stdout.splitlines()
     assert lines[1].split()[:3] == ["level", "latency", "ns"]
-    assert lines[2].split()[:5] == ["L1", "1.25", "45.25", "KiB", "[32"] and "32 KiB" in lines[2]
+    # one point per octave: each size is the bracket the curve gives, with the reported size where it lies in it
+    # (never a log-midpoint printed as if exact: issue 28)
+    assert lines[2].split()[:7] == ["L1", "1.25", "32–64", "KiB", "·", "published", "32"]
+    assert lines[3].split()[2:7] == ["0.5–1", "MiB", "·", "published", "512"]
+    assert lines[4].split()[2:4] == ["4–8", "MiB"] and "too coarse for a number" in lines[4]
     assert lines[5].startswith("DRAM") and "memory" in lines[5]
     assert "noisy (std >= 10% of ns): 16384 bytes" in table.stdout
 
     document = json.loads(cli("infer", "--csv", path, "--format", "json").stdout)
     assert document["kind"] == "cache_levels" and document["inference_version"] == INFERENCE_VERSION
-    assert [level["capacity_bytes"] for level in document["levels"]] == [46341, 524288, 8388608, None]
+    assert [(level["size_low_bytes"], level["size_high_bytes"], level["capacity_bytes"])
+            for level in document["levels"]] == [(32768, 65536, None), (524288, 1048576, None),
+                                                 (4194304, 8388608, None), (None, None, None)]
+    assert [level["size_estimator"] for level in document["levels"]] == ["onset", "set-load", "onset", None]
     assert document["levels"][0]["latency_cycles"] is None
 
 
@@ -58,11 +65,17 @@ def test_a_pages_curve_gives_tlb_entries(cli, tmp_path):
     path.write_text("pages,ns\n" + "".join(f"{count},{value}\n" for count, value in zip(pages, ns)))
     document = json.loads(cli("infer", "--csv", path, "--format", "json").stdout)
     assert document["kind"] == "tlb"
-    assert (document["l1_onset_pages"], document["l1_completion_pages"], document["l1_entries"]) == (64, 128, 91)
+    assert (document["l1_onset_pages"], document["l1_completion_pages"]) == (64, 128)
+    # an octave-wide step gives its bracket, not a count (a log-midpoint of 91 would read as exact)
+    assert (document["l1_low_pages"], document["l1_high_pages"], document["l1_entries"]) == (64, 128, None)
     assert (document["l2_onset_pages"], document["l2_completion_pages"]) == (2048, 4096)
     assert document["l1_miss_ns"] == pytest.approx(2.25) and document["walk_ns"] == pytest.approx(28.75)
     table = cli("infer", "--csv", path)
-    assert "L1 TLB: 91 entries (step from 64 to 128 pages)" in table.stdout
+    assert "L1 TLB: 64–128 entries (step from 64 to 128 pages)" in table.stdout
+    finer = [*pages, 72, 76, 80]
+    ns = [1.25 if count <= 72 else 3.5 if count <= 2048 else 30.0 for count in finer]
+    path.write_text("pages,ns\n" + "".join(f"{count},{value}\n" for count, value in sorted(zip(finer, ns))))
+    assert "L1 TLB: 72–76 · onset 74 entries" in cli("infer", "--csv", path).stdout
 
 
 @pytest.mark.parametrize("content, message", [

@@ -10,7 +10,8 @@ from fleetscope.analyze.inference import INFERENCE_VERSION
 
 def levels(db) -> list[tuple]:
     with duckdb.connect(str(db), read_only=True) as connection:
-        return connection.execute("SELECT page_policy, level, capacity_bytes, sysfs_size_bytes FROM inferred_levels "
+        return connection.execute("SELECT page_policy, level, capacity_bytes, sysfs_size_bytes, size_low_bytes, "
+                                  "size_high_bytes, size_method FROM inferred_levels "
                                   "ORDER BY page_policy DESC, level_index").fetchall()
 
 
@@ -19,10 +20,14 @@ def test_ingest_infers_levels_beside_sysfs_for_each_page_policy(bundles, cli, tm
     bundles.write()
     assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
     thp = [row for row in levels(db) if row[0] == "thp"]
-    # the bundle's 3 MiB L3 (conftest.LEVELS) shows in one point, 2 MiB, between a rise and a rise: a level of its
-    # own beside the 32 MiB sysfs reports, found with the rise after it [2 MiB, 8 MiB]
-    assert thp == [("thp", "L1", 32768, 32768), ("thp", "L2", 1048576, 1048576), ("thp", "L3", 4194304, 33554432),
-                   ("thp", "DRAM", None, None)]
+    # one point per octave: each level's size is a bracket of two sweep sizes around its onset (the bundle's steps,
+    # conftest.LEVELS, start rising an octave before their capacity); sysfs' size is the best estimate where the
+    # bracket holds it. The 3 MiB L3 shows in one point, 2 MiB, between a rise and a rise: a level of its own
+    # beside the 32 MiB sysfs reports, with its bracket and no number (too coarse for one)
+    assert thp == [("thp", "L1", 32768, 32768, 16384, 32768, "sysfs"),
+                   ("thp", "L2", 1048576, 1048576, 524288, 1048576, "sysfs"),
+                   ("thp", "L3", None, 33554432, 2097152, 4194304, None),
+                   ("thp", "DRAM", None, None, None, None, None)]
     assert {row[0] for row in levels(db)} == {"thp", "4k"}
     with duckdb.connect(str(db), read_only=True) as connection:
         assert connection.execute("SELECT inference_version FROM inference_runs").fetchall() == [(INFERENCE_VERSION,)]

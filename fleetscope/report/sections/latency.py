@@ -4,6 +4,8 @@ the summary's TLB and MLP figures."""
 
 from __future__ import annotations
 
+import math
+
 from fleetscope.report import charts
 from fleetscope.report.charts import NUMBER, Chart, n, o, q, tip
 from fleetscope.report.sections.section import CORE_KIND, Column, Figure, Headline, Section, SectionData, mean_std
@@ -174,10 +176,11 @@ def tlb_chart(section: SectionData) -> dict | None:
                          tip("pages", whole=True), tip("chain", number=False),
                          tip("value", time.symbol), tip("translation", f"translation {time.symbol}")])
     lowest, highest = min(record["pages"] for record in records), max(record["pages"] for record in records)
-    reach = [{"pages": row[key], "label": f"{row['page_size']} {name} ≈ {format_count(row[key])}"}
+    reach = [{"pages": row[f"{key}_entries"] or math.sqrt(row[f"{key}_low_pages"] * row[f"{key}_high_pages"]),
+              "label": f"{row['page_size']} {name} {row[f'{key}_text']}"}
              for row in charts.fastest_kind(section.derived.get("inferred_tlb", []))
-             for key, name in (("l1_entries", "L1 TLB"), ("l2_entries", "L2 TLB"))
-             if row.get(key) and lowest <= row[key] <= highest]
+             for key, name in (("l1", "L1 TLB"), ("l2", "L2 TLB"))
+             if row.get(f"{key}_low_pages") and lowest <= row[f"{key}_low_pages"] <= highest]
     if reach:
         chart.layer(reach, {"type": "rule", "color": charts.LEVEL_COLOR, "opacity": 0.7}, x=q("pages"))
         charts.bottom_labels(chart, reach, "pages", charts.LEVEL_COLOR)
@@ -293,14 +296,19 @@ def tlb_figure(rows: list[dict]) -> Figure:
     if not rows:
         return Figure(None, "no TLB curve was inferred")
     row = min(rows, key=lambda row: row["page_bytes"] or 0)
-    parts = [f"L1 {format_count(row['l1_entries'])} entries" if row["l1_entries"] else None,
-             f"L2 {format_count(row['l2_entries'])} entries" if row["l2_entries"] else None,
-             f"page walk {format_time_ns(row['walk_ns'])}" if row["walk_ns"] is not None else None]
+    # entries as the step's bracket, with the count where the bracket is narrow enough for one
+    parts = [f"{name} {row[f'{key}_text']} entries" if row.get(f"{key}_low_pages") else None
+             for key, name in (("l1", "L1"), ("l2", "L2"))]
+    parts += [f"page walk {format_time_ns(row['walk_ns'])}" if row["walk_ns"] is not None else None]
     parts = [part for part in parts if part]
     size = format_bytes(row["page_bytes"]) if row["page_bytes"] else row["page_size"]
     kind = f", {row['core_kind']}" if row.get("core_kind") else ""
-    return Figure(f"{' · '.join(parts)} ({size} pages{kind})" if parts else None, row["note"],
-                  {"tlb_l1_entries": row["l1_entries"], "tlb_l2_entries": row["l2_entries"]})
+    values = {}
+    for key in ("l1", "l2"):
+        values.update({f"tlb_{key}_entries": row[f"{key}_entries"], f"tlb_{key}_entries_low": row.get(f"{key}_low_pages"),
+                       f"tlb_{key}_entries_high": row.get(f"{key}_high_pages"),
+                       f"tlb_{key}_entries_method": "onset" if row[f"{key}_entries"] is not None else None})
+    return Figure(f"{'; '.join(parts)} ({size} pages{kind})" if parts else None, row["note"], values)
 
 
 def mlp_figure(rows: list[dict]) -> Figure:
