@@ -4,8 +4,9 @@ experiment, restore, collect, warehouse, report) over 1, 8 and 32 lab hosts of t
 namespaces with their own sshd on this machine; root needed), then the same run at one size with
 half the forks, with `strategy: free` and without pipelining.
 
-    flock /tmp/fleetscope-machine.lock .venv/bin/python benchmarks/lab_scale.py \\
-        [--sizes 1,8,32] [--variants-at 8] [--tags zero_queue] [--budget-s 540]
+    flock /work/locks/machine.lock .venv/bin/python benchmarks/lab_scale.py \\
+        [--sizes 1,8,32] [--variants-at 8] [--variants forks,free,no-pipelining,poll-1ms,ssh-compression]
+        [--tags zero_queue] [--budget-s 540]
 
 The lab is started once with the largest size and each run takes its hosts with --limit (fslab1..N
 plus localhost, the controller's plays). Every line ansible-playbook prints is timestamped as it
@@ -16,6 +17,10 @@ of the controller (the RSS of ansible-playbook and every process under it, summe
 0.2 s) and the number of its processes, its CPU time (ansible-playbook with every process it and its
 forks waited for: ssh clients and the controller's own tasks; plus the ssh ControlPersist masters), and each host's own span (runs.started_at..finished_at).
 A run that would start past --budget-s is skipped and said so; the lab is stopped whatever happens.
+
+Targets (issue 33): controller CPU per added host <= 1 s ((CPU at the largest size - CPU at the smallest) /
+added hosts). The variants undo one of ansible.cfg's settings each: `poll-1ms` Ansible's default
+internal_poll_interval, `ssh-compression` Ansible's default ssh_args (with -C).
 
 Targets (issue 19): controller overhead per added host <= 1 s of wall time at 32 hosts with the shipped
 defaults ((wall at 32 - wall at 1) / 31), and ingest + report of the 32 bundles <= 30 s. All lab hosts
@@ -172,12 +177,21 @@ def main() -> int:
     parser.add_argument("--sizes", default="1,8,32", help="lab sizes (default 1,8,32)")
     parser.add_argument("--variants-at", type=int, default=8,
                         help="size of the forks / strategy / pipelining runs (0: none; default 8)")
+    parser.add_argument("--variants", default="forks,free,no-pipelining",
+                        help="which variants run at --variants-at: forks, free, no-pipelining, poll-1ms, ssh-compression")
     parser.add_argument("--tags", default="zero_queue", help="the experiment(s) run (default zero_queue)")
     parser.add_argument("--budget-s", type=float, default=540, help="start no run after this many seconds")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
-    variants = {f"forks {max(args.variants_at // 2, 1)}": {"ANSIBLE_FORKS": str(max(args.variants_at // 2, 1))}, "strategy free": {"ANSIBLE_STRATEGY": "free"},
-                "no pipelining": {"ANSIBLE_PIPELINING": "False"}} if args.variants_at else {}
+    known = {"forks": (f"forks {max(args.variants_at // 2, 1)}", {"ANSIBLE_FORKS": str(max(args.variants_at // 2, 1))}),
+             "free": ("strategy free", {"ANSIBLE_STRATEGY": "free"}),
+             "no-pipelining": ("no pipelining", {"ANSIBLE_PIPELINING": "False"}),
+             "poll-1ms": ("internal poll 1 ms", {"ANSIBLE_INTERNAL_POLL_INTERVAL": "0.001"}),
+             "ssh-compression": ("ssh -C", {"ANSIBLE_SSH_ARGS": "-C -o ControlMaster=auto -o ControlPersist=60s"})}
+    unknown = set(args.variants.split(",")) - set(known) - {""}
+    if unknown:
+        parser.error(f"unknown variant(s) {', '.join(sorted(unknown))}; known: {', '.join(known)}")
+    variants = dict(known[name] for name in args.variants.split(",") if name) if args.variants_at else {}
     began = time.monotonic()
     lab = Lab(max(sizes + [args.variants_at])).start()
     print(f"lab of {len(lab.hosts)} hosts started in {time.monotonic() - began:.1f} s; load average "

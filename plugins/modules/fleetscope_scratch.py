@@ -37,6 +37,13 @@ options:
     description: The run id of a dead run whose lock this run took over; its scratch directories are removed
       as an earlier attempt's are.
     type: str
+  folders:
+    description: Folders to create inside the new scratch directory (relative paths, mode 0700), so the roles
+      that build and measure in it need no task of their own to make them (each such task is a round trip
+      to the host and controller CPU, per host).
+    type: list
+    elements: str
+    default: []
 """
 
 EXAMPLES = r"""
@@ -95,7 +102,11 @@ def safe_root(root: str) -> str:
     return real
 
 
-def create(root: str, run_id: str, taken_over_run_id: str | None = None) -> dict:
+def create(root: str, run_id: str, taken_over_run_id: str | None = None, folders: list[str] = ()) -> dict:
+    inside = [os.path.normpath(folder) for folder in folders]
+    outside = [folder for folder in folders if os.path.isabs(folder) or os.path.normpath(folder).split(os.sep)[0] == ".."]
+    if outside:
+        raise ValueError(f"folders must lie inside the scratch directory, not {', '.join(outside)}")
     real = safe_root(root)
     prefix = f"fleetscope-{run_id}"
     prefixes = [prefix]
@@ -113,20 +124,31 @@ def create(root: str, run_id: str, taken_over_run_id: str | None = None) -> dict
         else:
             foreign.append(f"{path} (uid {info.st_uid}, mode {stat.S_IMODE(info.st_mode):04o})")
     path = tempfile.mkdtemp(prefix=prefix + "-", dir=real)
+    for folder in inside:  # every level 0700 as the scratch directory itself, whatever the umask
+        level = path
+        for part in folder.split(os.sep):
+            level = os.path.join(level, part)
+            if not os.path.isdir(level):
+                os.mkdir(level, 0o700)
+                os.chmod(level, 0o700)
     return {"path": path, "removed": removed, "foreign": foreign}
 
 
 def main() -> None:
     module = AnsibleModule(argument_spec={"root": {"type": "path", "required": True},
                                           "run_id": {"type": "str", "required": True},
-                                          "taken_over_run_id": {"type": "str"}})
+                                          "taken_over_run_id": {"type": "str"},
+                                          "folders": {"type": "list", "elements": "str", "default": []}})
     try:
-        created = create(module.params["root"], module.params["run_id"], module.params["taken_over_run_id"])
+        created = create(module.params["root"], module.params["run_id"], module.params["taken_over_run_id"],
+                         module.params["folders"])
     except Unsafe as error:
         module.fail_json(msg=f"fleet_scratch_root={module.params['root']}: {error}: another user could put files "
                              "in the run's scratch directory or swap it for one of theirs, and root builds and "
                              "runs binaries there. Choose a scratch root that only root controls (the default "
                              "is /var/tmp).")
+    except ValueError as error:
+        module.fail_json(msg=str(error))
     except OSError as error:
         module.fail_json(msg=f"fleet_scratch_root={module.params['root']}: cannot create the run's scratch directory: {error}")
     for leftover in created.pop("foreign"):

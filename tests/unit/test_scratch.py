@@ -31,6 +31,24 @@ def test_a_scratch_directory_is_fresh_private_and_unpredictable(tmp_path):
     assert stat.S_IMODE(info.st_mode) == 0o700 and info.st_uid == os.geteuid()
 
 
+def test_the_folders_asked_for_come_with_the_scratch_directory_each_level_private(tmp_path):
+    old_umask = os.umask(0o022)
+    try:
+        created = Path(scratch.create(str(tmp_path), RUN_A, folders=["kernels", "bundle/results", "bundle/raw"])["path"])
+    finally:
+        os.umask(old_umask)
+    made = sorted(str(path.relative_to(created)) for path in created.rglob("*"))
+    assert made == ["bundle", "bundle/raw", "bundle/results", "kernels"]
+    assert {stat.S_IMODE((created / folder).stat().st_mode) for folder in made} == {0o700}
+
+
+@pytest.mark.parametrize("folder", ["../escaped", "/etc/fleetscope", "bundle/../../escaped"])
+def test_a_folder_outside_the_scratch_directory_is_refused_before_anything_is_made(tmp_path, folder):
+    with pytest.raises(ValueError, match="inside the scratch directory"):
+        scratch.create(str(tmp_path), RUN_A, folders=["kernels", folder])
+    assert list(tmp_path.iterdir()) == []
+
+
 @needs_root
 def test_a_folder_named_like_the_run_s_but_not_its_own_is_never_used(tmp_path):
     squatted = tmp_path / f"fleetscope-{RUN_A}" / "kernels"
