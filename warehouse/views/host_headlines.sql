@@ -1,7 +1,8 @@
 -- host_headlines: one row per host, its latest run's headline figures: what the host page's summary, the fleet
 -- page, `compare`, `check` and `export --openmetrics` show (fleetscope.report.fleet.run_values computes the same
 -- from the same tables; tests/unit/test_host_headlines.py holds them equal). Levels are those of the fastest
--- core kind, in THP pages where the run has them; the last level (memory) has no size; a reference host's
+-- core kind, in THP pages where the run has them, each size with its bracket and method; the last level (memory)
+-- has no size; TLB entries with their brackets; a reference host's
 -- relative curve (ns over L1) has no level latency. The compute figures are report/compute_headline's: the integer
 -- clock with one core and with all active, the widest class's FP64 FLOP/s and FLOP per cycle per core.
 CREATE OR REPLACE VIEW host_headlines AS
@@ -30,7 +31,8 @@ policy AS (  -- THP where the kind has it, else the first page policy by name
     GROUP BY lv.run_id, lv.host
 ),
 shown AS (
-    SELECT lv.run_id, lv.host, lower(lv.level) AS level, lv.latency_ns, lv.capacity_bytes,
+    SELECT lv.run_id, lv.host, lower(lv.level) AS level, lv.latency_ns, lv.capacity_bytes, lv.size_low_bytes,
+           lv.size_high_bytes, lv.size_method,
            lv.level_index = max(lv.level_index) OVER (PARTITION BY lv.run_id, lv.host) AS is_last
     FROM levels AS lv
     JOIN kind AS k ON k.run_id = lv.run_id AND k.host = lv.host AND lv.core_kind IS NOT DISTINCT FROM k.core_kind
@@ -40,12 +42,24 @@ shown AS (
 level_figures AS (
     SELECT run_id, host,
            max(capacity_bytes) FILTER (WHERE level = 'l1' AND NOT is_last) AS l1_size_bytes,
+           max(size_low_bytes) FILTER (WHERE level = 'l1' AND NOT is_last) AS l1_size_low_bytes,
+           max(size_high_bytes) FILTER (WHERE level = 'l1' AND NOT is_last) AS l1_size_high_bytes,
+           max(size_method) FILTER (WHERE level = 'l1' AND NOT is_last) AS l1_size_method,
            max(latency_ns) FILTER (WHERE level = 'l1')                     AS l1_latency_ns,
            max(capacity_bytes) FILTER (WHERE level = 'l2' AND NOT is_last) AS l2_size_bytes,
+           max(size_low_bytes) FILTER (WHERE level = 'l2' AND NOT is_last) AS l2_size_low_bytes,
+           max(size_high_bytes) FILTER (WHERE level = 'l2' AND NOT is_last) AS l2_size_high_bytes,
+           max(size_method) FILTER (WHERE level = 'l2' AND NOT is_last) AS l2_size_method,
            max(latency_ns) FILTER (WHERE level = 'l2')                     AS l2_latency_ns,
            max(capacity_bytes) FILTER (WHERE level = 'l3' AND NOT is_last) AS l3_size_bytes,
+           max(size_low_bytes) FILTER (WHERE level = 'l3' AND NOT is_last) AS l3_size_low_bytes,
+           max(size_high_bytes) FILTER (WHERE level = 'l3' AND NOT is_last) AS l3_size_high_bytes,
+           max(size_method) FILTER (WHERE level = 'l3' AND NOT is_last) AS l3_size_method,
            max(latency_ns) FILTER (WHERE level = 'l3')                     AS l3_latency_ns,
            max(capacity_bytes) FILTER (WHERE level = 'l4' AND NOT is_last) AS l4_size_bytes,
+           max(size_low_bytes) FILTER (WHERE level = 'l4' AND NOT is_last) AS l4_size_low_bytes,
+           max(size_high_bytes) FILTER (WHERE level = 'l4' AND NOT is_last) AS l4_size_high_bytes,
+           max(size_method) FILTER (WHERE level = 'l4' AND NOT is_last) AS l4_size_method,
            max(latency_ns) FILTER (WHERE level = 'l4')                     AS l4_latency_ns,
            max(latency_ns) FILTER (WHERE level = 'dram')                   AS dram_latency_ns
     FROM shown
@@ -55,8 +69,16 @@ tlb AS (  -- the fastest kind's TLB at its smallest page size
     SELECT t.run_id, t.host,
            arg_min(t.l1_entries, (coalesce(k.kind_rank, 0), coalesce(t.core_kind, chr(1114111)), coalesce(t.page_bytes, 0),
                                   t.page_size)) AS tlb_l1_entries,
+           arg_min(t.l1_low_pages, (coalesce(k.kind_rank, 0), coalesce(t.core_kind, chr(1114111)), coalesce(t.page_bytes, 0),
+                                  t.page_size)) AS tlb_l1_entries_low,
+           arg_min(t.l1_high_pages, (coalesce(k.kind_rank, 0), coalesce(t.core_kind, chr(1114111)), coalesce(t.page_bytes, 0),
+                                  t.page_size)) AS tlb_l1_entries_high,
            arg_min(t.l2_entries, (coalesce(k.kind_rank, 0), coalesce(t.core_kind, chr(1114111)), coalesce(t.page_bytes, 0),
-                                  t.page_size)) AS tlb_l2_entries
+                                  t.page_size)) AS tlb_l2_entries,
+           arg_min(t.l2_low_pages, (coalesce(k.kind_rank, 0), coalesce(t.core_kind, chr(1114111)), coalesce(t.page_bytes, 0),
+                                  t.page_size)) AS tlb_l2_entries_low,
+           arg_min(t.l2_high_pages, (coalesce(k.kind_rank, 0), coalesce(t.core_kind, chr(1114111)), coalesce(t.page_bytes, 0),
+                                  t.page_size)) AS tlb_l2_entries_high
     FROM inferred_tlb AS t
     JOIN latest USING (run_id, host)
     LEFT JOIN cpu_core_kinds AS k ON k.run_id = t.run_id AND k.host = t.host AND k.cpu = t.cpu
@@ -143,16 +165,34 @@ SELECT
     latest.started_at,
     latest.is_reference,
     level_figures.l1_size_bytes,
+    level_figures.l1_size_low_bytes,
+    level_figures.l1_size_high_bytes,
+    level_figures.l1_size_method,
     CASE WHEN NOT latest.relative_to_l1 THEN level_figures.l1_latency_ns END AS l1_latency_ns,
     level_figures.l2_size_bytes,
+    level_figures.l2_size_low_bytes,
+    level_figures.l2_size_high_bytes,
+    level_figures.l2_size_method,
     CASE WHEN NOT latest.relative_to_l1 THEN level_figures.l2_latency_ns END AS l2_latency_ns,
     level_figures.l3_size_bytes,
+    level_figures.l3_size_low_bytes,
+    level_figures.l3_size_high_bytes,
+    level_figures.l3_size_method,
     CASE WHEN NOT latest.relative_to_l1 THEN level_figures.l3_latency_ns END AS l3_latency_ns,
     level_figures.l4_size_bytes,
+    level_figures.l4_size_low_bytes,
+    level_figures.l4_size_high_bytes,
+    level_figures.l4_size_method,
     CASE WHEN NOT latest.relative_to_l1 THEN level_figures.l4_latency_ns END AS l4_latency_ns,
     CASE WHEN NOT latest.relative_to_l1 THEN level_figures.dram_latency_ns END AS dram_latency_ns,
     tlb.tlb_l1_entries,
+    tlb.tlb_l1_entries_low,
+    tlb.tlb_l1_entries_high,
+    CASE WHEN tlb.tlb_l1_entries IS NOT NULL THEN 'onset' END AS tlb_l1_entries_method,
     tlb.tlb_l2_entries,
+    tlb.tlb_l2_entries_low,
+    tlb.tlb_l2_entries_high,
+    CASE WHEN tlb.tlb_l2_entries IS NOT NULL THEN 'onset' END AS tlb_l2_entries_method,
     mlp.mlp,
     read_bandwidth.read_1_thread_gb_s,
     read_bandwidth.read_all_threads_gb_s,
