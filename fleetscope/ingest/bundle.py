@@ -19,6 +19,7 @@ import math
 import os
 import re
 import stat
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -56,6 +57,9 @@ _INTEGER_RANGE = (-(2**63), 2**64 - 1)
 # when version 2 ships, add `1: _manifest_1_to_2` here and commit a version-1 fixture bundle.
 MANIFEST_UPGRADES: dict[int, Callable[[dict], dict]] = {}
 _READ_CHUNK = 2**20
+# folder_signature: at most this many entries in a folder it signs, and how long ago its last change must be
+MAX_SIGNED_ENTRIES = 100_000
+SIGNATURE_SETTLE_NS = 1_000_000_000
 
 
 class BundleError(Exception):
@@ -834,6 +838,37 @@ def stated_content(path: Path) -> tuple[str, str, str] | None:
     except Exception:  # noqa: BLE001 - anything amiss is for open_bundle to find and name
         return None
     return manifest["run_id"], manifest["host"], content_sha256
+
+
+def folder_signature(path: Path) -> str | None:
+    """A hash of what the folder's entries look like to stat: every entry under it (relative path, type, size,
+    inode, modification and change time in ns), links not followed. Ingest keeps it beside the content hash
+    it validated; the same signature later means the same bytes, for a stat per file instead of a read and a
+    hash of every byte (git's index does the same). The change time is the kernel's, which no copy or
+    `touch` can set back. None, and the files are read and hashed again next time, where the folder has
+    more than MAX_SIGNED_ENTRIES entries, cannot be listed, or an entry changed less than SIGNATURE_SETTLE_NS
+    ago: a write later in that same clock tick could leave size and times as they were."""
+    root = os.fspath(path)
+    now = time.time_ns()
+    entries = []
+    try:
+        pending = [root]
+        while pending:
+            with os.scandir(pending.pop()) as listing:
+                for entry in listing:
+                    if len(entries) >= MAX_SIGNED_ENTRIES:
+                        return None
+                    status = entry.stat(follow_symlinks=False)
+                    if now - max(status.st_mtime_ns, status.st_ctime_ns) < SIGNATURE_SETTLE_NS:
+                        return None
+                    if stat.S_ISDIR(status.st_mode):
+                        pending.append(entry.path)
+                    entries.append(f"{entry.path[len(root):]}\0{status.st_mode}\0{status.st_size}\0{status.st_ino}\0"
+                                   f"{status.st_dev}\0{status.st_mtime_ns}\0{status.st_ctime_ns}")
+    except OSError:
+        return None
+    entries.sort()
+    return hashlib.sha256("\n".join(entries).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def load_bundle(path: Path) -> Bundle:
