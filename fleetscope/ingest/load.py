@@ -30,6 +30,7 @@ from pathlib import Path
 
 import duckdb
 
+from fleetscope.ingest import DEFAULT_BATCH
 from fleetscope.ingest.bundle import (Bundle, BundleError, Point, folder_signature, name_pattern, open_bundle,
                                       stated_content, utc_timestamp)
 from fleetscope.analyze.derive import DERIVED_TABLES, derive_run
@@ -45,9 +46,6 @@ RUN_TABLES = ("tool_samples", "raw_outputs", "point_samples", "points", "plan_ex
               "cache_levels", "facts", "runs")
 # What the stage holds of one run: its own rows, the host's row and its derived rows.
 STAGED_TABLES = (*RUN_TABLES, "hosts", *DERIVED_TABLES)
-# Bundles per batch (ingest --batch): staged and derived together, handed over in one transaction. The stage
-# holds a batch's rows, so memory follows the batch, not the warehouse.
-DEFAULT_BATCH = 32
 # Samples per INSERT, and per row of point_samples: a point of millions is cut into rows of this many.
 SAMPLE_BATCH = 65536
 # Raw outputs per INSERT: as many as hold this many bytes of the files (each parsed output goes in whole).
