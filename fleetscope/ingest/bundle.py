@@ -140,8 +140,8 @@ class Bundle:
                                  where)
 
 
-def _schema_validator(name: str) -> jsonschema.protocols.Validator:
-    schema = json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
+def _schema_validator(name: str, schema: dict | None = None) -> jsonschema.protocols.Validator:
+    schema = json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8")) if schema is None else schema
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)
     # A name must match its pattern whole: JSON Schema's `pattern` searches, and Python's `$` also
@@ -194,6 +194,72 @@ def _is_rfc3339_datetime(value: object) -> bool:
 
 _MANIFEST_VALIDATOR = _schema_validator("manifest.schema.json")
 _POINT_VALIDATOR = _schema_validator("point.schema.json")
+
+
+class _PointSchemas:
+    """The point schema as it applies to one (experiment, kernel): its `allOf` holds a rule per experiment
+    or kernel (`if` that property is one of these, `then` ...), and jsonschema checks every `if` of every
+    point, half the time it takes on a point. A point's experiment and kernel pick the same rules for every
+    point of a file, so the rules that apply are chosen once per pair and the point is checked against them
+    alone: the same verdict, since each `if` reads nothing but that pair. A point found invalid is checked
+    against the whole schema again, for the message jsonschema gives (best_match). Used only while every
+    `if` of the schema is a `properties` test of experiment or kernel by const or enum; otherwise, and for a
+    point whose experiment or kernel is not a string, the whole schema decides."""
+
+    TESTED = ("experiment", "kernel")
+
+    def __init__(self, whole: jsonschema.protocols.Validator):
+        self.whole = whole
+        self.rules = whole.schema.get("allOf", [])
+        self.chosen: dict[tuple, jsonschema.protocols.Validator] = {}
+        self.usable = all(self._test(rule) is not None for rule in self.rules)
+
+    def _test(self, rule: dict) -> tuple[str, frozenset] | None:
+        """(property, the values its `if` holds for) of a rule `if` {properties: {P: {const|enum}}} then ...;
+        None for any other shape."""
+        condition = rule.get("if")
+        if set(rule) - {"if", "then", "else"} or not isinstance(condition, dict) or set(condition) != {"properties"}:
+            return None
+        tested = condition["properties"]
+        if len(tested) != 1:
+            return None
+        (name, test), = tested.items()
+        if name not in self.TESTED or not isinstance(test, dict) or len(test) != 1:
+            return None
+        values = [test["const"]] if "const" in test else test.get("enum")
+        if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
+            return None
+        return name, frozenset(values)
+
+    def validator(self, document: dict) -> jsonschema.protocols.Validator:
+        """The validator whose verdict on `document` is the whole schema's."""
+        if not self.usable or not all(isinstance(document.get(name, ""), str) for name in self.TESTED):
+            return self.whole
+        key = tuple((name in document, document.get(name)) for name in self.TESTED)
+        if key not in self.chosen:
+            branches = []
+            for rule in self.rules:
+                name, values = self._test(rule)
+                # `properties` holds for an instance without the property
+                holds = name not in document or document[name] in values
+                branch = rule.get("then") if holds else rule.get("else")
+                if branch is not None:
+                    branches.append(branch)
+            schema = {key: value for key, value in self.whole.schema.items() if key != "allOf"}
+            if branches:
+                schema["allOf"] = branches
+            if len(self.chosen) >= 256:  # experiments and kernels are a few dozen; a hostile file gets no more
+                return self.whole
+            self.chosen[key] = _schema_validator("point.schema.json", schema)
+        return self.chosen[key]
+
+    def problem(self, document: dict) -> str | None:
+        if self.validator(document).is_valid(document):
+            return None
+        return _schema_problem(self.whole, document)
+
+
+_POINT_SCHEMAS = _PointSchemas(_POINT_VALIDATOR)
 
 
 def name_pattern(field: str) -> str:
@@ -617,7 +683,7 @@ def _parse_point(text: str, complete: bool, where: str, experiment: str) -> dict
             f"experiment {experiment!r} for this file: each experiment writes its own file"
         )
     context = document.get("context")
-    problem = (_value_problem(document) or _schema_problem(_POINT_VALIDATOR, document) or _summary_problem(document)
+    problem = (_value_problem(document) or _POINT_SCHEMAS.problem(document) or _summary_problem(document)
                or (_counters_problem(context["counters"]) if isinstance(context, dict) and "counters" in context
                    else None))
     if problem:
