@@ -512,51 +512,74 @@ def _classified(path: Path, call: Callable[[], object]) -> object:
         raise _Refused(_unforeseen(path, error)) from None
 
 
+# The runs of a batch, loaded and derived, wait here for the batch's transaction: an in-memory database with
+# the warehouse's tables. Each run is derived in the stage alone (a derive query costs what the stage holds).
+BATCH_STAGE = "staged_batch"
+_BATCH_TABLES = (*RUN_TABLES, *DERIVED_TABLES)
+
+
+def _attach_batch_stage(connection: duckdb.DuckDBPyConnection) -> None:
+    attached = connection.execute("SELECT count(*) FROM duckdb_databases() WHERE database_name = ?",
+                                  [BATCH_STAGE]).fetchone()[0]
+    if not attached:
+        connection.execute(f"ATTACH ':memory:' AS {quoted(BATCH_STAGE)}")
+        with using(connection, BATCH_STAGE):
+            apply_migrations(connection)
+
+
+def _clear_batch_stage(connection: duckdb.DuckDBPyConnection) -> None:
+    for table in _BATCH_TABLES:
+        connection.execute(f"DELETE FROM {quoted(BATCH_STAGE)}.main.{table}")
+    connection.execute(f"CHECKPOINT {quoted(BATCH_STAGE)}")
+
+
 def _unstage(connection: duckdb.DuckDBPyConnection, key: tuple[str, str]) -> None:
-    """Take a refused bundle's rows out of the stage; the batch's other runs stay."""
-    for table in STAGED_TABLES:
-        if table != "hosts":  # a host row names no run; the hand-over registers hosts from the runs it takes
-            connection.execute(f"DELETE FROM {quoted(STAGE)}.main.{table} WHERE run_id = ? AND host = ?", list(key))
+    """Take a refused bundle's rows out of the batch; the batch's other runs stay."""
+    for table in _BATCH_TABLES:
+        connection.execute(f"DELETE FROM {quoted(BATCH_STAGE)}.main.{table} WHERE run_id = ? AND host = ?", list(key))
 
 
 def _stage(connection: duckdb.DuckDBPyConnection, pending: _Pending, warehouse: str, loaded_at: str,
            groups: Groups) -> _Staged:
-    """Validate, load and derive one bundle in the stage, beside the batch's others (every derive query reads
-    one run's rows: tests/unit/test_ingest_isolation.py); with --jobs a worker did that and its rows come
-    from its Parquet files. Raises _Refused, with the stage as it was before."""
+    """Validate, load and derive one bundle in the stage, where it is the only run (as it is in the
+    warehouse's view of it: tests/unit/test_ingest_isolation.py), and add its rows to the batch; with --jobs
+    a worker did the first part and its rows come from its Parquet files. Raises _Refused, with the batch
+    as it was before."""
     if pending.future is not None:
         bundle, loaded, folder = pending.future.result()
         if bundle is None:
             raise _Refused(loaded)
-        try:
-            for table in STAGED_TABLES:
-                if table != "hosts":
-                    _classified(pending.path, lambda table=table: connection.execute(
-                        f"INSERT INTO {quoted(STAGE)}.main.{table} SELECT * FROM read_parquet({_literal(folder / table)})"))
-        except BaseException:
-            _unstage(connection, (bundle.run_id, bundle.host))
-            raise
-        finally:
-            shutil.rmtree(folder)
+        sources = {table: f"read_parquet({_literal(folder / table)})" for table in _BATCH_TABLES}
     else:
+        folder = None
         bundle = _classified(pending.path, lambda: open_bundle(pending.path))
-        key = [bundle.run_id, bundle.host]
-        same = pending.held is not None and pending.held.content_sha256 == bundle.content_sha256
+        sources = {table: f"{quoted(STAGE)}.main.{table}" for table in _BATCH_TABLES}
+    key = (bundle.run_id, bundle.host)
+    try:
+        if folder is None:
+            same = pending.held is not None and pending.held.content_sha256 == bundle.content_sha256
 
-        def load() -> _Loaded | None:
-            with using(connection, STAGE):
-                if same:  # loaded by an older inference method: derive it again
-                    _stage_loaded_run(connection, warehouse, key)
-                    loaded = None
-                else:
-                    loaded = _insert_bundle(connection, bundle, loaded_at, groups)
-                _derive(connection, bundle)
-            return loaded
-        try:
+            def load() -> _Loaded | None:
+                with using(connection, STAGE):
+                    if same:  # loaded by an older inference method: derive it again
+                        _stage_loaded_run(connection, warehouse, list(key))
+                        loaded = None
+                    else:
+                        loaded = _insert_bundle(connection, bundle, loaded_at, groups)
+                    _derive(connection, bundle)
+                return loaded
             loaded = _classified(pending.path, load)
-        except BaseException:
-            _unstage(connection, (bundle.run_id, bundle.host))
-            raise
+        for table, source in sources.items():
+            _classified(pending.path, lambda table=table, source=source: connection.execute(
+                f"INSERT INTO {quoted(BATCH_STAGE)}.main.{table} BY NAME SELECT * FROM {source}"))
+    except BaseException:
+        _unstage(connection, key)
+        raise
+    finally:
+        if folder is None:
+            _clear_stage(connection)
+        else:
+            shutil.rmtree(folder)
     held = pending.held
     action = ("loaded" if held is None else "reinferred" if held.content_sha256 == bundle.content_sha256
               else "replaced")
@@ -580,7 +603,7 @@ def _hand_over(connection: duckdb.DuckDBPyConnection, staged: list[_Staged], for
             connection.execute(sql("ingest/hosts_from_stage"), [loaded_at, whole])
             for table in (*reversed(RUN_TABLES), *DERIVED_TABLES):  # a run's parents first
                 connection.execute(sql("ingest/hand_over_runs").format(table=table,
-                                                                       staged=f"{quoted(STAGE)}.main.{table}"),
+                                                                       staged=f"{quoted(BATCH_STAGE)}.main.{table}"),
                                    [derived if table in DERIVED_TABLES else whole])
         if signed:
             connection.execute(sql("ingest/sign_bundles"), [json.dumps(signed)])
@@ -637,6 +660,7 @@ def _ingest_batch(connection: duckdb.DuckDBPyConnection, chunk: list[tuple[Path,
     staged: list[_Staged] = []
     if pending:
         attach_stage(connection)
+        _attach_batch_stage(connection)
     warehouse = connection.execute("SELECT current_database()").fetchone()[0]
     failed = None
     try:
@@ -652,7 +676,7 @@ def _ingest_batch(connection: duckdb.DuckDBPyConnection, chunk: list[tuple[Path,
                         "space (or fix the disk) and run `fleetscope ingest` again") from None
     finally:
         if pending:
-            _clear_stage(connection)
+            _clear_batch_stage(connection)
     for item in staged:
         outcomes[item.pending.index] = _outcome(item.pending.path, item.bundle, item.action, item.loaded)
     for index, reason in sorted(refusals):
