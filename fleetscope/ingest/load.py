@@ -376,7 +376,7 @@ def _worker_stage(path: Path, loaded_at: str) -> tuple[Bundle | None, _Loaded | 
         if _is_storage_failure(error):
             raise
         return None, _reason(f"{path}: could not be stored ({error}); nothing was loaded"), None
-    except Exception as error:  # noqa: BLE001 - as in _guarded: the bundle is refused, the ingest goes on
+    except Exception as error:  # noqa: BLE001 - as in _classified: the bundle is refused, the ingest goes on
         return None, _unforeseen(path, error), None
     finally:
         for table in STAGED_TABLES:
