@@ -13,6 +13,7 @@ import duckdb
 
 from fleetscope import __version__
 from fleetscope.errors import UserError
+from fleetscope.ingest import DEFAULT_BATCH as DEFAULT_INGEST_BATCH
 from fleetscope.ingest.parsers import TOOLS
 
 MAIN_EXAMPLES = """\
@@ -42,10 +43,14 @@ examples:
   fleetscope ingest results/20261122T034500Z-a1b2c3/node1/
   fleetscope ingest --db /data/lab.duckdb results/ old-results/
   fleetscope ingest --jobs 4 results/      # 4 processes validate and derive, this one writes
+  fleetscope ingest --batch 128 results/   # 128 bundles a transaction (default 32)
   ansible-inventory -i inventory/lab.yml --list > groups.json
   fleetscope ingest --inventory-groups groups.json results/   # the hosts' groups, from the inventory
 
-Each bundle is validated, then loaded in one transaction. Per bundle it prints one line:
+Bundles go in batches (--batch): each bundle is validated and derived in memory, and the batch is
+written in one transaction; a refused bundle costs the others of its batch nothing. An unchanged bundle
+is told by a stat of its files (their size, inode and times as when they were read) before anything is
+read. Per bundle it prints one line, once its batch is in the warehouse:
   loaded     first time this (run_id, host) is loaded
   unchanged  already loaded with the same content: nothing changes
   replaced   same (run_id, host) with new content (e.g. a partial run re-collected): replaced whole
@@ -285,6 +290,16 @@ def _default_db() -> Path:
     return Path(os.environ.get("FLEETSCOPE_DB") or DEFAULT_DB)
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
 def _positive_seconds(text: str) -> float:
     value = float(text)
     if value < 0:
@@ -358,7 +373,8 @@ def _command_ingest(arguments: argparse.Namespace) -> int:
     refused = 0
     with open_warehouse(arguments.db, lock_wait_s=arguments.lock_wait) as connection:
         forget_vanished_refusals(connection)
-        for outcome in ingest_bundles(connection, bundle_paths, jobs=arguments.jobs, groups=groups):
+        for outcome in ingest_bundles(connection, bundle_paths, jobs=arguments.jobs, groups=groups,
+                                      batch=arguments.batch):
             refused += outcome.action == "REFUSED"
             print(f"{outcome.action:<10} {printable(str(outcome.path))}: {outcome.detail}", flush=True)
     print(f"{len(bundle_paths) - refused} of {len(bundle_paths)} bundles accepted into {arguments.db}")
@@ -774,6 +790,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--jobs", type=int, default=1, metavar="N",
         help="processes validating, loading and deriving bundles beside the one that writes the warehouse "
              "(default: 1, all in one process)",
+    )
+    ingest.add_argument(
+        "--batch", type=_positive_int, default=DEFAULT_INGEST_BATCH, metavar="N",
+        help=f"bundles staged, derived and written to the warehouse in one transaction (default: "
+             f"{DEFAULT_INGEST_BATCH}); memory follows the batch, a refused bundle costs the others nothing",
     )
     report = add_verb("report", "write an HTML page per host and a fleet index", REPORT_EXAMPLES, _command_report)
     report.add_argument("--out", type=Path, default=Path("reports"), help="output folder (default: reports/)")

@@ -19,6 +19,7 @@ import math
 import os
 import re
 import stat
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -56,6 +57,9 @@ _INTEGER_RANGE = (-(2**63), 2**64 - 1)
 # when version 2 ships, add `1: _manifest_1_to_2` here and commit a version-1 fixture bundle.
 MANIFEST_UPGRADES: dict[int, Callable[[dict], dict]] = {}
 _READ_CHUNK = 2**20
+# folder_signature: at most this many entries in a folder it signs, and how long ago its last change must be
+MAX_SIGNED_ENTRIES = 100_000
+SIGNATURE_SETTLE_NS = 1_000_000_000
 
 
 class BundleError(Exception):
@@ -136,8 +140,8 @@ class Bundle:
                                  where)
 
 
-def _schema_validator(name: str) -> jsonschema.protocols.Validator:
-    schema = json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8"))
+def _schema_validator(name: str, schema: dict | None = None) -> jsonschema.protocols.Validator:
+    schema = json.loads((SCHEMA_DIR / name).read_text(encoding="utf-8")) if schema is None else schema
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)
     # A name must match its pattern whole: JSON Schema's `pattern` searches, and Python's `$` also
@@ -190,6 +194,72 @@ def _is_rfc3339_datetime(value: object) -> bool:
 
 _MANIFEST_VALIDATOR = _schema_validator("manifest.schema.json")
 _POINT_VALIDATOR = _schema_validator("point.schema.json")
+
+
+class _PointSchemas:
+    """The point schema as it applies to one (experiment, kernel): its `allOf` holds a rule per experiment
+    or kernel (`if` that property is one of these, `then` ...), and jsonschema checks every `if` of every
+    point, half the time it takes on a point. A point's experiment and kernel pick the same rules for every
+    point of a file, so the rules that apply are chosen once per pair and the point is checked against them
+    alone: the same verdict, since each `if` reads nothing but that pair. A point found invalid is checked
+    against the whole schema again, for the message jsonschema gives (best_match). Used only while every
+    `if` of the schema is a `properties` test of experiment or kernel by const or enum; otherwise, and for a
+    point whose experiment or kernel is not a string, the whole schema decides."""
+
+    TESTED = ("experiment", "kernel")
+
+    def __init__(self, whole: jsonschema.protocols.Validator):
+        self.whole = whole
+        self.rules = whole.schema.get("allOf", [])
+        self.chosen: dict[tuple, jsonschema.protocols.Validator] = {}
+        self.usable = all(self._test(rule) is not None for rule in self.rules)
+
+    def _test(self, rule: dict) -> tuple[str, frozenset] | None:
+        """(property, the values its `if` holds for) of a rule `if` {properties: {P: {const|enum}}} then ...;
+        None for any other shape."""
+        condition = rule.get("if")
+        if set(rule) - {"if", "then", "else"} or not isinstance(condition, dict) or set(condition) != {"properties"}:
+            return None
+        tested = condition["properties"]
+        if len(tested) != 1:
+            return None
+        (name, test), = tested.items()
+        if name not in self.TESTED or not isinstance(test, dict) or len(test) != 1:
+            return None
+        values = [test["const"]] if "const" in test else test.get("enum")
+        if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
+            return None
+        return name, frozenset(values)
+
+    def validator(self, document: dict) -> jsonschema.protocols.Validator:
+        """The validator whose verdict on `document` is the whole schema's."""
+        if not self.usable or not all(isinstance(document.get(name, ""), str) for name in self.TESTED):
+            return self.whole
+        key = tuple((name in document, document.get(name)) for name in self.TESTED)
+        if key not in self.chosen:
+            branches = []
+            for rule in self.rules:
+                name, values = self._test(rule)
+                # `properties` holds for an instance without the property
+                holds = name not in document or document[name] in values
+                branch = rule.get("then") if holds else rule.get("else")
+                if branch is not None:
+                    branches.append(branch)
+            schema = {key: value for key, value in self.whole.schema.items() if key != "allOf"}
+            if branches:
+                schema["allOf"] = branches
+            if len(self.chosen) >= 256:  # experiments and kernels are a few dozen; a hostile file gets no more
+                return self.whole
+            self.chosen[key] = _schema_validator("point.schema.json", schema)
+        return self.chosen[key]
+
+    def problem(self, document: dict) -> str | None:
+        if self.validator(document).is_valid(document):
+            return None
+        return _schema_problem(self.whole, document)
+
+
+_POINT_SCHEMAS = _PointSchemas(_POINT_VALIDATOR)
 
 
 def name_pattern(field: str) -> str:
@@ -613,7 +683,7 @@ def _parse_point(text: str, complete: bool, where: str, experiment: str) -> dict
             f"experiment {experiment!r} for this file: each experiment writes its own file"
         )
     context = document.get("context")
-    problem = (_value_problem(document) or _schema_problem(_POINT_VALIDATOR, document) or _summary_problem(document)
+    problem = (_value_problem(document) or _POINT_SCHEMAS.problem(document) or _summary_problem(document)
                or (_counters_problem(context["counters"]) if isinstance(context, dict) and "counters" in context
                    else None))
     if problem:
@@ -834,6 +904,37 @@ def stated_content(path: Path) -> tuple[str, str, str] | None:
     except Exception:  # noqa: BLE001 - anything amiss is for open_bundle to find and name
         return None
     return manifest["run_id"], manifest["host"], content_sha256
+
+
+def folder_signature(path: Path) -> str | None:
+    """A hash of what the folder's entries look like to stat: every entry under it (relative path, type, size,
+    inode, modification and change time in ns), links not followed. Ingest keeps it beside the content hash
+    it validated; the same signature later means the same bytes, for a stat per file instead of a read and a
+    hash of every byte (git's index does the same). The change time is the kernel's, which no copy or
+    `touch` can set back. None, and the files are read and hashed again next time, where the folder has
+    more than MAX_SIGNED_ENTRIES entries, cannot be listed, or an entry changed less than SIGNATURE_SETTLE_NS
+    ago: a write later in that same clock tick could leave size and times as they were."""
+    root = os.fspath(path)
+    now = time.time_ns()
+    entries = []
+    try:
+        pending = [root]
+        while pending:
+            with os.scandir(pending.pop()) as listing:
+                for entry in listing:
+                    if len(entries) >= MAX_SIGNED_ENTRIES:
+                        return None
+                    status = entry.stat(follow_symlinks=False)
+                    if now - max(status.st_mtime_ns, status.st_ctime_ns) < SIGNATURE_SETTLE_NS:
+                        return None
+                    if stat.S_ISDIR(status.st_mode):
+                        pending.append(entry.path)
+                    entries.append(f"{entry.path[len(root):]}\0{status.st_mode}\0{status.st_size}\0{status.st_ino}\0"
+                                   f"{status.st_dev}\0{status.st_mtime_ns}\0{status.st_ctime_ns}")
+    except OSError:
+        return None
+    entries.sort()
+    return hashlib.sha256("\n".join(entries).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def load_bundle(path: Path) -> Bundle:

@@ -1,12 +1,14 @@
-"""`fleetscope ingest`: validate result bundles and load each into the warehouse in one transaction.
+"""`fleetscope ingest`: validate result bundles and load them into the warehouse, a batch at a time.
 
 Loading is idempotent on (run_id, host): the content hash of the bundle decides whether a bundle
-already in the warehouse is left alone (unchanged) or replaced (re-collected with new content).
-A bundle is streamed into its transaction file by file and validated as it goes, so memory follows
-the largest line, not the bundle; a problem anywhere rolls the whole bundle back and refuses it,
-recorded in bundle_refusals (view refused_bundles) until that folder loads. A refused bundle leaves
-the warehouse exactly as it was and never stops the next one; only a warehouse that cannot be written
-(a full disk) stops the ingest.
+already in the warehouse is left alone (unchanged) or replaced (re-collected with new content); a
+signature of its folder's files (bundle.folder_signature, kept in bundle_signatures) tells an unchanged
+bundle without reading it. The others of a batch are streamed into the stage (an in-memory database
+beside the warehouse) file by file and validated as they go, derived there, and the batch's runs go
+into the warehouse in one transaction. A problem anywhere in a bundle takes that bundle's rows out of
+the stage and refuses it, recorded in bundle_refusals (view refused_bundles) until that folder loads:
+a refused bundle leaves the warehouse exactly as it was and costs no other bundle of its batch anything;
+only a warehouse that cannot be written (a full disk) stops the ingest.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import os
 import re
 import shutil
 import tempfile
-from collections import Counter, deque
-from collections.abc import Callable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import ExitStack
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,9 +30,10 @@ from pathlib import Path
 
 import duckdb
 
-from fleetscope.ingest.bundle import (Bundle, BundleError, Point, name_pattern, open_bundle, stated_content,
-                                      utc_timestamp)
-from fleetscope.analyze.derive import DERIVED_TABLES, derive_run, is_current
+from fleetscope.ingest import DEFAULT_BATCH
+from fleetscope.ingest.bundle import (Bundle, BundleError, Point, folder_signature, name_pattern, open_bundle,
+                                      stated_content, utc_timestamp)
+from fleetscope.analyze.derive import DERIVED_TABLES, derive_run
 from fleetscope.errors import UserError
 from fleetscope.analyze.inference import INFERENCE_VERSION
 from fleetscope.store.query import printable
@@ -287,67 +291,11 @@ def _clear_stage(connection: duckdb.DuckDBPyConnection) -> None:
 
 def _stage_loaded_run(connection: duckdb.DuckDBPyConnection, warehouse: str, key: list) -> None:
     """Copy a run already in the warehouse into the stage, to derive it again there."""
-    connection.execute(f"INSERT INTO hosts SELECT * FROM {quoted(warehouse)}.main.hosts WHERE host = ?", key[1:])
+    connection.execute(f"INSERT INTO hosts SELECT * FROM {quoted(warehouse)}.main.hosts WHERE host = ? "
+                       "ON CONFLICT (host) DO NOTHING", key[1:])
     for table in reversed(RUN_TABLES):
         connection.execute(f"INSERT INTO {table} SELECT * FROM {quoted(warehouse)}.main.{table} "
                            "WHERE run_id = ? AND host = ?", key)
-
-
-def _hand_over(connection: duckdb.DuckDBPyConnection, bundle: Bundle, staged: Callable[[str], str],
-               existing: tuple | None, loaded_at: str) -> str:
-    """In one transaction, replace what the warehouse holds of the bundle's run with the rows staged for it,
-    staged(table) naming where a table's are (only the derived ones when the run is loaded with the same
-    content: a run derived again). Returns loaded | replaced | reinferred."""
-    key = [bundle.run_id, bundle.host]
-    unchanged = existing is not None and existing[0] == bundle.content_sha256
-    replaced = DERIVED_TABLES if unchanged else (*RUN_TABLES, *DERIVED_TABLES)
-    connection.execute("BEGIN TRANSACTION")
-    try:
-        connection.execute(sql("ingest/forget_refusal"), [str(bundle.path)])
-        if existing is not None:
-            for table in replaced:
-                connection.execute(f"DELETE FROM {table} WHERE run_id = ? AND host = ?", key)
-        connection.execute(sql("ingest/insert_host"), [bundle.host, loaded_at])
-        for table in (*reversed(RUN_TABLES), *DERIVED_TABLES):  # a run's parents first
-            if table in replaced:
-                connection.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {staged(table)}")
-        connection.execute("COMMIT")
-    except BaseException:
-        _rollback(connection)
-        raise
-    return "reinferred" if unchanged else "loaded" if existing is None else "replaced"
-
-
-def load_into(connection: duckdb.DuckDBPyConnection, bundle: Bundle,
-              groups: Groups = None) -> tuple[str, _Loaded | None]:
-    """Load a bundle and derive its inference and flags, validating its files as they stream in; return
-    (loaded | unchanged | replaced | reinferred, what was loaded). A reinferred bundle was unchanged, but
-    its derived rows were recomputed by this method. Raises BundleError when the bundle is refused.
-
-    The run is loaded and derived in the stage (warehouse.attach_stage), where the views see its rows
-    alone; the warehouse then takes its rows in one transaction, an INSERT per table, replacing what
-    it held of the run, so a refused bundle leaves the warehouse as it was."""
-    loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
-    key = [bundle.run_id, bundle.host]
-    attach_stage(connection)
-    warehouse = connection.execute("SELECT current_database()").fetchone()[0]
-    existing = connection.execute(sql("ingest/run_content_hash"), key).fetchone()
-    unchanged = existing is not None and existing[0] == bundle.content_sha256
-    if unchanged and is_current(connection, *key):
-        connection.execute(sql("ingest/forget_refusal"), [str(bundle.path)])
-        return "unchanged", None
-    try:
-        with using(connection, STAGE):
-            if unchanged:  # loaded by an older inference method: derive it again
-                _stage_loaded_run(connection, warehouse, key)
-                loaded = None
-            else:
-                loaded = _insert_bundle(connection, bundle, loaded_at, groups)
-            _derive(connection, bundle)
-        return _hand_over(connection, bundle, lambda table: f"{quoted(STAGE)}.main.{table}", existing,
-                          loaded_at), loaded
-    finally:
-        _clear_stage(connection)
 
 
 def _is_storage_failure(error: duckdb.Error) -> bool:
@@ -379,43 +327,6 @@ def forget_vanished_refusals(connection: duckdb.DuckDBPyConnection) -> None:
             connection.execute(sql("ingest/forget_refusal"), [bundle_path])
 
 
-def _unchanged(connection: duckdb.DuckDBPyConnection, path: Path) -> bool:
-    """The warehouse holds this bundle's run with the same content, derived by this fleetscope's method:
-    told from the manifest's bytes and a hash of the files before anything is validated or parsed."""
-    stated = stated_content(path)
-    if stated is None:
-        return False
-    run_id, host, content_sha256 = stated
-    held = connection.execute(sql("ingest/run_content_hash"), [run_id, host]).fetchone()
-    if held is None or held[0] != content_sha256 or not is_current(connection, run_id, host):
-        return False
-    connection.execute(sql("ingest/forget_refusal"), [str(Path(path).resolve())])
-    return True
-
-
-def _guarded(connection: duckdb.DuckDBPyConnection, path: Path, load: Callable[[], Outcome]) -> Outcome:
-    """load(), with a problem of the bundle turned into a REFUSED outcome (and a row of refused_bundles);
-    a warehouse that cannot be written raises UserError."""
-    try:
-        try:
-            return load()
-        except BundleError as error:
-            reason = _reason(str(error))
-        except duckdb.Error as error:
-            if _is_storage_failure(error):
-                raise
-            # It passed validation but a value does not fit the warehouse; the transaction was rolled back.
-            reason = _reason(f"{path}: could not be stored ({error}); nothing was loaded")
-        except Exception as error:  # noqa: BLE001 - what a bundle makes fleetscope trip on refuses it, not the ingest
-            reason = _unforeseen(path, error)
-        record_refusal(connection, path, reason)
-        return Outcome(path, "REFUSED", reason)
-    except duckdb.Error as error:
-        raise UserError(f"cannot write the warehouse while loading {path} ({error}); nothing of that bundle was "
-                        "loaded, the bundles reported before it were: free space (or fix the disk) and run "
-                        "`fleetscope ingest` again") from None
-
-
 def _unforeseen(path: Path, error: Exception) -> str:
     """The reason for a bundle that made fleetscope fail in a way no check foresaw (a check is missing:
     the reason says so, and the other bundles load)."""
@@ -427,20 +338,7 @@ def _unchanged_outcome(path: Path) -> Outcome:
     return Outcome(path, "unchanged", f"run {path.parent.name}, host {path.name}: already loaded, unchanged")
 
 
-def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path, groups: Groups = None) -> Outcome:
-    """Validate and load one bundle directory, with its host's inventory groups from `groups` (the
-    controller's; None: not recorded); a problem with the bundle becomes a REFUSED outcome (and a row of
-    refused_bundles), not an exception. A warehouse that cannot be written raises UserError."""
-    def load() -> Outcome:
-        if _unchanged(connection, path):
-            return _unchanged_outcome(path)
-        bundle = open_bundle(path)
-        action, loaded = load_into(connection, bundle, groups)
-        return _outcome(path, bundle, action, loaded)
-    return _guarded(connection, path, load)
-
-
-# ---- several processes: N validate, load and derive, the one writer hands their rows over ---------------
+# ---- several processes: N validate, load and derive a batch's bundles, the one writer stages and hands them over ----
 
 _WORKER: dict = {}
 
@@ -478,29 +376,19 @@ def _worker_stage(path: Path, loaded_at: str) -> tuple[Bundle | None, _Loaded | 
         if _is_storage_failure(error):
             raise
         return None, _reason(f"{path}: could not be stored ({error}); nothing was loaded"), None
-    except Exception as error:  # noqa: BLE001 - as in _guarded: the bundle is refused, the ingest goes on
+    except Exception as error:  # noqa: BLE001 - as in _classified: the bundle is refused, the ingest goes on
         return None, _unforeseen(path, error), None
     finally:
         for table in STAGED_TABLES:
             connection.execute(f"DELETE FROM memory.main.{table}")
 
 
-def _hand_over_staged(connection: duckdb.DuckDBPyConnection, path: Path, future: Future, loaded_at: str) -> Outcome:
-    def load() -> Outcome:
-        bundle, loaded, folder = future.result()
-        if bundle is None:
-            raise BundleError(loaded)
-        try:
-            existing = connection.execute(sql("ingest/run_content_hash"), [bundle.run_id, bundle.host]).fetchone()
-            if existing is not None and existing[0] == bundle.content_sha256 and \
-                    is_current(connection, bundle.run_id, bundle.host):  # named twice in one ingest
-                return _unchanged_outcome(path)
-            action = _hand_over(connection, bundle, lambda table: f"read_parquet({_literal(folder / table)})",
-                                existing, loaded_at)
-        finally:
-            shutil.rmtree(folder)
-        return _outcome(path, bundle, action, loaded if action != "reinferred" else None)
-    return _guarded(connection, path, load)
+def _refused(connection: duckdb.DuckDBPyConnection, path: Path, reason: str) -> Outcome:
+    try:
+        record_refusal(connection, path, reason)
+    except duckdb.Error as error:
+        raise UserError(f"cannot write the warehouse while refusing {path} ({error})") from None
+    return Outcome(path, "REFUSED", reason)
 
 
 class _Folders:
@@ -514,17 +402,17 @@ class _Folders:
         self.connection = connection
         self.first: dict[tuple[str, str], Path] = {}
 
-    def conflict(self, path: Path) -> str | None:
-        folder = Path(path).resolve()
-        key = (folder.parent.name, folder.name)
+    def conflict(self, path: Path, folder: Path, held: _Held | None) -> str | None:
+        """Why `path` (resolved: `folder`) conflicts, given what the warehouse holds of its run; None: it does not."""
+        key = _key(folder)
         first = self.first.setdefault(key, folder)
         if first != folder:
             return self._reason(path, key, first, "given earlier to this ingest")
-        held = self.connection.execute(sql("ingest/run_bundle"), list(key)).fetchone()
-        if held is not None and Path(held[0]) != folder and (Path(held[0]) / "manifest.json").is_file():
+        if held is not None and Path(held.bundle_path) != folder and \
+                (Path(held.bundle_path) / "manifest.json").is_file():
             stated = stated_content(folder)
-            if stated is None or stated[2] != held[1]:
-                return self._reason(path, key, Path(held[0]), "the warehouse holds the run from")
+            if stated is None or stated[2] != held.content_sha256:
+                return self._reason(path, key, Path(held.bundle_path), "the warehouse holds the run from")
         return None
 
     @staticmethod
@@ -534,50 +422,332 @@ class _Folders:
                        "run `fleetscope ingest` again")
 
 
-def _refused(connection: duckdb.DuckDBPyConnection, path: Path, reason: str) -> Outcome:
+# ---- one batch: told unchanged by the folders' signatures, staged and derived, handed over in one transaction ----
+
+@dataclass(frozen=True)
+class _Held:
+    """What the warehouse holds of a run a bundle folder names (ingest/held_runs.sql)."""
+    bundle_path: str
+    content_sha256: str
+    inference_version: int | None
+    signed_path: str | None
+    signature: str | None
+    signed_content_sha256: str | None
+
+    @property
+    def current(self) -> bool:
+        return self.inference_version == INFERENCE_VERSION
+
+    def signed_as(self, folder: Path, signature: str | None) -> bool:
+        """The folder's files look as they did when this run's content was read from them."""
+        return (signature is not None and self.signature == signature and self.signed_path == str(folder)
+                and self.signed_content_sha256 == self.content_sha256)
+
+
+@dataclass
+class _Pending:
+    """A bundle of the batch to validate, load and derive."""
+    index: int
+    path: Path
+    folder: Path
+    held: _Held | None
+    signature: str | None
+    future: Future | None = None
+
+
+@dataclass(frozen=True)
+class _Staged:
+    pending: _Pending
+    bundle: Bundle
+    loaded: _Loaded | None
+    action: str  # loaded | replaced | reinferred
+
+
+class _Refused(Exception):
+    """A bundle of the batch is refused: its reason, as stored and printed."""
+
+
+def _keys_json(keys: Iterable[tuple[str, str]]) -> str:
+    return json.dumps([{"run_id": run_id, "host": host} for run_id, host in keys])
+
+
+def _key(folder: Path) -> tuple[str, str]:
+    return folder.parent.name, folder.name
+
+
+def _held_runs(connection: duckdb.DuckDBPyConnection, keys: list[tuple[str, str]]) -> dict[tuple[str, str], _Held]:
+    return {(row[0], row[1]): _Held(*row[2:])
+            for row in connection.execute(sql("ingest/held_runs"), [_keys_json(keys)]).fetchall()}
+
+
+def _chunks(paths: list[Path], size: int) -> Iterator[list[tuple[Path, Path]]]:
+    """(path, its resolved folder) in batches of at most `size`, a batch ending before a run it already names
+    (a folder given twice is told unchanged in the next batch, once the first is in the warehouse)."""
+    chunk: list[tuple[Path, Path]] = []
+    keys: set[tuple[str, str]] = set()
+    for path in paths:
+        folder = Path(path).resolve()
+        if len(chunk) >= size or _key(folder) in keys:
+            yield chunk
+            chunk, keys = [], set()
+        chunk.append((path, folder))
+        keys.add(_key(folder))
+    if chunk:
+        yield chunk
+
+
+def _classified(path: Path, call: Callable[[], object]) -> object:
+    """call(), with what the bundle makes fail turned into _Refused (as ingest has always told them apart); a
+    warehouse that cannot be written raises on."""
     try:
-        record_refusal(connection, path, reason)
+        return call()
+    except BundleError as error:
+        raise _Refused(_reason(str(error))) from None
     except duckdb.Error as error:
-        raise UserError(f"cannot write the warehouse while refusing {path} ({error})") from None
-    return Outcome(path, "REFUSED", reason)
+        if _is_storage_failure(error):
+            raise
+        # it passed validation but a value does not fit the warehouse
+        raise _Refused(_reason(f"{path}: could not be stored ({error}); nothing was loaded")) from None
+    except Exception as error:  # noqa: BLE001 - what a bundle makes fleetscope trip on refuses it, not the ingest
+        raise _Refused(_unforeseen(path, error)) from None
+
+
+# The runs of a batch, loaded and derived, wait here for the batch's transaction: an in-memory database with
+# the warehouse's tables. Each run is derived in the stage alone (a derive query costs what the stage holds).
+BATCH_STAGE = "staged_batch"
+_BATCH_TABLES = (*RUN_TABLES, *DERIVED_TABLES)
+
+
+def _attach_batch_stage(connection: duckdb.DuckDBPyConnection) -> None:
+    attached = connection.execute("SELECT count(*) FROM duckdb_databases() WHERE database_name = ?",
+                                  [BATCH_STAGE]).fetchone()[0]
+    if not attached:
+        connection.execute(f"ATTACH ':memory:' AS {quoted(BATCH_STAGE)}")
+        with using(connection, BATCH_STAGE):
+            apply_migrations(connection)
+
+
+def _clear_batch_stage(connection: duckdb.DuckDBPyConnection) -> None:
+    for table in _BATCH_TABLES:
+        connection.execute(f"DELETE FROM {quoted(BATCH_STAGE)}.main.{table}")
+    connection.execute(f"CHECKPOINT {quoted(BATCH_STAGE)}")
+
+
+def _unstage(connection: duckdb.DuckDBPyConnection, key: tuple[str, str]) -> None:
+    """Take a refused bundle's rows out of the batch; the batch's other runs stay."""
+    for table in _BATCH_TABLES:
+        connection.execute(f"DELETE FROM {quoted(BATCH_STAGE)}.main.{table} WHERE run_id = ? AND host = ?", list(key))
+
+
+def _stage(connection: duckdb.DuckDBPyConnection, pending: _Pending, warehouse: str, loaded_at: str,
+           groups: Groups) -> _Staged:
+    """Validate, load and derive one bundle in the stage, where it is the only run (as it is in the
+    warehouse's view of it: tests/unit/test_ingest_isolation.py), and add its rows to the batch; with --jobs
+    a worker did the first part and its rows come from its Parquet files. Raises _Refused, with the batch
+    as it was before."""
+    if pending.future is not None:
+        bundle, loaded, folder = pending.future.result()
+        if bundle is None:
+            raise _Refused(loaded)
+        sources = {table: f"read_parquet({_literal(folder / table)})" for table in _BATCH_TABLES}
+    else:
+        folder = None
+        bundle = _classified(pending.path, lambda: open_bundle(pending.path))
+        sources = {table: f"{quoted(STAGE)}.main.{table}" for table in _BATCH_TABLES}
+    key = (bundle.run_id, bundle.host)
+    try:
+        if folder is None:
+            same = pending.held is not None and pending.held.content_sha256 == bundle.content_sha256
+
+            def load() -> _Loaded | None:
+                with using(connection, STAGE):
+                    if same:  # loaded by an older inference method: derive it again
+                        _stage_loaded_run(connection, warehouse, list(key))
+                        loaded = None
+                    else:
+                        loaded = _insert_bundle(connection, bundle, loaded_at, groups)
+                    _derive(connection, bundle)
+                return loaded
+            loaded = _classified(pending.path, load)
+        for table, source in sources.items():
+            _classified(pending.path, lambda table=table, source=source: connection.execute(
+                f"INSERT INTO {quoted(BATCH_STAGE)}.main.{table} BY NAME SELECT * FROM {source}"))
+    except BaseException:
+        _unstage(connection, key)
+        raise
+    finally:
+        if folder is None:
+            _clear_stage(connection)
+        else:
+            shutil.rmtree(folder)
+    held = pending.held
+    action = ("loaded" if held is None else "reinferred" if held.content_sha256 == bundle.content_sha256
+              else "replaced")
+    return _Staged(pending, bundle, loaded if action != "reinferred" else None, action)
+
+
+def _hand_over(connection: duckdb.DuckDBPyConnection, staged: list[_Staged], forget: list[str], signed: list[dict],
+               loaded_at: str) -> None:
+    """In one transaction, the staged runs replace what the warehouse held of them (a run derived again only
+    its derived rows), the refusals of `forget` go and the folders' signatures are kept."""
+    whole = _keys_json(sorted((item.bundle.run_id, item.bundle.host) for item in staged if item.action != "reinferred"))
+    derived = _keys_json(sorted((item.bundle.run_id, item.bundle.host) for item in staged))
+    connection.execute("BEGIN TRANSACTION")
+    try:
+        if forget:
+            connection.execute(sql("ingest/forget_refusals"), [json.dumps(forget)])
+        if staged:
+            for table in (*RUN_TABLES, *DERIVED_TABLES):
+                connection.execute(sql("ingest/delete_runs").format(table=table),
+                                   [derived if table in DERIVED_TABLES else whole])
+            connection.execute(sql("ingest/hosts_from_stage"), [loaded_at, whole])
+            for table in (*reversed(RUN_TABLES), *DERIVED_TABLES):  # a run's parents first
+                connection.execute(sql("ingest/hand_over_runs").format(table=table,
+                                                                       staged=f"{quoted(BATCH_STAGE)}.main.{table}"),
+                                   [derived if table in DERIVED_TABLES else whole])
+        if signed:
+            connection.execute(sql("ingest/sign_bundles"), [json.dumps(signed)])
+        connection.execute("COMMIT")
+    except BaseException:
+        _rollback(connection)
+        raise
+
+
+def _signed(folder: Path, signature: str | None, content_sha256: str) -> list[dict]:
+    if signature is None:
+        return []
+    run_id, host = _key(folder)
+    return [{"run_id": run_id, "host": host, "bundle_path": str(folder), "signature": signature,
+             "content_sha256": content_sha256}]
+
+
+def _ingest_batch(connection: duckdb.DuckDBPyConnection, chunk: list[tuple[Path, Path]], folders: _Folders,
+                  groups: Groups, pool: ProcessPoolExecutor | None, loaded_at: str) -> Iterator[Outcome]:
+    """The outcomes of one batch of bundles, in order, once the batch is in the warehouse. A warehouse that
+    cannot be written raises UserError after the outcomes of the bundles before the one it failed on."""
+    held = _held_runs(connection, [_key(folder) for _unused, folder in chunk])
+    refused_before = {path for (path,) in connection.execute(
+        sql("ingest/refused_among"), [json.dumps([str(folder) for _unused, folder in chunk])]).fetchall()}
+    outcomes: list[Outcome | None] = [None] * len(chunk)
+    refusals: list[tuple[int, str]] = []
+    forget: list[str] = []
+    signed: list[dict] = []
+    pending: list[_Pending] = []
+    for index, (path, folder) in enumerate(chunk):
+        run = held.get(_key(folder))
+        conflict = folders.conflict(path, folder, run)
+        if conflict:
+            refusals.append((index, conflict))
+            continue
+        signature = folder_signature(folder)
+        if run is not None and run.current:
+            unchanged = run.signed_as(folder, signature)
+            if not unchanged:  # read and hash the files it names, as open_bundle would
+                stated = stated_content(folder)
+                unchanged = stated is not None and stated[2] == run.content_sha256
+                if unchanged:
+                    signed += _signed(folder, signature, run.content_sha256)
+            if unchanged:
+                outcomes[index] = _unchanged_outcome(path)
+                if str(folder) in refused_before:
+                    forget.append(str(folder))
+                continue
+        pending.append(_Pending(index, path, folder, run, signature))
+
+    if pool is not None:
+        for item in pending:
+            item.future = pool.submit(_worker_stage, item.path, loaded_at)
+    staged: list[_Staged] = []
+    if pending:
+        attach_stage(connection)
+        _attach_batch_stage(connection)
+    warehouse = connection.execute("SELECT current_database()").fetchone()[0]
+    failed = None
+    try:
+        for item in pending:
+            try:
+                staged.append(_stage(connection, item, warehouse, loaded_at, groups))
+            except _Refused as refusal:
+                refusals.append((item.index, str(refusal)))
+        failed = _hand_over_all(connection, staged, forget, signed, refusals, loaded_at)
+    except duckdb.Error as error:
+        raise UserError(f"cannot write the warehouse while loading the batch of {chunk[0][0]} .. {chunk[-1][0]} "
+                        f"({error}); nothing of that batch was loaded, the bundles reported before it were: free "
+                        "space (or fix the disk) and run `fleetscope ingest` again") from None
+    finally:
+        if pending:
+            _clear_batch_stage(connection)
+    for item in staged:
+        outcomes[item.pending.index] = _outcome(item.pending.path, item.bundle, item.action, item.loaded)
+    for index, reason in sorted(refusals):
+        if failed is None or index < failed[0]:
+            outcomes[index] = _refused(connection, chunk[index][0], reason)
+    for index, outcome in enumerate(outcomes):
+        if failed is not None and index >= failed[0]:
+            raise UserError(f"cannot write the warehouse while loading {chunk[index][0]} ({failed[1]}); nothing of "
+                            "that bundle was loaded, the bundles reported before it were: free space (or fix the "
+                            "disk) and run `fleetscope ingest` again")
+        yield outcome
+
+
+def _hand_over_all(connection: duckdb.DuckDBPyConnection, staged: list[_Staged], forget: list[str],
+                   signed: list[dict], refusals: list[tuple[int, str]], loaded_at: str) -> tuple[int, Exception] | None:
+    """The batch in one transaction. Where that fails, each run in a transaction of its own, in order: a row
+    no bundle's stage found fault with that does not fit the warehouse refuses only the bundle it came from
+    (taken out of `staged`, added to `refusals`), and a disk that fills keeps the runs handed over before it.
+    Returns (the batch index of the bundle the warehouse could not be written for, the error), or None."""
+    def signatures(items: list[_Staged]) -> list[dict]:
+        return [row for item in items
+                for row in _signed(item.pending.folder, item.pending.signature, item.bundle.content_sha256)]
+    try:
+        _hand_over(connection, staged, forget + [str(item.pending.folder) for item in staged],
+                   signed + signatures(staged), loaded_at)
+        return None
+    except duckdb.Error:
+        pass
+    _hand_over(connection, [], forget, signed, loaded_at)
+    for item in list(staged):
+        try:
+            _hand_over(connection, [item], [str(item.pending.folder)], signatures([item]), loaded_at)
+        except duckdb.Error as error:
+            if _is_storage_failure(error):
+                del staged[staged.index(item):]
+                return item.pending.index, error
+            staged.remove(item)
+            refusals.append((item.pending.index, _reason(f"{item.pending.path}: could not be stored ({error}); "
+                                                         "nothing was loaded")))
+    return None
 
 
 def ingest_bundles(connection: duckdb.DuckDBPyConnection, paths: list[Path], jobs: int = 1,
-                   groups: Groups = None) -> Iterator[Outcome]:
+                   groups: Groups = None, batch: int = DEFAULT_BATCH) -> Iterator[Outcome]:
     """ingest_bundle of every path, in order, with the hosts' inventory groups from `groups` (a folder whose
-    run another folder holds is a conflict, _Folders). With jobs > 1, that many worker processes validate, load and derive the bundles (each in a
-    stage of its own) while this process, the warehouse's one writer, hands their rows over in order;
-    unchanged bundles are told here, without a worker."""
+    run another folder holds is a conflict, _Folders), `batch` bundles at a time: a batch's unchanged bundles
+    are told by their folders' signatures (folder_signature) or, failing that, their content hash; the others
+    are validated, loaded and derived in the stage, and the batch goes into the warehouse in one transaction.
+    A bundle refused leaves the stage as it was, so it costs the batch nothing else. With jobs > 1, that many
+    worker processes validate, load and derive the batch's bundles (each in a stage of its own) and this
+    process, the warehouse's one writer, stages their rows and hands the batch over. Each batch's outcomes
+    come once it is in the warehouse."""
+    if batch < 1:
+        raise ValueError(f"a batch holds at least one bundle, not {batch}")
     folders = _Folders(connection)
-    if jobs <= 1:
-        for path in paths:
-            conflict = folders.conflict(path)
-            yield _refused(connection, path, conflict) if conflict else ingest_bundle(connection, path, groups)
-        return
-    loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
-    with tempfile.TemporaryDirectory(prefix="fleetscope-ingest-") as folder, \
-            ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver"),
-                                initializer=_worker_start, initargs=(folder, groups)) as pool:
-        queue: deque[tuple[Path, Future | str | None]] = deque()
-        for path in paths:
-            conflict = folders.conflict(path)
-            queue.append((path, conflict if conflict else None if _unchanged(connection, path) else
-                          pool.submit(_worker_stage, path, loaded_at)))
-            # at most two bundles a worker staged ahead of the writer
-            while queue and (not isinstance(queue[0][1], Future) or queue[0][1].done() or
-                             sum(isinstance(pending, Future) for _unused, pending in queue) > 2 * jobs):
-                yield _next(connection, queue, loaded_at)
-        while queue:
-            yield _next(connection, queue, loaded_at)
+    with ExitStack() as stack:
+        pool = None
+        if jobs > 1:
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="fleetscope-ingest-"))
+            pool = stack.enter_context(ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver"),
+                                                           initializer=_worker_start, initargs=(folder, groups)))
+        for chunk in _chunks(paths, batch):
+            loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
+            yield from _ingest_batch(connection, chunk, folders, groups, pool, loaded_at)
 
 
-def _next(connection: duckdb.DuckDBPyConnection, queue: deque, loaded_at: str) -> Outcome:
-    path, pending = queue.popleft()
-    if pending is None:
-        return _unchanged_outcome(path)
-    if isinstance(pending, str):
-        return _refused(connection, path, pending)
-    return _hand_over_staged(connection, path, pending, loaded_at)
+def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path, groups: Groups = None) -> Outcome:
+    """Validate and load one bundle directory, with its host's inventory groups from `groups` (the
+    controller's; None: not recorded); a problem with the bundle becomes a REFUSED outcome (and a row of
+    refused_bundles), not an exception. A warehouse that cannot be written raises UserError."""
+    return next(ingest_bundles(connection, [path], groups=groups))
 
 
 def _outcome(path: Path, bundle: Bundle, action: str, loaded: _Loaded | None) -> Outcome:
