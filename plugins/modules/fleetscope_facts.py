@@ -661,12 +661,19 @@ def virtualization() -> str:
         # systemd-detect-virt and the hypervisor flag would describe the machine running the emulator
         return (f"user-mode emulation: {emulated['userland']} userland on a kernel and CPU of the "
                 f"{emulated['cpu_architecture']} family (qemu-user or alike); timings are the emulator's")
-    code, out = run(["systemd-detect-virt"])
-    if code == 0 and out:
-        return out
-    if code == 1 and out == "none":
-        return "none"
-    return "hypervisor (type unknown)" if "hypervisor" in (read("/proc/cpuinfo", "") or "") else "none"
+    # A container inside a VM is both: systemd-detect-virt alone names only the container (docker), while the
+    # hypervisor is what shapes the timings (steal, how guest memory is backed), so each is asked for apart.
+    found = {}
+    for kind in ("vm", "container"):
+        code, out = run(["systemd-detect-virt", f"--{kind}"])
+        if code in (0, 1) and out:
+            found[kind] = out.splitlines()[0]
+    if not found:
+        return "hypervisor (type unknown)" if "hypervisor" in (read("/proc/cpuinfo", "") or "") else "none"
+    vm, container = found.get("vm", "none"), found.get("container", "none")
+    if container == "none":
+        return vm
+    return f"{vm} (in a {container} container)" if vm != "none" else f"{container} container, no hypervisor"
 
 
 def first_line(argv: list[str]) -> str:

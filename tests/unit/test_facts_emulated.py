@@ -96,3 +96,16 @@ def test_a_long_emulation_reason_is_cut():
     from fleetscope.report.summary import emulation_reason
     shown = emulation_reason(json.dumps({"cpu": {"emulation": {"reason": "x" * 5000}}}))
     assert len(shown) == 400 and shown.endswith("…")
+
+
+@pytest.mark.parametrize("answers, expected", [
+    ({"--vm": (0, "kvm"), "--container": (0, "docker")}, "kvm (in a docker container)"),
+    ({"--vm": (0, "kvm"), "--container": (1, "none")}, "kvm"),
+    ({"--vm": (1, "none"), "--container": (0, "lxc")}, "lxc container, no hypervisor"),
+    ({"--vm": (1, "none"), "--container": (1, "none")}, "none")])
+def test_virtualization_names_the_hypervisor_and_the_container_around_it(module, monkeypatch, answers, expected):
+    """systemd-detect-virt alone names the innermost layer: a container in a KVM guest read 'docker', and the
+    page said nothing of the hypervisor under it."""
+    monkeypatch.setattr(module, "emulation_facts", lambda machine, info: None)  # a native userland
+    monkeypatch.setattr(module, "run", lambda argv: answers[argv[1]])
+    assert module.virtualization() == expected
