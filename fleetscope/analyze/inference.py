@@ -753,7 +753,7 @@ def _random_set_misses(lines: int, ways: int) -> float:
     if lines <= ways:
         return 0.0
     rate, hit = (lines - 1) * -math.log1p(-1 / ways), 0.0
-    for _ in range(200):  # the iteration from 0 climbs to the smaller fixed point (h = 1 is the other)
+    for _round in range(200):  # the iteration from 0 climbs to the smaller fixed point (h = 1 is the other)
         hit = math.exp(-rate * (1 - hit))
     return 1 - hit
 
@@ -781,23 +781,50 @@ def _set_model(ways: int, policy: str) -> list[float]:
 def _set_model_fit(log_sizes: Sequence[float], measured_ln: Sequence[float], low_ns: float, high_ns: float,
                    ways: int) -> tuple[float, str]:
     """log2 of the capacity, and the replacement, whose modelled rise (base `low_ns`, top `high_ns`) is nearest
-    the measured points in ln latency (lognormal noise): each policy on a grid of SET_MODEL_STEP octaves."""
+    the measured points in ln latency (lognormal noise): each policy on a grid of SET_MODEL_STEP octaves.
+
+    The points are summed per cell of that grid once (count, sum of ln latency): a candidate capacity moves the
+    model by whole cells, so a cell's squared error needs only its sums, the cells below and above the model's
+    table take its ends (prefix sums), and a candidate costs the cells inside the table's span, not the points.
+    A host's sweep of tens of thousands of points (untrusted input) is searched at every 8th candidate first,
+    then every candidate within 8 of the best: the basin of a rise is wider than 1/8 octave."""
     top = int(2 * SET_MODEL_SPAN / SET_MODEL_STEP)
     first, last = min(log_sizes), max(log_sizes)
+    sums: dict[int, list[float]] = {}
+    for x, y in zip(log_sizes, measured_ln):  # the cell k + step of a point, k as round((x - capacity + SPAN) / STEP)
+        cell = sums.setdefault(round((x - first + 1 + SET_MODEL_SPAN) / SET_MODEL_STEP), [0.0, 0.0])
+        cell[0] += 1
+        cell[1] += y
+    cells = sorted(sums)
+    counts, totals = [sums[cell][0] for cell in cells], [sums[cell][1] for cell in cells]
+    count_before, total_before = [0.0], [0.0]
+    for count, total in zip(counts, totals):
+        count_before.append(count_before[-1] + count)
+        total_before.append(total_before[-1] + total)
+    steps = int((last - first + 2) / SET_MODEL_STEP)
+    stride = 1 if len(cells) <= 256 else 8
     fits = {}
     for policy in SET_MODEL_POLICIES:
-        best = (math.inf, 0.0, policy)
-        table = _set_model(ways, policy)
-        steps = int((last - first + 2) / SET_MODEL_STEP)
-        for step in range(steps + 1):
-            capacity = first - 1 + step * SET_MODEL_STEP
-            error = 0.0
-            for x, y in zip(log_sizes, measured_ln):
-                k = min(top, max(0, round((x - capacity + SET_MODEL_SPAN) / SET_MODEL_STEP)))
-                error += (y - math.log(low_ns + table[k] * (high_ns - low_ns))) ** 2
-            if error < best[0]:
-                best = (error, capacity, policy)
-        fits[policy] = best
+        model = [math.log(low_ns + share * (high_ns - low_ns)) for share in _set_model(ways, policy)]
+
+        def error(step: int) -> float:
+            # sum over points of (y - m)^2 less the sum of y^2, the same for every candidate
+            below = bisect.bisect_right(cells, step)        # cells whose k <= 0
+            above = bisect.bisect_left(cells, step + top)   # cells whose k >= top
+            low, high = model[0], model[top]
+            value = count_before[below] * low * low - 2 * total_before[below] * low
+            value += ((count_before[-1] - count_before[above]) * high * high
+                      - 2 * (total_before[-1] - total_before[above]) * high)
+            for index in range(below, above):
+                level = model[cells[index] - step]
+                value += counts[index] * level * level - 2 * totals[index] * level
+            return value
+
+        best = min((error(step), step) for step in range(0, steps + 1, stride))
+        if stride > 1:
+            best = min((error(step), step) for step in range(max(0, best[1] - stride),
+                                                                min(steps, best[1] + stride) + 1))
+        fits[policy] = (best[0], first - 1 + best[1] * SET_MODEL_STEP, policy)
     # the two differ mostly in the upper tail (random replacement still hits a fifth of the time at twice the
     # capacity): at 10% noise a few points there cannot always tell them apart (benchmarks/sweep_accuracy.py)
     chosen = min(fits.values())
