@@ -55,8 +55,9 @@ def _divide(brackets: Sequence[tuple[int, int]], measured: set[int], target_octa
 def cache_refinement(sizes: Sequence[int], latency_ns: Sequence[float], *, target_octaves: float, budget: int,
                      reading: CurveReading = CurveReading(), max_bytes: int | None = None) -> list[int]:
     """Working-set sizes to measure next on a latency curve: every level's bracket (its onset or set-load
-    bracket, as `reading`'s pages place its lines) still wider than `target_octaves` divided into target-wide parts, closest level first, at most `budget` sizes and
-    none past `max_bytes` (the plan's price of a point; none where the curve gives no level to refine)."""
+    bracket, as `reading`'s pages place its lines) still wider than `target_octaves` divided into target-wide
+    parts, closest level first, at most `budget` sizes and none past `max_bytes` (the plan's price of a point;
+    none where the curve gives no level to refine)."""
     if budget <= 0:
         return []
     try:

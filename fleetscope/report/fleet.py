@@ -566,6 +566,8 @@ def bracket_text(column: Column, bracket: dict | None) -> str:
     if bracket is None:
         return "—"
     return _bracket_format(column, bracket["low"], bracket["high"], bracket["estimate"], bracket["method"])
+
+
 # The figure a plausibility rule casts doubt on, where it is one of the compared columns (a pattern over their keys).
 FLAG_COLUMNS: dict[str, str] = {
     "dram_chase_too_fast": r"dram_latency",

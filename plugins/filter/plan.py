@@ -1341,6 +1341,10 @@ def _yield_refinement(host: Host, settings: dict, fitted: dict, room: float) -> 
     return fitted
 
 
+# What a plan record says of an adaptive sweep's refinement, beside its coarse processes (the kernels role's rounds).
+REFINE_KEYS = ("refine_max_points", "refine_max_bytes", "refine_page_sizes", "refine_rounds")
+
+
 def host_plan(facts: dict, settings: dict) -> dict:
     """The host's plan: {profile, budget_s, bound_s, points, experiments: [record + points (the
     processes to run)], storage...}. settings: {profile, table (the profile's row of __kernels_profiles),
@@ -1360,11 +1364,10 @@ def host_plan(facts: dict, settings: dict) -> dict:
     fitted = {name: _fit(name, host, settings, given[name]) for name in names}
     if budget is not None:
         fitted = _spend_leftover(host, settings, fitted, given)
-        fitted = _yield_refinement(host, settings, fitted, float(budget) - float((settings.get("storage") or {})
-                                                                                  .get("bound_s") or 0.0))
-    refine_keys = ("refine_max_points", "refine_max_bytes", "refine_page_sizes", "refine_rounds")
+        storage_s = float((settings.get("storage") or {}).get("bound_s") or 0.0)
+        fitted = _yield_refinement(host, settings, fitted, float(budget) - storage_s)
     experiments = [{**fitted[name].record(), "run": fitted[name].processes,
-                    **{key: getattr(fitted[name], key) for key in refine_keys
+                    **{key: getattr(fitted[name], key) for key in REFINE_KEYS
                        if getattr(fitted[name], key) is not None}} for name in names]
     experiments += [{**priced, "run": []} for priced in others]
     bound = round(sum(e["bound_s"] for e in experiments), 3)
@@ -1423,8 +1426,7 @@ def plan_notes(plan: dict, experiment: str) -> list[str]:
 def plan_record(plan: dict) -> dict:
     """What the manifest keeps: the plan without the processes' argv."""
     return {**{key: value for key, value in plan.items() if key != "experiments"},
-            "experiments": [{key: value for key, value in entry.items() if key not in ("run", "refine_max_points", "refine_max_bytes",
-                                                                              "refine_page_sizes", "refine_rounds")}
+            "experiments": [{key: value for key, value in entry.items() if key not in ("run", *REFINE_KEYS)}
                             for entry in plan.get("experiments") or []]}
 
 

@@ -9,7 +9,7 @@ import math
 from fleetscope.report import charts
 from fleetscope.report.charts import NUMBER, Chart, n, o, q, tip
 from fleetscope.report.sections.section import CORE_KIND, Column, Figure, Headline, Section, SectionData, mean_std
-from fleetscope.units import format_bytes, format_count, format_number, format_time_ns
+from fleetscope.units import format_bytes, format_number, format_time_ns
 
 
 def _level_order(rows: list[dict]) -> list[str]:
