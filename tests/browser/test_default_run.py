@@ -65,7 +65,8 @@ def test_the_summary_is_the_first_screen(default_report, browser, tmp_path):
     # what the first screen says: the CPU, the hierarchy with its levels, the headline figures, the flags
     text = browser.evaluate("document.getElementById('summary').innerText")
     assert "Intel(R) Xeon(R) Processor" in text and "GenuineIntel family 6 (0x6), model 167 (0xa7)" in text
-    assert re.search(r"L1\s+\d+(\.\d+)? KiB\s+48 KiB\s+[\d.]+ ns", text)
+    # each size a bracket of two measured sizes with its best estimate under it (the default run's coarse curve)
+    assert re.search(r"L1\s+\d+–\d+ KiB\s+sysfs 48 KiB\s+48 KiB\s+[\d.]+ ns", text)
     assert re.search(r"DRAM\s+—\s+—\s+[\d,.]+ ns", text)
     for label in ("TLB", "Memory-level parallelism", "Read bandwidth", "Loaded-latency knee", "Storage p99"):
         assert label in text

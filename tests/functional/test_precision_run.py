@@ -26,6 +26,7 @@ def run(tmp_path_factory):
     extra = {"fleet_profile": "standard", "kernels_latency_sweep_min_bytes": 16384,
              "kernels_latency_sweep_max_bytes": 65536, "kernels_latency_sweep_points_per_octave": 1,
              "kernels_latency_sweep_page_policies": ["thp"],
+             "kernels_latency_sweep_refine_max_points": 0,  # the three sizes alone: no adaptive refinement
              "kernels_precision": {"latency_sweep": {"target_ci": 0.000001, "max_point_s": 0.05}},
              # a one-point process's plan prices no second attempt (a tenth of its points, rounded down:
              # --max-requeues 0); the later --max-requeues lifts that, so the role's re-queue path runs
