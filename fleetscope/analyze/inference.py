@@ -822,8 +822,8 @@ def _set_model_fit(log_sizes: Sequence[float], measured_ln: Sequence[float], low
 
         best = min((error(step), step) for step in range(0, steps + 1, stride))
         if stride > 1:
-            best = min((error(step), step) for step in range(max(0, best[1] - stride),
-                                                                min(steps, best[1] + stride) + 1))
+            near = range(max(0, best[1] - stride), min(steps, best[1] + stride) + 1)
+            best = min((error(step), step) for step in near)
         fits[policy] = (best[0], first - 1 + best[1] * SET_MODEL_STEP, policy)
     # the two differ mostly in the upper tail (random replacement still hits a fifth of the time at twice the
     # capacity): at 10% noise a few points there cannot always tell them apart (benchmarks/sweep_accuracy.py)
