@@ -67,7 +67,7 @@ test-deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
 
 test: dev test-deps
-	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/pytest -n $(TEST_WORKERS) --durations=25 $(PYTEST_ARGS)
 
 lint: dev
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/ansible-lint

@@ -12,16 +12,17 @@ from pathlib import Path
 
 import pytest
 
-# Tests that use this machine itself (its knobs, its scratch, timed kernels, Ansible runs, Chromium pages of a
-# run): under pytest-xdist (`make test` runs `pytest -n 2`) they all go to one worker, in order, while the unit
-# tests share the other. (xdist's own `--dist loadgroup` does not group under pytest 9, hence a scheduler.)
-MACHINE_TESTS = tuple(f"tests/{folder}/" for folder in ("browser", "functional", "kernels", "lab"))
+# Tests that use this machine itself (its knobs, its scratch, timed kernels, Ansible runs): under pytest-xdist
+# (`make test` runs `pytest -n 2`) they all go to one worker, in order, while the other tests share the other.
+# (xdist's own `--dist loadgroup` does not group under pytest 9, hence a scheduler.) The browser tests render
+# pages of fixture bundles and warehouses in Chromium and touch nothing of the machine's, so they run beside the
+# unit tests: the machine's worker is the suite's critical path (about 25 of its 30 minutes).
+MACHINE_TESTS = tuple(f"tests/{folder}/" for folder in ("functional", "kernels", "lab"))
 
 
 # The machine's tests in this order, whole modules at a time: the unit tests on the other worker finish while the
 # first ones run, so the measurements whose numbers are judged (the kernels, the real run's flags) come last.
-MACHINE_ORDER = ("tests/browser/", "tests/lab/", "tests/functional/", "tests/kernels/",
-                 "tests/functional/test_inference_real.py")
+MACHINE_ORDER = ("tests/lab/", "tests/functional/", "tests/kernels/", "tests/functional/test_inference_real.py")
 
 
 def pytest_collection_modifyitems(config, items):
