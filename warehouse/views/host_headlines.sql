@@ -3,7 +3,7 @@
 -- from the same tables; tests/unit/test_host_headlines.py holds them equal). Levels are those of the fastest
 -- core kind, in THP pages where the run has them, each size with its bracket and method; the last level (memory)
 -- has no size; TLB entries with their brackets; a reference host's
--- relative curve (ns over L1) has no level latency. The compute figures are report/compute_headline's: the integer
+-- relative curve (ns over L1) has no level latency. The compute figures are view compute_figures': the integer
 -- clock with one core and with all active, the widest class's FP64 FLOP/s and FLOP per cycle per core.
 CREATE OR REPLACE VIEW host_headlines AS
 WITH latest AS (
@@ -122,34 +122,6 @@ reference_workload AS (  -- the reference workload's median wall time, where it 
     WHERE w.reference AND w.status = 'ok' AND w.wall_median_s IS NOT NULL
     GROUP BY w.run_id, w.host
 ),
-clock AS (  -- core_clock's integer class (scalar_int); all cores only where more than one was active
-    SELECT c.run_id, c.host,
-           max(c.clock_ghz) FILTER (WHERE c.active_cores = 1) AS clock_1_core_ghz,
-           arg_max(c.clock_ghz, c.active_cores)               AS clock_top_ghz,
-           max(c.active_cores)                                AS clock_cores
-    FROM core_clock_curve AS c
-    JOIN latest USING (run_id, host)
-    WHERE c.class = 'scalar_int'
-    GROUP BY c.run_id, c.host
-),
-widest AS (  -- peak_flops' widest FP64 class (of two as wide, e.g. SSE2 and 128-bit FMA, the faster)
-    SELECT f.run_id, f.host, arg_max(f.class, [f.vector_bits::DOUBLE, f.gflop_s]) AS class
-    FROM peak_flops AS f
-    JOIN latest USING (run_id, host)
-    WHERE f.precision = 'fp64'
-    GROUP BY f.run_id, f.host
-),
-flops AS (
-    SELECT f.run_id, f.host,
-           max(f.gflop_s) FILTER (WHERE f.threads = 1)                 AS fp64_1_core_gflop_s,
-           arg_max(f.gflop_s, f.threads)                               AS fp64_top_gflop_s,
-           max(f.threads)                                              AS flops_cores,
-           max(f.flop_per_cycle_per_core) FILTER (WHERE f.threads = 1) AS fp64_flop_per_cycle
-    FROM peak_flops AS f
-    JOIN widest AS w ON w.run_id = f.run_id AND w.host = f.host AND w.class = f.class
-    WHERE f.precision = 'fp64'
-    GROUP BY f.run_id, f.host
-),
 checks AS (
     SELECT f.run_id, f.host,
            count(*) FILTER (WHERE f.status = 'flagged') AS flags,
@@ -199,12 +171,13 @@ SELECT
     storage.storage_p99_read_ns,
     storage.storage_p99_write_ns,
     reference_workload.reference_workload_s,
-    clock.clock_1_core_ghz,
-    CASE WHEN clock.clock_1_core_ghz IS NOT NULL AND clock.clock_cores > 1 THEN clock.clock_top_ghz END AS clock_all_cores_ghz,
-    flops.fp64_1_core_gflop_s,
-    CASE WHEN flops.fp64_1_core_gflop_s IS NOT NULL AND flops.flops_cores > 1 THEN flops.fp64_top_gflop_s END
+    compute.clock_1_core_ghz,
+    CASE WHEN compute.clock_1_core_ghz IS NOT NULL AND compute.clock_cores > 1 THEN compute.clock_all_cores_ghz END
+        AS clock_all_cores_ghz,
+    compute.fp64_1_core_gflop_s,
+    CASE WHEN compute.fp64_1_core_gflop_s IS NOT NULL AND compute.flops_cores > 1 THEN compute.fp64_all_cores_gflop_s END
         AS fp64_all_cores_gflop_s,
-    CASE WHEN flops.fp64_1_core_gflop_s IS NOT NULL THEN flops.fp64_flop_per_cycle END AS fp64_flop_per_cycle,
+    CASE WHEN compute.fp64_1_core_gflop_s IS NOT NULL THEN compute.fp64_flop_per_cycle END AS fp64_flop_per_cycle,
     coalesce(checks.flags, 0) AS flags,
     checks.thp_granted
 FROM latest
@@ -214,6 +187,5 @@ LEFT JOIN mlp USING (run_id, host)
 LEFT JOIN read_bandwidth USING (run_id, host)
 LEFT JOIN storage USING (run_id, host)
 LEFT JOIN reference_workload USING (run_id, host)
-LEFT JOIN clock USING (run_id, host)
-LEFT JOIN flops USING (run_id, host)
+LEFT JOIN compute_figures AS compute USING (run_id, host)
 LEFT JOIN checks USING (run_id, host);

@@ -1,35 +1,7 @@
 -- report/compute_headline: the figures the summary, the fleet page, compare and outliers show of the compute
--- family, of a batch of runs (the runs in chosen_runs): the integer clock with one core and with all active
--- (core_clock), the widest class's FP64 FLOP/s (of two as wide, e.g. SSE2 and 128-bit FMA, the faster) on one core and on all, and its FLOP per cycle per core
--- (peak_flops). One row per run that measured either.
-WITH clock AS (
-    SELECT run_id, host,
-           max(clock_ghz) FILTER (WHERE active_cores = 1)                                        AS clock_1_core_ghz,
-           arg_max(clock_ghz, active_cores)                                                       AS clock_all_cores_ghz,
-           max(active_cores)                                                                      AS clock_cores
-    FROM core_clock_curve
-    WHERE class = 'scalar_int' AND (run_id, host) IN (FROM chosen_runs)
-    GROUP BY ALL
-),
-widest AS (
-    SELECT run_id, host, arg_max(class, [vector_bits::DOUBLE, gflop_s]) AS class, max(vector_bits) AS vector_bits
-    FROM peak_flops
-    WHERE precision = 'fp64' AND (run_id, host) IN (FROM chosen_runs)
-    GROUP BY ALL
-),
-flops AS (
-    SELECT f.run_id, f.host, w.class AS flops_class, w.vector_bits AS flops_vector_bits,
-           max(f.gflop_s) FILTER (WHERE f.threads = 1)                                            AS fp64_1_core_gflop_s,
-           arg_max(f.gflop_s, f.threads)                                                          AS fp64_all_cores_gflop_s,
-           max(f.threads)                                                                         AS flops_cores,
-           max(f.flop_per_cycle_per_core) FILTER (WHERE f.threads = 1)                            AS fp64_flop_per_cycle
-    FROM peak_flops AS f
-    JOIN widest AS w ON w.run_id = f.run_id AND w.host = f.host AND w.class = f.class
-    WHERE f.precision = 'fp64'
-    GROUP BY ALL
-)
-SELECT coalesce(c.run_id, f.run_id) AS run_id, coalesce(c.host, f.host) AS host, c.clock_1_core_ghz,
-       c.clock_all_cores_ghz, c.clock_cores, f.flops_class, f.flops_vector_bits, f.fp64_1_core_gflop_s,
-       f.fp64_all_cores_gflop_s, f.flops_cores, f.fp64_flop_per_cycle
-FROM clock AS c
-FULL JOIN flops AS f ON f.run_id = c.run_id AND f.host = c.host
+-- family, of a batch of runs (the runs in chosen_runs), from view compute_figures: the integer clock with one core
+-- and with all active (core_clock), the widest class's FP64 FLOP/s on one core and on all, and its FLOP per cycle
+-- per core (peak_flops). One row per run that measured either.
+SELECT *
+FROM compute_figures
+WHERE (run_id, host) IN (FROM chosen_runs)
