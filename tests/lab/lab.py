@@ -39,6 +39,7 @@ PREFIX = "fslab"
 LAB_DIR = Path("/run/fslab")
 PROJECT = Path(__file__).resolve().parents[2]
 SSHD = "/usr/sbin/sshd"
+SSHD_COMMON = Path(__file__).resolve().parent / "sshd_common.conf"  # shared with arm64/make_host.sh
 
 # The knobs fleetscope tunes that the kernel shares between namespaces: each lab host gets a
 # private file over each of them (see README.md: why restore checks stay truthful).
@@ -232,18 +233,9 @@ class Host:
 # sshd of lab host {self.name}, inside its namespaces (tests/lab/lab.py)
 ListenAddress {self.address}:22
 HostKey {self.dir}/ssh_host_ed25519_key
-PidFile none
 AuthorizedKeysFile {LAB_DIR}/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-PrintMotd no
-MaxStartups 100:30:200
-MaxSessions 100
-Subsystem sftp /usr/lib/openssh/sftp-server
 SetEnv FSLAB_HOST={self.name} LD_PRELOAD={LAB_DIR}/faults.so
-""")
+""" + SSHD_COMMON.read_text())
         mounts = [f"mount --bind {knobs / name} {path}" for name, path in KNOB_FILES.items()]
         (self.dir / "init.sh").write_text(f"""\
 #!/bin/sh

@@ -20,6 +20,7 @@ NAME=fsarm64
 ADDRESS=10.214.1.2
 GATEWAY=10.214.1.1
 RUN=/run/$NAME
+HERE=$(cd "$(dirname "$0")" && pwd)  # tests/lab/arm64
 ROOTFS=${FSLAB_ARM64_ROOTFS:-/var/cache/fsarm64/rootfs}
 MIRROR=${FSLAB_ARM64_MIRROR:-http://deb.debian.org/debian}
 BINFMT=/proc/sys/fs/binfmt_misc
@@ -94,20 +95,12 @@ start() {
     install -m 600 "$RUN/id_ed25519.pub" "$ROOTFS/root/.ssh/authorized_keys"
     echo "$ADDRESS $(cat "$ROOTFS/etc/ssh/ssh_host_ed25519_key.pub")" > "$RUN/known_hosts"
     echo "$NAME" > "$ROOTFS/etc/hostname"
-    cat > "$ROOTFS/etc/ssh/sshd_config.fsarm64" <<CONF
+    { cat <<CONF
 # sshd of the arm64 lab host $NAME (tests/lab/arm64/make_host.sh): an aarch64 sshd under qemu-user
 ListenAddress $ADDRESS:22
 HostKey /etc/ssh/ssh_host_ed25519_key
-PidFile none
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-PrintMotd no
-MaxStartups 100:30:200
-MaxSessions 100
-Subsystem sftp /usr/lib/openssh/sftp-server
 CONF
+      cat "$HERE/../sshd_common.conf"; } > "$ROOTFS/etc/ssh/sshd_config.fsarm64"
     cat > "$RUN/init.sh" <<INIT
 #!/bin/sh
 # Runs inside $NAME's network namespace, in new mount and UTS namespaces: the chroot's mounts.
