@@ -5,7 +5,12 @@
  * sample time. Sampling then takes --samples samples; with --target-ci it
  * goes on until the distribution-free 95% CI of the median (stats.c, order
  * statistics) has a half-width of at most target x median, or the point's
- * time cap (--max-point-seconds) is reached. A point that stops at its cap
+ * time cap is reached: --max-point-seconds plus its share of the time the
+ * process's earlier points left of their caps (the bank: each point's share
+ * is what is banked over the points of its sweep still to start, at most
+ * twice --max-point-seconds more), so early finishers hand their time to
+ * later points and the process stays within the plan's price of cap x
+ * points. A point that stops at its cap
  * while its samples drift (a Mann-Kendall trend larger than the target) is
  * re-queued once after the other points of the sweep, and both attempts are
  * recorded (record_precision). */
@@ -42,7 +47,8 @@ enum sampler_stop {
 const char *sampler_stop_name(enum sampler_stop stop);
 
 /* The most samples one series of a point can take: --samples without a
- * target; with one, enough for the time cap at a quarter of the minimum
+ * target; with one, enough for the largest time cap (three times
+ * --max-point-seconds, with the bank's share) at a quarter of the minimum
  * sample time (a sample can come out shorter than calibrated), at most
  * 100000. Kernels size their sample arrays with it. */
 size_t sampler_capacity(const struct kopts *opts);
@@ -58,6 +64,7 @@ struct sampler_run {
 	size_t count;       /* samples taken in every series: the caller advances it */
 	unsigned attempt;   /* 1, or 2 for a re-queued point */
 	uint64_t started_ns; /* set by the first sampler_more (count 0) */
+	double cap_s;       /* this point's time cap: --max-point-seconds plus its share of the bank */
 	double sampling_s;  /* from the first sample to the stop */
 	enum sampler_stop stop;
 	int requeue;        /* a first attempt stopped at the cap while drifting */

@@ -137,12 +137,12 @@ static volatile uint64_t probe_sink;
 static double probe_time(const struct bw_loops *loops, const struct bw_request *request, struct bw_buffer *buffer,
 			 uint64_t passes)
 {
-	uint64_t started = timer_now_ns(), sum = 0;
+	uint64_t started = timer_thread_ns(), sum = 0;
 
 	for (uint64_t p = 0; p < passes; p++)
 		sum += loops->run(request, buffer, 0, buffer->blocks);
 	probe_sink = sum;
-	return (double)(timer_now_ns() - started);
+	return (double)(timer_thread_ns() - started);
 }
 
 static int compare_double(const void *a, const void *b)
@@ -476,15 +476,18 @@ static void *worker_main(void *arg)
 			 worker->cpu, strerror(errno));
 		ready = 0;
 	}
+	/* one thread alone: its own CPU time (timer.h); several: the wall clock they share */
+	uint64_t (*clock)(void) = team->threads == 1 ? timer_thread_ns : timer_now_ns;
+
 	pthread_barrier_wait(&team->barrier); /* prepared */
 	for (;;) {
 		pthread_barrier_wait(&team->barrier); /* start */
 		if (__atomic_load_n(&team->stop, __ATOMIC_ACQUIRE))
 			break;
-		worker->started_ns = timer_now_ns();
+		worker->started_ns = clock();
 		for (uint64_t p = 0; ready && p < team->passes; p++)
 			worker->sink += bw_pass(team->request, &worker->buffer);
-		worker->finished_ns = timer_now_ns();
+		worker->finished_ns = clock();
 		pthread_barrier_wait(&team->barrier); /* end */
 	}
 	if (ready)
@@ -494,7 +497,7 @@ static void *worker_main(void *arg)
 
 /* ns of one round of `passes` passes by every thread together: from the
  * first thread's start to the last one's finish, each read by the thread
- * itself, so the barriers' wake-ups (tens of microseconds for a halted
+ * itself (a team of one: the thread's own CPU time, timer.h), so the barriers' wake-ups (tens of microseconds for a halted
  * vCPU) are not counted as time the memory system worked. */
 static uint64_t team_round(struct team *team, uint64_t passes)
 {

@@ -128,12 +128,12 @@ void chain_consume(void *end)
 uint64_t chain_time_walk_ns(void *context, uint64_t rounds)
 {
 	void **cursor = context;
-	uint64_t started = timer_now_ns();
+	uint64_t started = timer_thread_ns();
 	void *end = chain_walk(*cursor, rounds);
 	uint64_t elapsed;
 
 	chain_consume(end);
-	elapsed = timer_now_ns() - started;
+	elapsed = timer_thread_ns() - started;
 	*cursor = end;
 	return elapsed;
 }

@@ -122,7 +122,7 @@ struct flush_context {
 static uint64_t time_flush(void *context, uint64_t rounds)
 {
 	struct flush_context *flush = context;
-	uint64_t value = flush->value, started = timer_now_ns();
+	uint64_t value = flush->value, started = timer_thread_ns();
 
 	while (rounds--) {
 		for (int i = 0; i < FLUSH_LINES; i++) {
@@ -135,7 +135,7 @@ static uint64_t time_flush(void *context, uint64_t rounds)
 		}
 	}
 	flush->value = value;
-	return timer_now_ns() - started;
+	return timer_thread_ns() - started;
 }
 
 static void measure_flush(struct latency_session *session)

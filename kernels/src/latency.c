@@ -124,23 +124,23 @@ static uint64_t time_walk(void *context, uint64_t rounds)
 
 	if (chains == 1)
 		return chain_time_walk_ns(&walk->cursors[0], rounds);
-	started = timer_now_ns();
+	started = timer_thread_ns();
 	walks[chains](walk->cursors, rounds);
 	for (unsigned j = 0; j < chains; j++)
 		chain_consume(walk->cursors[j]);
-	elapsed = timer_now_ns() - started;
+	elapsed = timer_thread_ns() - started;
 	return elapsed;
 }
 
 static uint64_t time_walk_rmw(void *context, uint64_t rounds)
 {
 	struct walk_context *walk = context;
-	uint64_t started = timer_now_ns();
+	uint64_t started = timer_thread_ns();
 	void *end = walk_rmw(walk->cursors[0], rounds);
 	uint64_t elapsed;
 
 	chain_consume(end);
-	elapsed = timer_now_ns() - started;
+	elapsed = timer_thread_ns() - started;
 	walk->cursors[0] = end;
 	return elapsed;
 }

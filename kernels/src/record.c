@@ -106,7 +106,7 @@ void record_precision(struct record *record, const struct sampler_run *run, cons
 	json_string(json, sampler_stop_name(run->stop));
 	json_key(json, "cap_s");
 	if (opts->target_rel > 0.0)
-		json_double(json, opts->max_point_s);
+		json_double(json, run->cap_s);
 	else
 		json_null(json);
 	json_key(json, "sampling_s");

@@ -13,6 +13,9 @@
 #define MAX_TRIES 64
 #define MAX_CAPACITY 100000
 #define TREND_Z 1.96
+/* A point's cap grows by its share of the time earlier points left unused, up
+ * to this many times --max-point-seconds (sampler_capacity sizes for it). */
+#define BANK_MAX_FACTOR 3.0
 
 /* Grows the count until CONFIRMATIONS runs in a row reach the target: on a
  * shared machine one preempted run can otherwise stop the search early (a
@@ -62,10 +65,21 @@ size_t sampler_capacity(const struct kopts *opts)
 
 	if (opts->target_rel == 0.0)
 		return opts->samples;
-	capacity = (double)opts->samples + 4.0 * ceil(opts->max_point_s * 1e3 / opts->min_sample_ms);
+	capacity = (double)opts->samples +
+		   4.0 * ceil(BANK_MAX_FACTOR * opts->max_point_s * 1e3 / opts->min_sample_ms);
 	return capacity > MAX_CAPACITY ? (opts->samples > MAX_CAPACITY ? opts->samples : MAX_CAPACITY)
 				       : (size_t)capacity;
 }
+
+/* The process's time bank: what the points sampled so far left of their caps
+ * (a point that reached its target early), and how many of its sweep's
+ * planned points are still to start (the current one included; 1 outside a
+ * sweep or for a re-queued point, which then may take the whole bank). The
+ * plan prices every point at its cap, so a point that spends what an earlier
+ * one left keeps the process within its price: the sum of the caps granted
+ * never exceeds the points' caps. */
+static double bank_s;
+static size_t points_left = 1;
 
 void sampler_begin(struct sampler_run *run, const struct kopts *opts, unsigned attempt,
 		   double *const *series, size_t series_count)
@@ -76,6 +90,7 @@ void sampler_begin(struct sampler_run *run, const struct kopts *opts, unsigned a
 		.series_count = series_count,
 		.attempt = attempt,
 		.stop = SAMPLER_STOP_FIXED,
+		.cap_s = opts->max_point_s,
 	};
 	counters_open(&run->counters);
 }
@@ -116,6 +131,8 @@ static int stop(struct sampler_run *run, enum sampler_stop reason)
 	counters_stop(&run->counters);
 	run->stop = reason;
 	run->sampling_s = (double)(timer_now_ns() - run->started_ns) / 1e9;
+	if (run->opts->target_rel > 0.0 && run->sampling_s < run->cap_s)
+		bank_s += run->cap_s - run->sampling_s;
 	if (reason == SAMPLER_STOP_CAP && run->attempt == 1 && requeued_points < run->opts->max_requeues)
 		for (size_t s = 0; s < run->series_count && !run->requeue; s++)
 			run->requeue = sampler_drifts(run->opts, run->series[s], run->count);
@@ -127,6 +144,15 @@ int sampler_more(struct sampler_run *run)
 	const struct kopts *opts = run->opts;
 
 	if (run->count == 0) {
+		if (opts->target_rel > 0.0) {
+			double grant = bank_s / (double)(points_left ? points_left : 1);
+			double most = (BANK_MAX_FACTOR - 1.0) * opts->max_point_s;
+
+			if (grant > most)
+				grant = most;
+			bank_s -= grant;
+			run->cap_s = opts->max_point_s + grant;
+		}
 		counters_start(&run->counters);
 		run->started_ns = timer_now_ns();
 	}
@@ -137,7 +163,7 @@ int sampler_more(struct sampler_run *run)
 	if (target_reached(run))
 		return stop(run, SAMPLER_STOP_TARGET);
 	if (run->count >= sampler_capacity(opts) ||
-	    (double)(timer_now_ns() - run->started_ns) >= opts->max_point_s * 1e9)
+	    (double)(timer_now_ns() - run->started_ns) >= run->cap_s * 1e9)
 		return stop(run, SAMPLER_STOP_CAP);
 	return 1;
 }
@@ -169,6 +195,7 @@ int sampler_sweep_next(struct sampler_sweep *sweep)
 		return 0;
 	sweep->point = sweep->order[sweep->position];
 	sweep->attempt = sweep->position < sweep->planned ? sweep->opts->attempt : 2;
+	points_left = sweep->position < sweep->planned ? sweep->planned - sweep->position : 1;
 	return 1;
 }
 
@@ -190,6 +217,7 @@ void sampler_sweep_done(struct sampler_sweep *sweep, const struct sampler_run *r
 void sampler_sweep_close(struct sampler_sweep *sweep)
 {
 	free(sweep->order);
+	points_left = 1;
 }
 
 const char *sampler_unsettled(const struct kopts *opts, const double *samples, size_t count,

@@ -270,6 +270,31 @@ def test_leftover_allowance_goes_to_what_was_cut_and_never_past_the_sum(facts_of
     assert sum(len(exp.cuts) for exp in spent.values()) <= sum(len(exp.cuts) for exp in first.values())
 
 
+@pytest.mark.parametrize("machine", [*REAL, *BIG])
+def test_a_cut_time_cap_is_raised_again_as_far_as_the_allowance_holds(facts_of, module, machine):
+    """The cuts come in steps; where the step that fits cut the time cap, the cap is raised again (never past
+    the natural one) until a cap any higher would break the allowance: the time the budget gives an experiment
+    buys its points' precision instead of lying unpriced."""
+    facts = facts_of(machine)
+    settings = planning.settings("standard", facts)
+    host = module.Host(facts)
+    raised = 0
+    for name in [name for name in settings["selected"] if name in module._PLANNERS]:
+        allowance = float(settings["table"]["allowance_s"][name])
+        exp = module._fit(name, host, settings, allowance)
+        natural = module.Context(host, settings, name, {}).cap
+        if exp.cap_s is None or exp.cap_s >= natural or any("even with every cut" in cut for cut in exp.cuts):
+            continue
+        assert exp.record()["bound_s"] <= allowance, name
+        assert exp.cuts[0] == f"time cap per point {exp.cap_s:g} s instead of {natural:g} s (budget)", exp.cuts
+        # the same cuts with a 2% higher cap (the bisection's step is under 0.3% of the natural cap) do not fit
+        higher = {**exp.knobs, "cap_scale": exp.knobs["cap_scale"] * 1.02}
+        assert module._PLANNERS[name](module.Context(host, settings, name, higher)).record()["bound_s"] > allowance, \
+            (name, exp.cap_s)
+        raised += exp.knobs["cap_scale"] not in (0.75, 0.5, 0.35, 0.25, 0.125)
+    assert raised, "no cut cap was raised between the steps on this topology"
+
+
 def test_fleetscope_plan_prices_a_host_that_is_not_at_hand(cli, tmp_path):
     tree = SYSFS / "intel-xeon-e5-2node"
     result = cli("plan", "--sysfs", tree, "--mem-available", "64g", "--profile", "standard")
