@@ -19,6 +19,8 @@ import re
 
 import duckdb
 
+from fleetscope.resources import sql
+
 # A text's parts that hold no parameter: comments, string literals, quoted identifiers.
 _SKIPPED = re.compile(r"--[^\n]*|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
 _PARAMETER = re.compile(r"\?|\$(\d+)")
@@ -77,10 +79,9 @@ def _correlated(text: str) -> tuple[str, bool] | None:
         return None
     body = "".join(pieces).strip().rstrip(";")
     within = f"row_number() OVER (ORDER BY {terms})" if terms else "0"
-    return ("SELECT __batch.run_id AS __run_id, __batch.host AS __host, __rows.* "
-            "FROM (SELECT unnest(from_json($" + str(count - 1) + ", '[{\"run_id\": \"VARCHAR\", \"host\": \"VARCHAR\"}]'),"
-            f" recursive := true)) AS __batch, LATERAL (SELECT *, {within} AS __order FROM (\n{body}\n)) AS __rows "
-            "ORDER BY __run_id, __host, __order"), terms is not None
+    statement = (sql("derive/for_batch").replace("/*keys*/", str(count - 1)).replace("/*within*/", within)
+                 .replace("/*body*/", body))
+    return statement, terms is not None
 
 
 def _sort_key(row: tuple) -> tuple:

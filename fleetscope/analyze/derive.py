@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
-import json
 from pathlib import PurePosixPath
 
 import duckdb
@@ -417,9 +416,9 @@ def _insert_derived(connection: duckdb.DuckDBPyConnection, computed_runs: dict[t
 
 
 def _delete_derived(connection: duckdb.DuckDBPyConnection, keys: list[tuple[str, str]]) -> None:
+    listed = json.dumps([{"run_id": run_id, "host": host} for run_id, host in keys])
     for table in DERIVED_TABLES:
-        for key in keys:
-            connection.execute(f'DELETE FROM "{table}" WHERE run_id = ? AND host = ?', list(key))
+        connection.execute(sql("derive/delete_runs").format(table=table), [listed])
 
 
 def is_current(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> bool:
