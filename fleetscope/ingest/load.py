@@ -3,9 +3,10 @@
 Loading is idempotent on (run_id, host): the content hash of the bundle decides whether a bundle
 already in the warehouse is left alone (unchanged) or replaced (re-collected with new content); a
 signature of its folder's files (bundle.folder_signature, kept in bundle_signatures) tells an unchanged
-bundle without reading it. The others of a batch are streamed into the stage (an in-memory database
-beside the warehouse) file by file and validated as they go, derived there, and the batch's runs go
-into the warehouse in one transaction. A problem anywhere in a bundle takes that bundle's rows out of
+bundle without reading it. The others of a batch are validated whole, one by one, their rows go into the
+stage (an in-memory database beside the warehouse) a few INSERTs per table for the batch, they are derived
+there together (each derive query once for the batch: fleetscope.analyze.batch_rows), and the batch's runs
+go into the warehouse in one transaction. A problem anywhere in a bundle takes that bundle's rows out of
 the stage and refuses it, recorded in bundle_refusals (view refused_bundles) until that folder loads:
 a refused bundle leaves the warehouse exactly as it was and costs no other bundle of its batch anything;
 only a warehouse that cannot be written (a full disk) stops the ingest.

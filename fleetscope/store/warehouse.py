@@ -334,7 +334,7 @@ def _sandbox(connection: duckdb.DuckDBPyConnection) -> None:
         connection.execute(f"SET {setting}")
 
 
-# The in-memory database a writer stages one run in (attach_stage).
+# The in-memory database a writer stages a batch of runs in (attach_stage).
 STAGE = "stage"
 
 
@@ -356,8 +356,9 @@ def using(connection: duckdb.DuckDBPyConnection, database: str) -> Iterator[duck
 
 def attach_stage(connection: duckdb.DuckDBPyConnection) -> None:
     """Attach an empty in-memory database named STAGE with the warehouse's schema, tables and views (once
-    per connection). Ingest loads and derives one run there, where every view and query sees that run's rows
-    alone, so its cost follows the bundle and not the warehouse; the rows then go over in one INSERT per table."""
+    per connection). Ingest loads and derives a batch's runs there, where every view and query sees those runs'
+    rows alone, so its cost follows the batch and not the warehouse; the rows then go over in one INSERT per
+    table."""
     attached = connection.execute("SELECT count(*) FROM duckdb_databases() WHERE database_name = ?",
                                   [STAGE]).fetchone()[0]
     if attached:
