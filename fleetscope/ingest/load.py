@@ -628,17 +628,25 @@ def _stage_from_worker(connection: duckdb.DuckDBPyConnection, pending: _Pending)
 def _hand_over(connection: duckdb.DuckDBPyConnection, staged: list[_Staged], forget: list[str], signed: list[dict],
                loaded_at: str) -> None:
     """In one transaction, the staged runs replace what the warehouse held of them (a run derived again only
-    its derived rows), the refusals of `forget` go and the folders' signatures are kept."""
+    its derived rows), the refusals of `forget` go and the folders' signatures are kept. Only runs the
+    warehouse held when the batch began (_Held: a runs row; a run's rows come and go with it, in one
+    transaction, and this process is the one writer) have rows to delete: a batch of new runs deletes nothing,
+    so its cost does not grow with the warehouse (each DELETE reads its whole table)."""
     whole = _keys_json(sorted((item.bundle.run_id, item.bundle.host) for item in staged if item.action != "reinferred"))
     derived = _keys_json(sorted((item.bundle.run_id, item.bundle.host) for item in staged))
+    held = [item for item in staged if item.pending.held is not None]
     connection.execute("BEGIN TRANSACTION")
     try:
         if forget:
             connection.execute(sql("ingest/forget_refusals"), [json.dumps(forget)])
-        if staged:
+        if held:
+            held_whole = _keys_json(sorted((item.bundle.run_id, item.bundle.host) for item in held
+                                           if item.action != "reinferred"))
+            held_derived = _keys_json(sorted((item.bundle.run_id, item.bundle.host) for item in held))
             for table in (*RUN_TABLES, *DERIVED_TABLES):
                 connection.execute(sql("ingest/delete_runs").format(table=table),
-                                   [derived if table in DERIVED_TABLES else whole])
+                                   [held_derived if table in DERIVED_TABLES else held_whole])
+        if staged:
             connection.execute(sql("ingest/hosts_from_stage"), [loaded_at, whole])
             for table in (*reversed(RUN_TABLES), *DERIVED_TABLES):  # a run's parents first
                 connection.execute(sql("ingest/hand_over_runs").format(table=table,
