@@ -312,9 +312,10 @@ def _rollback(connection: duckdb.DuckDBPyConnection) -> None:
 
 
 def _clear_stage(connection: duckdb.DuckDBPyConnection) -> None:
-    for table in STAGED_TABLES:
-        connection.execute(f"DELETE FROM {quoted(STAGE)}.main.{table}")
-    connection.execute(f"CHECKPOINT {quoted(STAGE)}")
+    """Drop the stage after a batch; the next batch attaches a new one. DuckDB keeps an in-memory table's
+    blocks after its rows are deleted, so a stage emptied row by row held its largest batch's memory for the
+    rest of the ingest; attaching one costs about what emptying it did (~0.2 s a batch)."""
+    connection.execute(f"DETACH {quoted(STAGE)}")
 
 
 def _stage_loaded_run(connection: duckdb.DuckDBPyConnection, warehouse: str, key: list) -> None:
