@@ -39,7 +39,7 @@ from fleetscope.errors import UserError
 from fleetscope.analyze.inference import INFERENCE_VERSION
 from fleetscope.store.query import printable
 from fleetscope.resources import sql
-from fleetscope.store.warehouse import (INSERT_BATCH_ROWS, STAGE, apply_migrations, attach_stage, create_views, insert_rows,
+from fleetscope.store.warehouse import (STAGE, apply_migrations, attach_stage, create_views, insert_rows,
                                         quoted, using)
 
 # Every table holding rows of one (run_id, host); `hosts` is shared by all runs of a host.
