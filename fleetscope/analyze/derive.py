@@ -1,9 +1,10 @@
 """What the warehouse derives from a loaded run: its inferred hierarchy (fleetscope.analyze.inference) and its
 plausibility flags (fleetscope.analyze.plausibility), recomputed whole for one (run_id, host).
 
-Ingest calls `derive_run` inside the bundle's transaction, so a run's derived rows always match its
-points; `is_current` tells ingest when a run loaded by an older method needs recomputing. `DERIVATIONS` is
-the one list of derived tables, each with the function computing its rows.
+Ingest calls `derive_runs` on the runs of a batch in its stage, before the batch's transaction, so a
+run's derived rows always match its points; `is_current` tells ingest when a run loaded by an older
+method needs recomputing. `DERIVATIONS` is the one list of derived tables, each with the function
+computing its rows.
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
-import json
 from pathlib import PurePosixPath
 
 import duckdb
 
+from fleetscope.analyze.batch_rows import BatchRows
 from fleetscope.analyze.clock import infer_ramp, infer_turbo
 from fleetscope.analyze.firmware import claim_rows
 from fleetscope.analyze.inference import (INFERENCE_VERSION, SMALL_PAGE_BYTES, CurveReading, InferenceError, Placement,
@@ -377,15 +378,47 @@ DERIVATIONS: tuple[Derivation, ...] = (
 DERIVED_TABLES = tuple(derived.table for derived in DERIVATIONS)
 
 
-def derive_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> None:
-    """Replace the derived rows of one run with freshly computed ones (call inside a transaction)."""
-    key = [run_id, host]
-    computed: dict[str, list[dict]] = {}
+def derive_runs(connection: duckdb.DuckDBPyConnection, keys: list[tuple[str, str]]) -> dict[tuple[str, str], Exception]:
+    """Compute the derived rows of each run of `keys` (run_id, host), none of which has derived rows yet in
+    `connection`'s database (ingest's stage), and insert them: one INSERT per derived table for all the runs.
+    A run whose numbers make a derivation fail gets no rows; returns each such run's error (a DuckDB error
+    too: a value that does not fit), the others' rows are in."""
+    computed_runs: dict[tuple[str, str], dict[str, list[dict]]] = {}
+    failed: dict[tuple[str, str], Exception] = {}
+    batch = BatchRows(connection, keys)  # each query asked once for all the runs (fleetscope.analyze.batch_rows)
+    for run_id, host in keys:
+        computed: dict[str, list[dict]] = {}
+        try:
+            for derived in DERIVATIONS:
+                computed[derived.table] = derived.rows(batch, [run_id, host], computed)
+        except Exception as error:  # noqa: BLE001 - hostile but schema-valid numbers fail one run, not the batch
+            failed[run_id, host] = error
+            continue
+        computed_runs[run_id, host] = computed
+    try:
+        _insert_derived(connection, computed_runs)
+    except duckdb.Error:  # a value that does not fit: each run alone, to tell which
+        _delete_derived(connection, list(computed_runs))
+        for key, computed in computed_runs.items():
+            try:
+                _insert_derived(connection, {key: computed})
+            except duckdb.Error as error:
+                _delete_derived(connection, [key])
+                failed[key] = error
+    return failed
+
+
+def _insert_derived(connection: duckdb.DuckDBPyConnection, computed_runs: dict[tuple[str, str], dict]) -> None:
     for derived in DERIVATIONS:
-        connection.execute(sql("derive/delete_run").format(table=derived.table), key)
-        computed[derived.table] = derived.rows(connection, key, computed)
-        insert_rows(connection, derived.table, [{"run_id": run_id, "host": host, **row}
-                                                for row in computed[derived.table]])
+        insert_rows(connection, derived.table, ({"run_id": run_id, "host": host, **row}
+                                                for (run_id, host), computed in computed_runs.items()
+                                                for row in computed[derived.table]))
+
+
+def _delete_derived(connection: duckdb.DuckDBPyConnection, keys: list[tuple[str, str]]) -> None:
+    listed = json.dumps([{"run_id": run_id, "host": host} for run_id, host in keys])
+    for table in DERIVED_TABLES:
+        connection.execute(sql("derive/delete_runs").format(table=table), [listed])
 
 
 def is_current(connection: duckdb.DuckDBPyConnection, run_id: str, host: str) -> bool:

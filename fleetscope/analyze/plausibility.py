@@ -591,7 +591,7 @@ def storage_littles_law(run: Run) -> list[Flag]:
     far below it, the queue was never kept full (a synchronous engine, or a submitter that could not keep up),
     so the point is not the queue depth it is labelled with."""
     rule = "storage_littles_law"
-    rows = run.rows("storage_in_flight", run.run_id, run.host)
+    rows = run.rows("storage_in_flight")
     if not rows:
         return [Flag(rule, "not_run", "run", reason="no storage point with IOPS and a mean latency in this run "
                      "(fio jobs or the aio kernel)")]

@@ -291,21 +291,33 @@ def _text_problem(value: str) -> str | None:
 def _value_problem(value: object, path: str = "$") -> str | None:
     """The first number that is not finite or does not fit 64 bits, or string that is not text, as
     'at <JSON path>: <what>'; the recursion is as deep as the document, at most MAX_JSON_DEPTH."""
+    found = _first_value_problem(value)
+    return None if found is None else f"at {path}{found[0]}: {found[1]}"
+
+
+def _first_value_problem(value: object) -> tuple[str, str] | None:
+    """(where below `value`, what) of its first problem (_value_problem). The path is built only on the way
+    back from a problem, and a list of floats whose sum is finite has none (a NaN or an infinity makes any sum
+    NaN or infinite), nor a list of integers between the 64-bit bounds: a point's samples cost a sum or a
+    min and max, not a call each."""
     if isinstance(value, dict):
         for key, item in value.items():
             if problem := _text_problem(key):
-                return f"at {path}: the key {problem}"
-            if problem := _value_problem(item, f"{path}.{key}"):
-                return problem
+                return "", f"the key {problem}"
+            if found := _first_value_problem(item):
+                return f".{key}{found[0]}", found[1]
         return None
     if isinstance(value, list):
+        types = set(map(type, value))
+        if types == {float} and math.isfinite(sum(value)) or \
+                types == {int} and _INTEGER_RANGE[0] <= min(value) and max(value) <= _INTEGER_RANGE[1]:
+            return None
         for index, item in enumerate(value):
-            problem = _value_problem(item, f"{path}[{index}]")
-            if problem:
-                return problem
+            if found := _first_value_problem(item):
+                return f"[{index}]{found[0]}", found[1]
         return None
     problem = _number_problem(value) or (_text_problem(value) if isinstance(value, str) else None)
-    return f"at {path}: {problem}" if problem else None
+    return ("", problem) if problem else None
 
 
 def _items_problem(document: dict) -> str | None:

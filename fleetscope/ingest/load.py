@@ -3,9 +3,10 @@
 Loading is idempotent on (run_id, host): the content hash of the bundle decides whether a bundle
 already in the warehouse is left alone (unchanged) or replaced (re-collected with new content); a
 signature of its folder's files (bundle.folder_signature, kept in bundle_signatures) tells an unchanged
-bundle without reading it. The others of a batch are streamed into the stage (an in-memory database
-beside the warehouse) file by file and validated as they go, derived there, and the batch's runs go
-into the warehouse in one transaction. A problem anywhere in a bundle takes that bundle's rows out of
+bundle without reading it. The others of a batch are validated whole, one by one, their rows go into the
+stage (an in-memory database beside the warehouse) a few INSERTs per table for the batch, they are derived
+there together (each derive query once for the batch: fleetscope.analyze.batch_rows), and the batch's runs
+go into the warehouse in one transaction. A problem anywhere in a bundle takes that bundle's rows out of
 the stage and refuses it, recorded in bundle_refusals (view refused_bundles) until that folder loads:
 a refused bundle leaves the warehouse exactly as it was and costs no other bundle of its batch anything;
 only a warehouse that cannot be written (a full disk) stops the ingest.
@@ -33,12 +34,12 @@ import duckdb
 from fleetscope.ingest import DEFAULT_BATCH
 from fleetscope.ingest.bundle import (Bundle, BundleError, Point, folder_signature, name_pattern, open_bundle,
                                       stated_content, utc_timestamp)
-from fleetscope.analyze.derive import DERIVED_TABLES, derive_run
+from fleetscope.analyze.derive import DERIVED_TABLES, derive_runs
 from fleetscope.errors import UserError
 from fleetscope.analyze.inference import INFERENCE_VERSION
 from fleetscope.store.query import printable
 from fleetscope.resources import sql
-from fleetscope.store.warehouse import (INSERT_BATCH_ROWS, STAGE, apply_migrations, attach_stage, create_views, insert_rows,
+from fleetscope.store.warehouse import (STAGE, apply_migrations, attach_stage, create_views, insert_rows,
                                         quoted, using)
 
 # Every table holding rows of one (run_id, host); `hosts` is shared by all runs of a host.
@@ -150,68 +151,13 @@ def _point_row(point: Point) -> dict:
             "summary_count": summary["count"], "context": document.get("context")}
 
 
-class _Rows:
-    """Rows for one table, inserted INSERT_BATCH_ROWS at a time, or sooner once the data behind them
-    (raw outputs) reaches max_bytes: one INSERT per batch, not per row, and memory stays bounded."""
-
-    def __init__(self, connection: duckdb.DuckDBPyConnection, table: str, max_bytes: int = 2**63):
-        self.connection, self.table, self.max_bytes = connection, table, max_bytes
-        self.rows: list[dict] = []
-        self.bytes = self.inserted = 0
-
-    def add(self, row: dict, size_bytes: int = 0) -> None:
-        self.rows.append(row)
-        self.bytes += size_bytes
-        if len(self.rows) >= INSERT_BATCH_ROWS or self.bytes >= self.max_bytes:
-            self.flush()
-
-    def flush(self) -> None:
-        self.inserted += insert_rows(self.connection, self.table, self.rows)
-        self.rows, self.bytes = [], 0
-
-
-class _SampleWriter:
-    """Samples into point_samples as lists of at most SAMPLE_BATCH, one JSON document of about
-    SAMPLE_BATCH numbers per INSERT: a list per point instead of a row per sample costs DuckDB a third
-    of the time, and a point of millions never sits in one document."""
-
-    def __init__(self, connection: duckdb.DuckDBPyConnection, key: list):
-        self.connection, self.key = connection, key
-        self.chunks: list[dict] = []
-        self.pending = 0
-        self.written = 0
-
-    def add(self, point: Point) -> None:
-        samples = point.document["samples"]
-        for first in range(0, len(samples), SAMPLE_BATCH):
-            chunk = samples[first:first + SAMPLE_BATCH]
-            self.chunks.append({"experiment": point.experiment, "point_index": point.point_index,
-                                "first_index": first, "sample_values": chunk})
-            self.pending += len(chunk)
-            if self.pending >= SAMPLE_BATCH:
-                self.flush()
-
-    def flush(self) -> None:
-        if self.chunks:
-            self.connection.execute(sql("ingest/insert_samples"), [*self.key, json.dumps(self.chunks)])
-            self.written += self.pending
-            self.chunks, self.pending = [], 0
-
-
-@dataclass(frozen=True)
-class _Loaded:
-    points: int
-    samples: int
-    raw_outputs: int
-    tool_rows: int
-
-
-def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded_at: str,
-                   groups: Groups = None) -> _Loaded:
+def _bundle_rows(bundle: Bundle, loaded_at: str, groups: Groups = None) -> tuple[dict[str, list[dict]], list[dict], _Loaded]:
+    """A validated bundle's rows, table by table, its samples as chunks of at most SAMPLE_BATCH consecutive
+    samples of one point, and what it holds; raises BundleError before a row of it reaches the warehouse."""
     manifest = bundle.manifest
     key = {"run_id": bundle.run_id, "host": bundle.host}
-    connection.execute(sql("ingest/insert_host"), [bundle.host, loaded_at])
-    insert_rows(connection, "runs", [{
+    tables: dict[str, list[dict]] = {"hosts": [{"host": bundle.host, "first_seen": loaded_at}]}
+    tables["runs"] = [{
         **key,
         "profile": manifest["profile"],
         "status": manifest.get("status"),
@@ -231,47 +177,129 @@ def _insert_bundle(connection: duckdb.DuckDBPyConnection, bundle: Bundle, loaded
         "plan_budget_s": (manifest.get("plan") or {}).get("budget_s"),
         "plan_bound_s": (manifest.get("plan") or {}).get("bound_s"),
         "plan_points": (manifest.get("plan") or {}).get("points"),
-    }])
-    insert_rows(connection, "facts", [{**key, "facts": manifest["facts"]}])
-    insert_rows(connection, "plan_experiments", ({**key, **row} for row in _plan_rows(bundle)))
-    insert_rows(connection, "cache_levels", ({**key, **row} for row in _cache_rows(bundle)))
-    insert_rows(connection, "knob_values", ({**key, **row} for row in _knob_rows(bundle)))
+    }]
+    tables["facts"] = [{**key, "facts": manifest["facts"]}]
+    tables["plan_experiments"] = [{**key, **row} for row in _plan_rows(bundle)]
+    tables["cache_levels"] = [{**key, **row} for row in _cache_rows(bundle)]
+    tables["knob_values"] = [{**key, **row} for row in _knob_rows(bundle)]
 
     point_counts: Counter = Counter()
-    points = _Rows(connection, "points")
-    samples = _SampleWriter(connection, list(key.values()))
+    points, chunks = [], []
     for point in bundle.points():
         point_counts[point.experiment] += 1
-        points.add({**key, **_point_row(point)})
-        samples.add(point)
-    points.flush()
-    samples.flush()
-    insert_rows(connection, "experiments", ({**key, **row} for row in _experiment_rows(bundle, point_counts)))
+        points.append({**key, **_point_row(point)})
+        samples = point.document["samples"]
+        for first in range(0, len(samples), SAMPLE_BATCH):
+            chunks.append({**key, "experiment": point.experiment, "point_index": point.point_index,
+                           "first_index": first, "sample_values": samples[first:first + SAMPLE_BATCH]})
+    tables["points"] = points
+    tables["experiments"] = [{**key, **row} for row in _experiment_rows(bundle, point_counts)]
 
-    raw_outputs = _Rows(connection, "raw_outputs", max_bytes=RAW_BATCH_BYTES)
-    tool_samples = _Rows(connection, "tool_samples")
+    raw_outputs, tool_samples = [], []
     for raw in bundle.raw_outputs():
-        raw_outputs.add({**key, "experiment": raw.experiment, "path": raw.path, "tool": raw.tool, "sha256": raw.sha256,
-                         "bytes": raw.size_bytes, "params": raw.params, "parsed": raw.parsed,
-                         "truncated": raw.truncated, "note": raw.note}, raw.size_bytes)
+        raw_outputs.append({**key, "experiment": raw.experiment, "path": raw.path, "tool": raw.tool,
+                            "sha256": raw.sha256, "bytes": raw.size_bytes, "params": raw.params, "parsed": raw.parsed,
+                            "truncated": raw.truncated, "note": raw.note})
         for row_index, row in enumerate(raw.rows):
-            tool_samples.add({**key, "experiment": raw.experiment, "path": raw.path, "tool": raw.tool,
-                              "row_index": row_index, "metric": row["metric"], "value": row["value"],
-                              "unit": row["unit"], "params": row["params"]})
-    raw_outputs.flush()
-    tool_samples.flush()
-    return _Loaded(points.inserted, samples.written, raw_outputs.inserted, tool_samples.inserted)
+            tool_samples.append({**key, "experiment": raw.experiment, "path": raw.path, "tool": raw.tool,
+                                 "row_index": row_index, "metric": row["metric"], "value": row["value"],
+                                 "unit": row["unit"], "params": row["params"]})
+    tables["raw_outputs"] = raw_outputs
+    tables["tool_samples"] = tool_samples
+    loaded = _Loaded(len(points), sum(len(chunk["sample_values"]) for chunk in chunks), len(raw_outputs),
+                     len(tool_samples))
+    return tables, chunks, loaded
 
 
-def _derive(connection: duckdb.DuckDBPyConnection, bundle: Bundle) -> None:
-    try:
-        derive_run(connection, bundle.run_id, bundle.host)
-    except duckdb.Error:
-        raise
-    except Exception as error:  # noqa: BLE001 - hostile but schema-valid numbers refuse one bundle, not the ingest
-        raise BundleError(f"{bundle.path}: its points passed validation but deriving the hierarchy and flags from "
-                          f"them failed ({type(error).__name__}: {str(error)[:200]}); nothing of it was "
-                          "loaded") from None
+@dataclass(frozen=True)
+class _Loaded:
+    points: int
+    samples: int
+    raw_outputs: int
+    tool_rows: int
+
+
+class _Rows:
+    """The rows of whole bundles waiting to go into the stage together: one INSERT per table (per
+    INSERT_BATCH_ROWS rows; raw outputs per RAW_BATCH_BYTES of the files, samples per SAMPLE_BATCH samples)
+    for all of them, not one per bundle; a DuckDB statement costs about a millisecond however few rows it
+    carries. `due` says when enough waits that it should go (the memory it holds stays bounded)."""
+
+    def __init__(self) -> None:
+        self.bundles: list[tuple[tuple[str, str], dict[str, list[dict]], list[dict], int]] = []
+        self.samples = self.raw_bytes = 0
+
+    def add(self, key: tuple[str, str], tables: dict[str, list[dict]], chunks: list[dict]) -> None:
+        raw_bytes = sum(row["bytes"] or 0 for row in tables["raw_outputs"])
+        self.bundles.append((key, tables, chunks, raw_bytes))
+        self.samples += sum(len(chunk["sample_values"]) for chunk in chunks)
+        self.raw_bytes += raw_bytes
+
+    @property
+    def due(self) -> bool:
+        return self.samples >= 16 * SAMPLE_BATCH or self.raw_bytes >= RAW_BATCH_BYTES
+
+    def flush(self, connection: duckdb.DuckDBPyConnection) -> list[tuple[tuple[str, str], str]]:
+        """Insert every waiting bundle's rows (the connection using the stage). Where a value does not fit the
+        warehouse, each bundle goes in alone and those that fail are taken out again: returns (key, DuckDB's
+        error) of each such bundle. A disk that refuses the write raises."""
+        bundles, self.bundles, self.samples, self.raw_bytes = self.bundles, [], 0, 0
+        if not bundles:
+            return []
+        try:
+            _write_rows(connection, bundles)
+            return []
+        except duckdb.Error as error:
+            if _is_storage_failure(error):
+                raise
+        for key, *_unused in bundles:
+            _unstage(connection, key)
+        failed = []
+        for bundle in bundles:
+            try:
+                _write_rows(connection, [bundle])
+            except duckdb.Error as error:
+                if _is_storage_failure(error):
+                    raise
+                _unstage(connection, bundle[0])
+                failed.append((bundle[0], str(error)))
+        return failed
+
+
+def _write_rows(connection: duckdb.DuckDBPyConnection, bundles: list) -> None:
+    """Every run table's rows of `bundles` (as _Rows holds them) in one INSERT per table, the hosts first."""
+    hosts = {row["host"]: row for _key, tables, _chunks, _bytes in bundles for row in tables["hosts"]}
+    connection.execute(sql("ingest/insert_hosts"), [json.dumps(list(hosts.values()))])
+    for table in reversed(RUN_TABLES):  # a run's parents first
+        if table == "raw_outputs":
+            rows, size = [], 0
+            for _key, tables, _chunks, _bytes in bundles:
+                for row in tables[table]:
+                    rows.append(row)
+                    size += row["bytes"] or 0
+                    if size >= RAW_BATCH_BYTES:
+                        insert_rows(connection, table, rows)
+                        rows, size = [], 0
+            insert_rows(connection, table, rows)
+        elif table == "point_samples":
+            waiting, count = [], 0
+            for _key, _tables, chunks, _bytes in bundles:
+                for chunk in chunks:
+                    waiting.append(chunk)
+                    count += len(chunk["sample_values"])
+                    if count >= SAMPLE_BATCH:
+                        connection.execute(sql("ingest/insert_samples"), [json.dumps(waiting)])
+                        waiting, count = [], 0
+            if waiting:
+                connection.execute(sql("ingest/insert_samples"), [json.dumps(waiting)])
+        else:
+            insert_rows(connection, table, (row for _key, tables, _chunks, _bytes in bundles for row in tables[table]))
+
+
+def _derive_failure(bundle: Bundle, error: Exception) -> BundleError:
+    """Hostile but schema-valid numbers that deriving trips on refuse one bundle, not the ingest."""
+    return BundleError(f"{bundle.path}: its points passed validation but deriving the hierarchy and flags from "
+                       f"them failed ({type(error).__name__}: {str(error)[:200]}); nothing of it was loaded")
 
 
 def _rollback(connection: duckdb.DuckDBPyConnection) -> None:
@@ -284,9 +312,10 @@ def _rollback(connection: duckdb.DuckDBPyConnection) -> None:
 
 
 def _clear_stage(connection: duckdb.DuckDBPyConnection) -> None:
-    for table in STAGED_TABLES:
-        connection.execute(f"DELETE FROM {quoted(STAGE)}.main.{table}")
-    connection.execute(f"CHECKPOINT {quoted(STAGE)}")
+    """Drop the stage after a batch; the next batch attaches a new one. DuckDB keeps an in-memory table's
+    blocks after its rows are deleted, so a stage emptied row by row held its largest batch's memory for the
+    rest of the ingest; attaching one costs about what emptying it did (~0.2 s a batch)."""
+    connection.execute(f"DETACH {quoted(STAGE)}")
 
 
 def _stage_loaded_run(connection: duckdb.DuckDBPyConnection, warehouse: str, key: list) -> None:
@@ -362,8 +391,11 @@ def _worker_stage(path: Path, loaded_at: str) -> tuple[Bundle | None, _Loaded | 
     connection = _WORKER["connection"]
     try:
         bundle = open_bundle(path)
-        loaded = _insert_bundle(connection, bundle, loaded_at, _WORKER["groups"])
-        _derive(connection, bundle)
+        tables, chunks, loaded = _bundle_rows(bundle, loaded_at, _WORKER["groups"])
+        _write_rows(connection, [((bundle.run_id, bundle.host), tables, chunks, 0)])
+        error = derive_runs(connection, [(bundle.run_id, bundle.host)]).get((bundle.run_id, bundle.host))
+        if error is not None:
+            raise error if isinstance(error, duckdb.Error) else _derive_failure(bundle, error)
         _WORKER["staged"] += 1
         folder = _WORKER["folder"] / f"{os.getpid()}-{_WORKER['staged']}"
         folder.mkdir()
@@ -512,98 +544,114 @@ def _classified(path: Path, call: Callable[[], object]) -> object:
         raise _Refused(_unforeseen(path, error)) from None
 
 
-# The runs of a batch, loaded and derived, wait here for the batch's transaction: an in-memory database with
-# the warehouse's tables. Each run is derived in the stage alone (a derive query costs what the stage holds).
-BATCH_STAGE = "staged_batch"
-_BATCH_TABLES = (*RUN_TABLES, *DERIVED_TABLES)
-
-
-def _attach_batch_stage(connection: duckdb.DuckDBPyConnection) -> None:
-    attached = connection.execute("SELECT count(*) FROM duckdb_databases() WHERE database_name = ?",
-                                  [BATCH_STAGE]).fetchone()[0]
-    if not attached:
-        connection.execute(f"ATTACH ':memory:' AS {quoted(BATCH_STAGE)}")
-        with using(connection, BATCH_STAGE):
-            apply_migrations(connection)
-
-
-def _clear_batch_stage(connection: duckdb.DuckDBPyConnection) -> None:
-    for table in _BATCH_TABLES:
-        connection.execute(f"DELETE FROM {quoted(BATCH_STAGE)}.main.{table}")
-    connection.execute(f"CHECKPOINT {quoted(BATCH_STAGE)}")
-
-
 def _unstage(connection: duckdb.DuckDBPyConnection, key: tuple[str, str]) -> None:
-    """Take a refused bundle's rows out of the batch; the batch's other runs stay."""
-    for table in _BATCH_TABLES:
-        connection.execute(f"DELETE FROM {quoted(BATCH_STAGE)}.main.{table} WHERE run_id = ? AND host = ?", list(key))
+    """Take a refused bundle's rows out of the stage; the batch's other runs stay."""
+    for table in (*RUN_TABLES, *DERIVED_TABLES):
+        connection.execute(f"DELETE FROM {quoted(STAGE)}.main.{table} WHERE run_id = ? AND host = ?", list(key))
 
 
-def _stage(connection: duckdb.DuckDBPyConnection, pending: _Pending, warehouse: str, loaded_at: str,
-           groups: Groups) -> _Staged:
-    """Validate, load and derive one bundle in the stage, where it is the only run (as it is in the
-    warehouse's view of it: tests/unit/test_ingest_isolation.py), and add its rows to the batch; with --jobs
-    a worker did the first part and its rows come from its Parquet files. Raises _Refused, with the batch
-    as it was before."""
-    if pending.future is not None:
-        bundle, loaded, folder = pending.future.result()
-        if bundle is None:
-            raise _Refused(loaded)
-        sources = {table: f"read_parquet({_literal(folder / table)})" for table in _BATCH_TABLES}
-    else:
-        folder = None
-        bundle = _classified(pending.path, lambda: open_bundle(pending.path))
-        sources = {table: f"{quoted(STAGE)}.main.{table}" for table in _BATCH_TABLES}
+def _action(pending: _Pending, bundle: Bundle) -> str:
+    held = pending.held
+    return ("loaded" if held is None else "reinferred" if held.content_sha256 == bundle.content_sha256
+            else "replaced")
+
+
+def _stage_batch(connection: duckdb.DuckDBPyConnection, pending: list[_Pending], warehouse: str, loaded_at: str,
+                 groups: Groups, refusals: list[tuple[int, str]]) -> list[_Staged]:
+    """Validate the batch's bundles one by one, load their rows into the stage a few INSERTs per table for
+    all of them (_Rows), and derive them there together (derive_runs: each derive query once for the
+    batch). A bundle refused at any step is taken out of the stage whole and added to `refusals`; the
+    others stay. Returns the staged runs, in order."""
+    rows = _Rows()
+    opened: dict[tuple[str, str], tuple[_Pending, Bundle, _Loaded | None]] = {}
+
+    def refuse_failed(failed: list[tuple[tuple[str, str], str]]) -> None:
+        for key, error in failed:
+            item = opened.pop(key)[0]
+            refusals.append((item.index, _reason(f"{item.path}: could not be stored ({error}); nothing was loaded")))
+
+    with using(connection, STAGE):
+        for item in pending:
+            try:
+                bundle = _classified(item.path, lambda item=item: open_bundle(item.path))
+                key = (bundle.run_id, bundle.host)
+                if _action(item, bundle) == "reinferred":  # loaded by an older inference method: derive it again
+                    try:
+                        _classified(item.path, lambda key=key: _stage_loaded_run(connection, warehouse, list(key)))
+                    except _Refused:
+                        _unstage(connection, key)
+                        raise
+                    loaded = None
+                else:
+                    tables, chunks, loaded = _classified(
+                        item.path, lambda bundle=bundle: _bundle_rows(bundle, loaded_at, groups))
+                    rows.add(key, tables, chunks)
+                opened[key] = (item, bundle, loaded)
+            except _Refused as refusal:
+                refusals.append((item.index, str(refusal)))
+            if rows.due:
+                refuse_failed(rows.flush(connection))
+        refuse_failed(rows.flush(connection))
+        for key, error in derive_runs(connection, list(opened)).items():
+            item, bundle, _loaded = opened.pop(key)
+            _unstage(connection, key)
+            if isinstance(error, duckdb.Error):
+                if _is_storage_failure(error):
+                    raise error
+                refusals.append((item.index, _reason(f"{item.path}: could not be stored ({error}); nothing was "
+                                                     "loaded")))
+            else:
+                refusals.append((item.index, _reason(
+                    f"{bundle.path}: its points passed validation but deriving the hierarchy and flags from them "
+                    f"failed ({type(error).__name__}: {str(error)[:200]}); nothing of it was loaded")))
+    return [_Staged(item, bundle, loaded, _action(item, bundle)) for item, bundle, loaded in opened.values()]
+
+
+def _stage_from_worker(connection: duckdb.DuckDBPyConnection, pending: _Pending) -> _Staged:
+    """With --jobs: a worker validated, loaded and derived the bundle in a stage of its own and wrote its rows
+    to Parquet files; they go into the stage here. Raises _Refused, with the stage as it was before."""
+    bundle, loaded, folder = pending.future.result()
+    if bundle is None:
+        raise _Refused(loaded)
     key = (bundle.run_id, bundle.host)
     try:
-        if folder is None:
-            same = pending.held is not None and pending.held.content_sha256 == bundle.content_sha256
-
-            def load() -> _Loaded | None:
-                with using(connection, STAGE):
-                    if same:  # loaded by an older inference method: derive it again
-                        _stage_loaded_run(connection, warehouse, list(key))
-                        loaded = None
-                    else:
-                        loaded = _insert_bundle(connection, bundle, loaded_at, groups)
-                    _derive(connection, bundle)
-                return loaded
-            loaded = _classified(pending.path, load)
-        for table, source in sources.items():
-            _classified(pending.path, lambda table=table, source=source: connection.execute(
-                f"INSERT INTO {quoted(BATCH_STAGE)}.main.{table} BY NAME SELECT * FROM {source}"))
+        for table in (*RUN_TABLES, *DERIVED_TABLES):
+            _classified(pending.path, lambda table=table: connection.execute(
+                f"INSERT INTO {quoted(STAGE)}.main.{table} BY NAME SELECT * FROM read_parquet({_literal(folder / table)})"))
     except BaseException:
         _unstage(connection, key)
         raise
     finally:
-        if folder is None:
-            _clear_stage(connection)
-        else:
-            shutil.rmtree(folder)
-    held = pending.held
-    action = ("loaded" if held is None else "reinferred" if held.content_sha256 == bundle.content_sha256
-              else "replaced")
-    return _Staged(pending, bundle, loaded if action != "reinferred" else None, action)
+        shutil.rmtree(folder)
+    return _Staged(pending, bundle, loaded, _action(pending, bundle))
 
 
 def _hand_over(connection: duckdb.DuckDBPyConnection, staged: list[_Staged], forget: list[str], signed: list[dict],
                loaded_at: str) -> None:
     """In one transaction, the staged runs replace what the warehouse held of them (a run derived again only
-    its derived rows), the refusals of `forget` go and the folders' signatures are kept."""
+    its derived rows), the refusals of `forget` go and the folders' signatures are kept. Only runs the
+    warehouse held when the batch began (_Held: a runs row; a run's rows come and go with it, in one
+    transaction, and this process is the one writer) have rows to delete: a batch of new runs deletes nothing,
+    so its cost does not grow with the warehouse (each DELETE reads its whole table)."""
     whole = _keys_json(sorted((item.bundle.run_id, item.bundle.host) for item in staged if item.action != "reinferred"))
     derived = _keys_json(sorted((item.bundle.run_id, item.bundle.host) for item in staged))
+    held = [item for item in staged if item.pending.held is not None]
     connection.execute("BEGIN TRANSACTION")
     try:
         if forget:
             connection.execute(sql("ingest/forget_refusals"), [json.dumps(forget)])
-        if staged:
+        if held:
+            held_whole = _keys_json(sorted((item.bundle.run_id, item.bundle.host) for item in held
+                                           if item.action != "reinferred"))
+            held_derived = _keys_json(sorted((item.bundle.run_id, item.bundle.host) for item in held))
             for table in (*RUN_TABLES, *DERIVED_TABLES):
                 connection.execute(sql("ingest/delete_runs").format(table=table),
-                                   [derived if table in DERIVED_TABLES else whole])
+                                   [held_derived if table in DERIVED_TABLES else held_whole])
+        if staged:
             connection.execute(sql("ingest/hosts_from_stage"), [loaded_at, whole])
             for table in (*reversed(RUN_TABLES), *DERIVED_TABLES):  # a run's parents first
                 connection.execute(sql("ingest/hand_over_runs").format(table=table,
-                                                                       staged=f"{quoted(BATCH_STAGE)}.main.{table}"),
+                                                                       staged=f"{quoted(STAGE)}.main.{table}"),
                                    [derived if table in DERIVED_TABLES else whole])
         if signed:
             connection.execute(sql("ingest/sign_bundles"), [json.dumps(signed)])
@@ -660,15 +708,17 @@ def _ingest_batch(connection: duckdb.DuckDBPyConnection, chunk: list[tuple[Path,
     staged: list[_Staged] = []
     if pending:
         attach_stage(connection)
-        _attach_batch_stage(connection)
     warehouse = connection.execute("SELECT current_database()").fetchone()[0]
     failed = None
     try:
-        for item in pending:
-            try:
-                staged.append(_stage(connection, item, warehouse, loaded_at, groups))
-            except _Refused as refusal:
-                refusals.append((item.index, str(refusal)))
+        if pool is None and pending:
+            staged = _stage_batch(connection, pending, warehouse, loaded_at, groups, refusals)
+        else:
+            for item in pending:
+                try:
+                    staged.append(_stage_from_worker(connection, item))
+                except _Refused as refusal:
+                    refusals.append((item.index, str(refusal)))
         failed = _hand_over_all(connection, staged, forget, signed, refusals, loaded_at)
     except duckdb.Error as error:
         raise UserError(f"cannot write the warehouse while loading the batch of {chunk[0][0]} .. {chunk[-1][0]} "
@@ -676,7 +726,7 @@ def _ingest_batch(connection: duckdb.DuckDBPyConnection, chunk: list[tuple[Path,
                         "space (or fix the disk) and run `fleetscope ingest` again") from None
     finally:
         if pending:
-            _clear_batch_stage(connection)
+            _clear_stage(connection)
     for item in staged:
         outcomes[item.pending.index] = _outcome(item.pending.path, item.bundle, item.action, item.loaded)
     for index, reason in sorted(refusals):

@@ -176,3 +176,22 @@ def test_the_cli_takes_a_batch_size_and_refuses_one_of_none(bundles, cli, tmp_pa
     refused = cli("ingest", bundles.results_dir, "--db", db, "--batch", "0")
     assert refused.returncode == 2 and "--batch: must be 1 or more" in refused.stderr
     assert json.loads(cli("query", "SELECT count(*) AS n FROM runs", "--format", "json", "--db", db).stdout) == [{"n": 3}]
+
+
+def test_a_fleet_of_whole_runs_loads_in_one_batch_row_for_row_as_one_at_a_time(bundle_tools, tmp_path):
+    """Every experiment of the default run (tests/fleet_bundles.py: three CPU groups, values scaled per group,
+    one host's DRAM slowed), derived set-based for the batch (fleetscope.analyze.batch_rows: each derive query
+    once for all its runs), gives the rows each run gives loaded alone, in every run and derived table."""
+    from fleet_bundles import write_fleet
+    builder_class, _ = bundle_tools
+    write_fleet(builder_class(tmp_path / "fleet"), hosts_per_group=3)  # rpl-03 (slow DRAM, two runs) among them
+    paths = sorted(path.parent for path in (tmp_path / "fleet").glob("*/*/manifest.json"))
+    assert len(paths) == 10
+    alone, together = tmp_path / "alone.duckdb", tmp_path / "together.duckdb"
+    assert {outcome.action for outcome in ingest(alone, paths, batch=1)} == {"loaded"}
+    assert {outcome.action for outcome in ingest(together, paths, batch=32)} == {"loaded"}
+    expected = every_row(alone)
+    assert expected["inferred_levels"] and expected["flags"] and expected["firmware_claims"], "nothing derived"
+    found = every_row(together)
+    for table in expected:
+        assert found[table] == expected[table], f"{table}: a batch's rows differ from one at a time"

@@ -2,4 +2,4 @@
 SELECT path, run_index, traffic, delay_cycles, latency_ns
 FROM mlc_loaded_latency
 WHERE run_id = ? AND host = ? AND latency_ns IS NOT NULL
-ORDER BY 1, 2, 3, 4
+ORDER BY path, run_index, traffic, delay_cycles

@@ -1,7 +1,7 @@
 -- I/Os in flight by Little's law (IOPS x mean latency from submission to completion) beside the queue depth
 -- each storage point asked for: fio jobs (summed over the read and write directions of a mixed job; iodepth
 -- x numjobs; lat, else clat + slat) and the aio kernel's engines (queue_depth reads in flight in total).
--- Parameters: run_id, host, run_id, host.
+-- Parameters: run_id ($1), host ($2).
 SELECT * FROM (
 SELECT
     'fio_jobs'                                                      AS subject,
@@ -11,7 +11,7 @@ SELECT
     any_value(iodepth) * coalesce(any_value(numjobs), 1)            AS queue_depth,
     sum(iops * coalesce(lat_mean_ns, clat_mean_ns + coalesce(slat_mean_ns, 0)) / 1e9) AS in_flight
 FROM fio_jobs
-WHERE run_id = ? AND host = ? AND iops > 0 AND iodepth > 0
+WHERE run_id = $1 AND host = $2 AND iops > 0 AND iodepth > 0
 GROUP BY path, document, job
 UNION ALL
 SELECT
@@ -21,7 +21,7 @@ SELECT
     queue_depth,
     iops * latency_mean_us / 1e6
 FROM aio_curve
-WHERE run_id = ? AND host = ? AND iops > 0 AND queue_depth > 0
+WHERE run_id = $1 AND host = $2 AND iops > 0 AND queue_depth > 0
 )
 WHERE in_flight > 0
 ORDER BY subject, item
