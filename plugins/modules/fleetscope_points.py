@@ -10,16 +10,16 @@ DOCUMENTATION = r"""
 module: fleetscope_points
 short_description: Run an experiment's kernel processes on the host, each judged by the kernel's exit note
 description:
-  - Runs each point's O(points[].argv) followed by O(extra_args), one after another in the order given, in
+  - "Runs each point's C(argv) (O(points)) followed by O(extra_args), one after another in the order given, in
     O(chdir), with E(FLEETSCOPE_KERNELS_EXIT_NOTE=1) so fleetscope-kernels ends its stderr with
-    C(fleetscope-kernels: exit <status>).
+    C(fleetscope-kernels: exit <status>)."
   - A point succeeded only when what ran it exited 0 and the kernel's exit note says 0 (a kernel killed by a
     signal writes none, and perf stat reports a workload that ended before perf waited for it as exit 0).
     A failed point does not stop the others.
-  - When every point succeeded and O(requeue) is true, each point whose kernel wrote C(<kernel>: re-queue: ...)
+  - "When every point succeeded and O(requeue) is true, each point whose kernel wrote C(<kernel>: re-queue: ...)
     on stderr runs once more, after all the others, with C(--attempt 2) (its perf CSV beside the first
-    attempt's, C(<NNN>.attempt2.csv)).
-  - Makes the folder of each point's perf CSV (O(points[].raw.path), relative to O(chdir)), mode 0700.
+    attempt's, C(<NNN>.attempt2.csv))."
+  - Makes the folder of each point's perf CSV (each point's C(raw.path), relative to O(chdir)), mode 0700.
   - Fails when any process failed, with every process's record in RV(results) and RV(requeued), so the
     experiment's failure record keeps what was measured.
 author:
@@ -39,7 +39,7 @@ options:
     elements: str
     default: []
   chdir:
-    description: The folder the processes run in (the bundle: their output and perf paths are relative to it).
+    description: The folder the processes run in (the bundle, to which their output and perf paths are relative).
     type: path
     required: true
   requeue:
