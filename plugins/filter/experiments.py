@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
-import re
+import importlib.util
+from pathlib import Path
 
-# fleetscope-kernels' last stderr line under FLEETSCOPE_KERNELS_EXIT_NOTE=1 (kernels/include/cli.h, cli_exit).
-_EXIT_NOTE = re.compile(r"^fleetscope-kernels: exit (\d+)$", re.M)
+
+def _kernel_points():
+    """plugins/module_utils/kernel_points.py, loaded by path: the module that runs the points on the host
+    judges them with it too, and Ansible, the tests and `fleetscope plan` load this file by path."""
+    path = Path(__file__).resolve().parents[1] / "module_utils" / "kernel_points.py"
+    spec = importlib.util.spec_from_file_location("fleetscope_kernel_points", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_points = _kernel_points()
+requeue_point, kernel_exit, kernel_status = _points.requeue_point, _points.kernel_exit, _points.kernel_status
 
 
 def select_experiments(registry, tagged):
@@ -42,47 +54,11 @@ def perf_points(points, experiment, perf, events, enabled=True, prefix=""):
     return wrapped
 
 
-def requeue_point(point):
-    """A point's second attempt (its kernel asked for one: it stopped at its time cap while drifting):
-    the same argv with `--attempt 2`, and its perf CSV, where it has one, beside the first attempt's
-    (`<NNN>.attempt2.csv`, raw params `attempt: 2`), so both attempts' counts are kept."""
-    again = dict(point, label=f"{point['label']} (second attempt)", argv=[*point["argv"], "--attempt", "2"])
-    if point.get("raw"):
-        first = point["raw"]["path"]
-        path = first.removesuffix(".csv") + ".attempt2.csv"
-        again["argv"] = [path if arg == first else arg for arg in again["argv"]]
-        again["raw"] = dict(point["raw"], path=path, params=dict(point["raw"]["params"], attempt=2))
-    return again
-
-
-def kernel_exit(result):
-    """The exit status a fleetscope-kernels process reported itself (its exit note, the last one on
-    its stderr), or None when it wrote none: it did not end by itself (a signal, the OOM killer).
-    Its parent's rc is not enough: perf stat (6.1) reports a workload that ends before perf waits
-    for it (a crash at start, a quick usage error) as exit 0, with no signal line."""
-    notes = _EXIT_NOTE.findall((result or {}).get("stderr") or "")
-    return int(notes[-1]) if notes else None
-
-
-def kernel_status(result):
-    """None when a fleetscope-kernels process ended by itself with status 0 (what ran it exited 0
-    and the kernel's exit note says 0); else what happened, in words, for the failure record."""
-    rc, note = result.get("rc", "?"), kernel_exit(result)
-    if rc == 0 and note == 0:
-        return None
-    if rc == 0 and note is None:
-        return "killed (no exit note from the kernel, though what ran it reported exit 0)"
-    if rc == 0:
-        return f"exit {note}"
-    if isinstance(rc, int) and rc < 0:
-        return f"killed by signal {-rc}"
-    return f"exit {rc}"
-
-
 def failure_summary(result, tail_lines=5):
-    """One readable paragraph from a failed (possibly looped) command result: what failed, how it
-    ended (kernel_status) and the tail of its stderr."""
-    items = result.get("results") or [result]
+    """One readable paragraph from a failed (possibly looped) command result, or a failed fleetscope_points
+    result (its second attempts in `requeued`): what failed, how it ended (kernel_status) and the tail of
+    its stderr."""
+    items = (result.get("results") or [result]) + list(result.get("requeued") or [])
     lines = []
     for item in items:
         if not item.get("failed"):

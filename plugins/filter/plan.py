@@ -48,9 +48,10 @@ MIB = 1 << 20
 LINE = 64
 
 # ---- The time model (dev VM: 2-vCPU Zen 4 KVM guest; each rate a measured worst, docs/methods.md) ----
-# One kernel process: Ansible's loop item, exec, perf stat, the kernel's core-clock and canary set-up.
+# One kernel process: exec by the points module (was an Ansible loop item: measured then, not re-measured since),
+# perf stat, the kernel's core-clock and canary set-up.
 PROCESS_S = 0.8
-# An experiment's own tasks inside its recorded wall time (the perf folder, the record).
+# An experiment's own tasks inside its recorded wall time (the points module's call, the record).
 EXPERIMENT_S = 0.4
 # An adaptive sweep's refinement round beside its process: reading the results so far, choosing the points on the
 # controller, keeping what ran (tasks/refine_round.yml; 2 rounds of tlb took 3.1 s with one small process each).

@@ -1,0 +1,160 @@
+#!/usr/bin/python
+"""Run one experiment's kernel processes on the host in one module call: each point's argv (perf stat around
+it where the host's perf can count), one after another, judged by the kernel's own exit note; then, once, the
+points whose kernel asked for a re-queue. One task per experiment instead of a loop item per process: each
+loop item was a round trip to the host and controller CPU, per host (issue 33)."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: fleetscope_points
+short_description: Run an experiment's kernel processes on the host, each judged by the kernel's exit note
+description:
+  - "Runs each point's C(argv) (O(points)) followed by O(extra_args), one after another in the order given, in
+    O(chdir), with E(FLEETSCOPE_KERNELS_EXIT_NOTE=1) so fleetscope-kernels ends its stderr with
+    C(fleetscope-kernels: exit <status>)."
+  - A point succeeded only when what ran it exited 0 and the kernel's exit note says 0 (a kernel killed by a
+    signal writes none, and perf stat reports a workload that ended before perf waited for it as exit 0).
+    A failed point does not stop the others.
+  - "When every point succeeded and O(requeue) is true, each point whose kernel wrote C(<kernel>: re-queue: ...)
+    on stderr runs once more, after all the others, with C(--attempt 2) (its perf CSV beside the first
+    attempt's, C(<NNN>.attempt2.csv))."
+  - Makes the folder of each point's perf CSV (each point's C(raw.path), relative to O(chdir)), mode 0700.
+  - Fails when any process failed, with every process's record in RV(results) and RV(requeued), so the
+    experiment's failure record keeps what was measured.
+author:
+  - fleetscope maintainers (@fleetscope)
+options:
+  points:
+    description:
+      - The experiment's points, each a dict with C(label), C(argv) (a list of strings) and C(raw) (the perf
+        CSV's manifest entry with its bundle-relative C(path), or null), as the filter perf_points makes them.
+        Other keys are kept and returned in each record's C(item).
+    type: list
+    elements: dict
+    required: true
+  extra_args:
+    description: Arguments appended to every point's argv (kernels_extra_args).
+    type: list
+    elements: str
+    default: []
+  chdir:
+    description: The folder the processes run in (the bundle, to which their output and perf paths are relative).
+    type: path
+    required: true
+  requeue:
+    description: Run once more the points whose kernel asked for a re-queue.
+    type: bool
+    default: true
+  stderr_log:
+    description:
+      - A file (relative to O(chdir)) that gets every process's stderr, one after another, each ending with a
+        newline, mode 0600; written also when a process failed, before the module fails. Unset, none is written.
+    type: path
+  stderr_log_append:
+    description: Append to O(stderr_log) (an adaptive sweep's refinement rounds) instead of replacing it.
+    type: bool
+    default: false
+"""
+
+EXAMPLES = r"""
+- name: Measure zero_queue
+  fleetscope.fleet.fleetscope_points:
+    points: "{{ __kernels_perf_points }}"
+    extra_args: "{{ kernels_extra_args }}"
+    chdir: "{{ __kernels_bundle }}"
+  register: __kernels_measured
+"""
+
+RETURN = r"""
+results:
+  description:
+    - One record per point, in the order given, as an Ansible loop over ansible.builtin.command registers them
+      C(item) (the point), C(cmd), C(rc), C(stdout), C(stderr), C(start), C(end), C(delta) and C(failed).
+  type: list
+  elements: dict
+  returned: always
+requeued:
+  description: The records of the second attempts, in the same form (empty when none ran).
+  type: list
+  elements: dict
+  returned: always
+"""
+
+import datetime
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.fleetscope.fleet.plugins.module_utils.kernel_points import kernel_status, run_points
+
+
+def runner(module, chdir):
+    """run(argv) -> the record ansible.builtin.command returns for that argv."""
+
+    def run(argv):
+        started = datetime.datetime.now()
+        record = {"cmd": argv, "changed": True}
+        try:
+            rc, stdout, stderr = module.run_command(argv, cwd=chdir, handle_exceptions=False,
+                                                    environ_update={"FLEETSCOPE_KERNELS_EXIT_NOTE": "1"})
+        except OSError as error:  # what ansible.builtin.command reports for an argv that cannot start
+            rc, stdout, stderr = error.errno or 2, "", ""
+            record["msg"] = f"[Errno {error.errno}] {error.strerror}"
+        ended = datetime.datetime.now()
+        record.update(rc=rc, stdout=stdout.rstrip("\r\n"), stderr=stderr.rstrip("\r\n"),
+                      start=str(started), end=str(ended), delta=str(ended - started))
+        return record
+
+    return run
+
+
+def write_stderr_log(path, records, append):
+    """Each process's stderr, in the order they ran, as the kernels role kept them: joined by newlines, one at the
+    end (a call with no process writes that newline alone, and appends nothing)."""
+    if append and not records:
+        return
+    text = "\n".join(record.get("stderr") or "" for record in records) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC), 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as log:
+        log.write(text)
+    os.chmod(path, 0o600)
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec={"points": {"type": "list", "elements": "dict", "required": True},
+                                          "extra_args": {"type": "list", "elements": "str", "default": []},
+                                          "chdir": {"type": "path", "required": True},
+                                          "requeue": {"type": "bool", "default": True},
+                                          "stderr_log": {"type": "path"},
+                                          "stderr_log_append": {"type": "bool", "default": False}})
+    points, chdir = module.params["points"], module.params["chdir"]
+    for point in points:
+        if not isinstance(point.get("label"), str) or not isinstance(point.get("argv"), list) or not point["argv"]:
+            module.fail_json(msg=f"each point needs a label and a non-empty argv: {point!r}")
+        raw = point.get("raw")
+        if raw:
+            folder = os.path.join(chdir, os.path.dirname(raw["path"]))
+            try:
+                os.makedirs(folder, mode=0o700, exist_ok=True)
+                os.chmod(folder, 0o700)
+            except OSError as error:
+                module.fail_json(msg=f"cannot make the perf folder {folder}: {error}", results=[], requeued=[])
+    results, requeued = run_points(runner(module, chdir), points, [str(arg) for arg in module.params["extra_args"]],
+                                   module.params["requeue"])
+    failed = [record for record in results + requeued if record["failed"]]
+    outcome = {"changed": bool(results), "results": results, "requeued": requeued}
+    if module.params["stderr_log"]:
+        log = os.path.join(chdir, module.params["stderr_log"])
+        try:
+            write_stderr_log(log, results + requeued, module.params["stderr_log_append"])
+        except OSError as error:
+            module.fail_json(msg=f"cannot write the kernels' stderr to {log}: {error}", **outcome)
+    if failed:
+        module.fail_json(msg=f"{len(failed)} of {len(results) + len(requeued)} processes failed: "
+                             + "; ".join(f"{record['item']['label']}: {kernel_status(record)}" for record in failed),
+                         **outcome)
+    module.exit_json(**outcome)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""The kernels role's points module (plugins/modules/fleetscope_points.py, its logic in
+plugins/module_utils/kernel_points.py): one experiment's processes in one task. Stand-in kernels (sh scripts
+that behave as fleetscope-kernels does: the exit note under FLEETSCOPE_KERNELS_EXIT_NOTE=1, a re-queue line,
+a crash) give every verdict a known answer; the module runs in a real ansible-playbook on this machine."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("kernel_points", PROJECT / "plugins/module_utils/kernel_points.py")
+kernel_points = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(kernel_points)
+sys.path.insert(0, str(PROJECT / "plugins" / "filter"))
+from experiments import failure_summary, kernel_status  # noqa: E402  (the role's filters, from their folder)
+
+# A stand-in kernel: logs its argv to calls.log, writes its output line, then behaves as its first argument says.
+KERNEL = r"""#!/bin/sh
+echo "$*" >> calls.log
+mode=$1; shift
+note() { [ "$FLEETSCOPE_KERNELS_EXIT_NOTE" = 1 ] && echo "fleetscope-kernels: exit $1" >&2; exit "$1"; }
+case "$mode" in
+  ok) echo '{"point": "ok"}'; note 0 ;;
+  skip) echo "k: skipped: nt stores: no such instructions" >&2; note 0 ;;
+  drift) case " $* " in *" --attempt 2 "*) note 0 ;; *) echo "k: re-queue: stopped at its cap while drifting" >&2; note 0 ;; esac ;;
+  usage) echo "k: --size: not a number" >&2; note 2 ;;
+  crash) echo "k: about to crash" >&2; kill -9 $$ ;;
+  silent) exit 0 ;;
+esac
+"""
+
+
+def kernel(tmp_path: Path) -> str:
+    path = tmp_path / "kernel.sh"
+    path.write_text(KERNEL)
+    path.chmod(0o755)
+    return str(path)
+
+
+def point(exe: str, mode: str, label: str | None = None, raw: str | None = None) -> dict:
+    """A point as the filter perf_points makes them (a `raw` entry where perf stat wraps it; no perf here, the
+    stand-in gets the CSV's path as an argument as perf stat gets it after -o), plus a key of the caller's."""
+    entry = {"label": label or mode, "argv": [exe, mode], "raw": None, "kind": "P"}
+    if raw:
+        entry["argv"].append(raw)
+        entry["raw"] = {"path": raw, "tool": "perf", "params": {"point": entry["label"], "point_index": 0}}
+    return entry
+
+
+def subprocess_runner(cwd: Path):
+    """run(argv) as the module's runner does it, without Ansible: the unit under test is run_points' logic."""
+
+    def run(argv):
+        proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False,
+                              env=dict(os.environ, FLEETSCOPE_KERNELS_EXIT_NOTE="1"))
+        return {"rc": proc.returncode, "stdout": proc.stdout.rstrip("\n"), "stderr": proc.stderr.rstrip("\n")}
+
+    return run
+
+
+def test_every_point_runs_in_order_and_drifting_ones_once_more_after_all_the_others(tmp_path):
+    exe = kernel(tmp_path)
+    points = [point(exe, "drift", "a"), point(exe, "ok", "b"), point(exe, "skip", "c")]
+    results, requeued = kernel_points.run_points(subprocess_runner(tmp_path), points, ["--extra", "1"])
+    assert [r["item"]["label"] for r in results] == ["a", "b", "c"]
+    assert [r["failed"] for r in results] == [False, False, False]
+    assert [r["item"]["label"] for r in requeued] == ["a (second attempt)"]
+    assert requeued[0]["item"]["argv"] == [exe, "drift", "--attempt", "2"] and not requeued[0]["failed"]
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert calls == ["drift --extra 1", "ok --extra 1", "skip --extra 1", "drift --attempt 2 --extra 1"]
+
+
+def test_a_failed_point_does_not_stop_the_others_and_no_second_attempt_runs(tmp_path):
+    exe = kernel(tmp_path)
+    points = [point(exe, "drift", "a"), point(exe, "crash", "b"), point(exe, "silent", "c"), point(exe, "usage", "d"),
+              point(exe, "ok", "e")]
+    results, requeued = kernel_points.run_points(subprocess_runner(tmp_path), points)
+    assert [kernel_status(r) for r in results] == [
+        None, "killed by signal 9", "killed (no exit note from the kernel, though what ran it reported exit 0)",
+        "exit 2", None]
+    assert [r["failed"] for r in results] == [False, True, True, True, False]
+    assert requeued == []
+    assert len((tmp_path / "calls.log").read_text().splitlines()) == 5
+    summary = failure_summary({"failed": True, "results": results, "requeued": requeued}).splitlines()
+    assert summary[0] == "b: killed by signal 9: k: about to crash"
+    assert summary[2] == "d: exit 2: k: --size: not a number | fleetscope-kernels: exit 2"
+
+
+def test_requeue_off_runs_no_second_attempt(tmp_path):
+    exe = kernel(tmp_path)
+    results, requeued = kernel_points.run_points(subprocess_runner(tmp_path), [point(exe, "drift")], requeue=False)
+    assert not results[0]["failed"] and requeued == []
+
+
+PLAYBOOK = """
+- hosts: localhost
+  connection: local
+  gather_facts: false
+  tasks:
+    - name: Run the points
+      fleetscope.fleet.fleetscope_points:
+        points: {points}
+        extra_args: {extra}
+        chdir: {chdir}
+        stderr_log: raw/zq.stderr.log
+        stderr_log_append: {append}
+      register: measured
+      ignore_errors: true
+    - name: Keep what it returned
+      ansible.builtin.copy:
+        content: "{{{{ measured | to_json }}}}"
+        dest: {out}
+        mode: "0600"
+"""
+
+
+def run_module(tmp_path: Path, points: list[dict], extra: list[str] | None = None, append: bool = False) -> dict:
+    out = tmp_path / "out.json"
+    book = tmp_path / "book.yml"
+    (tmp_path / "raw").mkdir(exist_ok=True)
+    book.write_text(PLAYBOOK.format(points=json.dumps(points), extra=json.dumps(extra or []), chdir=tmp_path, out=out,
+                                    append=json.dumps(append)))
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(book)], cwd=PROJECT, env=env,
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def test_the_module_under_ansible_returns_each_point_as_a_loop_would_and_makes_the_perf_folders(tmp_path):
+    exe = kernel(tmp_path)
+    points = [point(exe, "skip", "a", raw="raw/perf/zq/000.csv"), point(exe, "drift", "b", raw="raw/perf/zq/001.csv")]
+    measured = run_module(tmp_path, points, ["--x", "7"])
+    assert not measured.get("failed") and measured["changed"]
+    assert [r["item"] for r in measured["results"]] == points  # each point comes back whole, extra keys too
+    assert [r["rc"] for r in measured["results"]] == [0, 0]
+    assert measured["results"][0]["stderr"] == "k: skipped: nt stores: no such instructions\nfleetscope-kernels: exit 0"
+    again = measured["requeued"]
+    assert [r["item"]["label"] for r in again] == ["b (second attempt)"]
+    assert again[0]["item"]["raw"]["path"] == "raw/perf/zq/001.attempt2.csv"
+    assert again[0]["cmd"] == [exe, "drift", "raw/perf/zq/001.attempt2.csv", "--attempt", "2", "--x", "7"]
+    folder = tmp_path / "raw" / "perf" / "zq"
+    assert folder.is_dir() and (folder.stat().st_mode & 0o777) == 0o700
+    # the stderr log as the role kept it: every process's stderr joined by newlines, a newline at the end
+    log = tmp_path / "raw" / "zq.stderr.log"
+    assert log.read_text() == "\n".join(r["stderr"] for r in measured["results"] + again) + "\n"
+    assert (log.stat().st_mode & 0o777) == 0o600
+    # a refinement round appends its processes' stderr
+    run_module(tmp_path, [point(exe, "usage", "r")], append=True)
+    assert log.read_text().endswith("fleetscope-kernels: exit 0\nk: --size: not a number\nfleetscope-kernels: exit 2\n")
+
+
+def test_the_module_fails_naming_each_failed_point_and_keeps_every_record(tmp_path):
+    exe = kernel(tmp_path)
+    measured = run_module(tmp_path, [point(exe, "crash", "a"), point(exe, "ok", "b"),
+                                     {"label": "c", "argv": [str(tmp_path / "missing")], "raw": None}])
+    assert measured["failed"]
+    assert measured["msg"] == "2 of 3 processes failed: a: killed by signal 9; c: exit 2"
+    assert [r["failed"] for r in measured["results"]] == [True, False, True]
+    assert measured["results"][2]["msg"].startswith("[Errno 2]")
+    assert failure_summary(measured).splitlines()[0] == "a: killed by signal 9: k: about to crash"
+    # the stderr log is written before the module fails: the injected crash's line is in the bundle
+    assert "k: about to crash" in (tmp_path / "raw" / "zq.stderr.log").read_text()
