@@ -411,9 +411,13 @@ def _latency_sweep(ctx: Context) -> Exp:
         octaves = float(var.get("kernels_latency_sweep_refine_octaves") or ctx.table.get("refine_octaves") or 0.125)
         rounds = min(refine, _refine_rounds(per_octave, octaves), _int(ctx.table.get("refine_rounds"), 99))
         exp.refine_rounds = rounds
-        reach = float(ctx.table.get("refine_llc_reach") or 2)  # quick: 1, its rise into memory stays coarse
+        reach = float(ctx.table.get("refine_llc_reach") or 2)
         exp.refine_max_bytes = min(int(reach * host.llc), top) if host.llc else top
-        past = min(refine, max(1, math.ceil(1 / (per_octave * octaves)) - 1)) if reach > 1 else 0
+        past = _int(ctx.table.get("refine_past_llc_max_bytes"))  # quick: past the last cache only where it is small
+        if past and host.llc:
+            exp.refine_max_bytes = max(min(exp.refine_max_bytes, past), min(host.llc, top))
+        past = (min(refine, max(1, math.ceil(1 / (per_octave * octaves)) - 1))
+                if host.llc and exp.refine_max_bytes > host.llc else 0)
         points_s = (past * ctx.latency_point_s(exp.refine_max_bytes, policy=policy)
                     + (refine - past) * ctx.latency_point_s(min(host.llc or top, top), policy=policy))
         exp.records += refine * ctx.kind_count
