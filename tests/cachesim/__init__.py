@@ -166,7 +166,7 @@ class Profile:
     refine_rounds: int | None = None   # the profile's cap on rounds (quick: 1), else what the density needs
     tlb_refine_rounds: int | None = None
     refine_llc_reach: float = 2.0      # refinement points up to this many times the largest cache
-    refine_past_llc_max_bytes: int | None = None  # ... and past it no further than this (quick: 8 MiB)
+    refine_max_bytes_cap: int | None = None  # ... and none past this (quick: 8 MiB)
 
 
 def profiles() -> dict[str, Profile]:
@@ -177,7 +177,7 @@ def profiles() -> dict[str, Profile]:
                           int(row["refine_max_points"]), float(row["tlb_refine_octaves"]),
                           int(row["tlb_refine_max_points"]), row.get("refine_rounds"),
                           row.get("tlb_refine_rounds", row.get("refine_rounds")), float(row.get("refine_llc_reach") or 2),
-                          row.get("refine_past_llc_max_bytes"))
+                          row.get("refine_max_bytes_cap"))
             for name, row in table["__kernels_profiles"].items()}
 
 
@@ -225,9 +225,7 @@ def _noisy(machine: Machine, size: int, pattern: str, noise: float, seed: int) -
 def _refine_max_bytes(profile: Profile, llc: int) -> int:
     """The largest refinement working set, as plugins/filter/plan.py sets it (refine_max_bytes)."""
     reach = int(profile.refine_llc_reach * llc)
-    if profile.refine_past_llc_max_bytes:
-        reach = max(min(reach, int(profile.refine_past_llc_max_bytes)), llc)
-    return reach
+    return min(reach, int(profile.refine_max_bytes_cap)) if profile.refine_max_bytes_cap else reach
 
 
 def latency_sweep(machine: Machine, profile: Profile, noise: float, seed: int, *, min_bytes: int = 4096,
