@@ -201,6 +201,7 @@ def real_run(profile: str, workdir: Path) -> dict:
         return {"playbook_s": wall, "levels": db.execute(sql("benchmarks/sweep_levels")).fetchall(),
                 "tlb": db.execute(sql("benchmarks/sweep_tlb")).fetchall(),
                 "curve": db.execute(sql("benchmarks/sweep_curve")).fetchall(),
+                "tlb_curve": db.execute(sql("benchmarks/sweep_tlb_curve")).fetchall(),
                 "experiments": db.execute(sql("benchmarks/sweep_experiments")).fetchall()}
 
 
@@ -241,6 +242,8 @@ def print_real(names: list[str], tlb_truth: tuple[int, int]) -> None:
         # the curve itself: where a guest makes a size unreadable, this is why (docs/methods.md)
         print("THP curve (per-size minimum, ns): " + ", ".join(f"{format_bytes(size)} {ns:.2f}"
                                                              for size, ns, _count in result["curve"]))
+        print("4 KiB TLB curve (pages: paired TLB - control ns): " + ", ".join(
+            f"{pages:,}: {ns:.2f}" for pages, ns in result["tlb_curve"] if ns is not None))
         print()
         print("| experiment | points | wall s | refinement (its processes, rounds and seconds) |")
         print("|---|---|---|---|")
