@@ -1057,7 +1057,15 @@ def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
         # only a random TLB's foot hides in the scatter: under an LRU-like fit a point within the scatter of the
         # plateau is on it (a noisy high point there would otherwise pull a 4-way ramp below it)
         floor = plateau.last if policy == "random" else onset
-        reach = min(max(2 ** reach_log2, ordered[floor]), ordered[onset + 1])
+        lowest = ordered[floor]
+        if policy == "random":
+            # and no further below the onset's point than the misses the scatter can hide there allow: the share
+            # of the step the threshold is, read back through the random TLB's rise
+            hidden = math.expm1(smallest) * math.exp(level) / max(high_ns - math.exp(level), 1e-9)
+            table = _even_model("random")
+            k = next((k for k, share in enumerate(table) if share >= hidden), len(table) - 1)
+            lowest = max(lowest, ordered[onset] / 2 ** (k * SET_MODEL_STEP - SET_MODEL_SPAN))
+        reach = min(max(2 ** reach_log2, lowest), ordered[onset + 1])
         # (the fit places a point in cells of SET_MODEL_STEP: a reach within one cell of a point is that point)
         inside = min(max(bisect.bisect_right(ordered, reach * 2 ** SET_MODEL_STEP) - 1, floor), onset)
         low, high = ordered[inside], ordered[inside + 1]
