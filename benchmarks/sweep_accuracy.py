@@ -16,9 +16,9 @@ Usage: benchmarks/sweep_accuracy.py [--cases 240] [--tlb-cases 240] [--profiles 
    bracket, truth, points).
 2. --real: the latency_sweep and tlb experiments through the real site.yml on this machine per profile (run it
    under the machine lock), ingested into a temporary warehouse; each L1d, L2 and TLB level's estimate, bracket,
-   method and truth (sysfs for the caches, the published Zen 4 TLB for the TLB: --tlb-truth), the points the
-   coarse pass and the refinement spent, and the seconds each took (the refinement's from the experiment's
-   note), with the machine's load average before and after.
+   method and truth (sysfs for the caches, the published Zen 4 TLB for the TLB: --tlb-truth), the THP curve they
+   are read from, the points the coarse pass and the refinement spent, and the seconds each took (the
+   refinement's from the experiment's note), with the machine's load average before and after.
 """
 
 from __future__ import annotations
@@ -200,6 +200,8 @@ def real_run(profile: str, workdir: Path) -> dict:
     with duckdb.connect(str(workdir / "fleet.duckdb"), read_only=True) as db:
         return {"playbook_s": wall, "levels": db.execute(sql("benchmarks/sweep_levels")).fetchall(),
                 "tlb": db.execute(sql("benchmarks/sweep_tlb")).fetchall(),
+                "curve": db.execute(sql("benchmarks/sweep_curve")).fetchall(),
+                "tlb_curve": db.execute(sql("benchmarks/sweep_tlb_curve")).fetchall(),
                 "experiments": db.execute(sql("benchmarks/sweep_experiments")).fetchall()}
 
 
@@ -236,6 +238,12 @@ def print_real(names: list[str], tlb_truth: tuple[int, int]) -> None:
                 print(f"| {label} (4 KiB pages) | {f'{curve:,.0f}' if curve else '—'} | "
                       f"{f'{low:,}–{high:,} pages' if low else '—'} | onset | published {truth:,} | "
                       f"{f'{error:+.1%}' if error is not None else '—'} | {within} |")
+        print()
+        # the curve itself: where a guest makes a size unreadable, this is why (docs/methods.md)
+        print("THP curve (per-size minimum, ns): " + ", ".join(f"{format_bytes(size)} {ns:.2f}"
+                                                             for size, ns, _count in result["curve"]))
+        print("4 KiB TLB curve (pages: paired TLB - control ns): " + ", ".join(
+            f"{pages:,}: {ns:.2f}" for pages, ns in result["tlb_curve"] if ns is not None))
         print()
         print("| experiment | points | wall s | refinement (its processes, rounds and seconds) |")
         print("|---|---|---|---|")

@@ -41,14 +41,19 @@ The method, for a latency-vs-working-set curve:
    with 4 KiB pages): sets overflow from well below capacity, so the capacity is where the rise, fitted with
    the modelled share of misses of Poisson-loaded sets under LRU-like or random replacement (whichever fits
    better: about half of the accesses miss at capacity under LRU-like replacement, a fifth under random), puts
-   it; its bracket is the two measured sizes around that capacity. The best
+   it; its bracket is the two measured sizes around that capacity. A shelf inside the rise (an octave that
+   climbs less than half as steeply as the rise before it, with a level's step below and above: a guest's L3
+   share that climbs too steeply for a plateau) ends the rise: the model's top is the shelf, not memory. The best
    estimate (capacity_bytes, size_method) is the stated size (sysfs, or the published size of a reference
    host) where it lies in the bracket; else the bracket's log-midpoint where the bracket is resolved (at most
    RESOLVED_OCTAVES wide); else none: a coarse curve gives its bracket, not a number it cannot resolve.
 
 For a TLB curve (ns per access vs pages touched) every step is a TLB level however small (a miss that hits
 the L2 TLB may add ~1 ns): the difference of two chains is noisy both ways and gets the least-squares
-isotonic fit, and the smallest step is set by the points' scatter (NOISE_STEP_FACTOR), not by a ratio.
+isotonic fit, and the smallest step is set by the points' scatter (NOISE_STEP_FACTOR), not by a ratio. A TLB
+fills its sets evenly (indexed by virtual page), so its entries are its reach: where the step's shape (an LRU-like
+cliff, a 4-way LRU ramp, or a random-replacement TLB's gradual rise, whichever fits) puts it, not the first point
+that stands out of the scatter (a quarter octave late for a random TLB).
 """
 
 from __future__ import annotations
@@ -65,8 +70,9 @@ from dataclasses import dataclass, field, replace
 # hierarchy per core kind; 6: loaded-latency knee only on a rise, as an interval; 7: L1-hit and firmware checks;
 # 8: the clock's turbo curve and ramp (fleetscope.analyze.clock); 10: workload cases and function tables
 # (fleetscope.analyze.profiling); 11: sizes as brackets around the onset or the set-load model's capacity, with a
-# best estimate and its method (9 on the sweeps branch before main's 10).
-INFERENCE_VERSION = 11
+# best estimate and its method (9 on the sweeps branch before main's 10); 12: a rise ends at a shelf, TLB reaches
+# from the step's shape.
+INFERENCE_VERSION = 12
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave
@@ -745,6 +751,8 @@ SET_MODEL_STEP = 1 / 64          # octaves between two candidate capacities (and
 SET_MODEL_SPAN = 4               # the tables cover x from 2^-4 to 2^4
 SET_MODEL_WAYS = 8               # where the host does not say its ways
 SET_MODEL_POLICIES = ("lru", "random")
+EVEN_MODEL_POLICIES = ("lru", "lru4", "random")  # evenly filled sets (a TLB): fully associative or 4-way LRU, random
+SHELF_FRACTION = 0.5            # a rise's octave that climbs less than this share of its steepest slope: a shelf
 SHARP_RISE_OCTAVES = 0.55        # a rise from its onset to 90% of the step within this filled its sets evenly
 
 
@@ -778,8 +786,36 @@ def _set_model(ways: int, policy: str) -> list[float]:
     return _SET_MODEL_TABLES[key]
 
 
+def _even_model(policy: str) -> list[float]:
+    """M(x) on the set-model grid for lines that fill the sets evenly (a TLB, indexed by virtual page, under a
+    chase of one line per page): none miss up to capacity; past it LRU-like replacement misses every access (a
+    cliff; a 4-way one, the least associative, climbs to it over a quarter octave as more of its sets hold a fifth
+    line), random replacement of a fully associative TLB keeps a line with probability h = exp(-x (1 - h)), the
+    large-ways limit of the set-load fixed point, so a fifth of the accesses miss at 1.1 x its entries and two
+    thirds at 1.6 x: a rise that leaves the plateau later than the reach, as far as the points' scatter goes."""
+    key = (0, policy)
+    if key not in _SET_MODEL_TABLES:
+        table = []
+        for k in range(int(2 * SET_MODEL_SPAN / SET_MODEL_STEP) + 1):
+            x = 2 ** (k * SET_MODEL_STEP - SET_MODEL_SPAN)
+            if x <= 1:
+                table.append(0.0)
+                continue
+            if policy == "lru4":  # a fraction of the 4-way sets holds one line more, and all of those miss
+                lines = x * 4
+                whole = math.floor(lines)
+                table.append(1.0 if whole > 4 else (lines - whole) * 5 / lines)
+                continue
+            hit = 0.0
+            for _round in range(200):
+                hit = math.exp(-x * (1 - hit))
+            table.append(1.0 if policy == "lru" else 1 - hit)
+        _SET_MODEL_TABLES[key] = table
+    return _SET_MODEL_TABLES[key]
+
+
 def _set_model_fit(log_sizes: Sequence[float], measured_ln: Sequence[float], low_ns: float, high_ns: float,
-                   ways: int) -> tuple[float, str]:
+                   ways: int, even: bool = False) -> tuple[float, str]:
     """log2 of the capacity, and the replacement, whose modelled rise (base `low_ns`, top `high_ns`) is nearest
     the measured points in ln latency (lognormal noise): each policy on a grid of SET_MODEL_STEP octaves.
 
@@ -804,8 +840,9 @@ def _set_model_fit(log_sizes: Sequence[float], measured_ln: Sequence[float], low
     steps = int((last - first + 2) / SET_MODEL_STEP)
     stride = 1 if len(cells) <= 256 else 8
     fits = {}
-    for policy in SET_MODEL_POLICIES:
-        model = [math.log(low_ns + share * (high_ns - low_ns)) for share in _set_model(ways, policy)]
+    for policy in EVEN_MODEL_POLICIES if even else SET_MODEL_POLICIES:
+        shares = _even_model(policy) if even else _set_model(ways, policy)
+        model = [math.log(low_ns + share * (high_ns - low_ns)) for share in shares]
 
         def error(step: int) -> float:
             # sum over points of (y - m)^2 less the sum of y^2, the same for every candidate
@@ -831,6 +868,27 @@ def _set_model_fit(log_sizes: Sequence[float], measured_ln: Sequence[float], low
     return chosen[1], chosen[2]
 
 
+def _shelf(x: Sequence[float], fit: Sequence[float], start: int, end: int, step_ratio: float) -> tuple[int, int] | None:
+    """A shelf inside the rise from `start` (a plateau's end) to `end` (the next plateau's start): an octave or
+    more, from index i to k, where the fit climbs less than SHELF_FRACTION of the rise's steepest slope before it,
+    with at least `step_ratio` of rise both before and after it. It is the next level as a guest sees it (a share
+    of an L3 that still climbs more than a plateau may, 18% per octave on the dev VM, before memory): this level's
+    rise ends there, not in memory. One pass with a pointer moving forward: linear in the rise."""
+    gain = math.log(step_ratio)
+    steepest, k = 0.0, start
+    for i in range(start + 1, end):
+        steepest = max(steepest, (fit[i] - fit[i - 1]) / max(x[i] - x[i - 1], 1e-9))
+        k = max(k, i + 1)
+        while k < end and x[k] - x[i] < 1 - SIZE_ROUNDING_OCTAVES:
+            k += 1
+        if k >= end or x[k] - x[i] < 1 - SIZE_ROUNDING_OCTAVES:
+            return None
+        if (fit[i] - fit[start] >= gain and fit[end] - fit[k] >= gain
+                and (fit[k] - fit[i]) / (x[k] - x[i]) < SHELF_FRACTION * steepest):
+            return i, k
+    return None
+
+
 def _sized(level: CacheLevel, plateau: Plateau, following: Plateau | None, sizes: list[int], fit: list[float],
            measured_ln: list[float], placement: Placement, stated: list[int], is_last_cache: bool,
            scatter: float) -> tuple[CacheLevel, LevelBrackets | None]:
@@ -853,6 +911,13 @@ def _sized(level: CacheLevel, plateau: Plateau, following: Plateau | None, sizes
         top = _steep_part([math.log2(size) for size in sizes], fit, plateau.last, end)
         high = fit[top]
     last_run = plateau.steps[-1][1] if plateau.steps else plateau.first
+    window_end = max(top, plateau.completion)
+    shelf = _shelf([math.log2(size) for size in sizes], fit, plateau.last,
+                   following.first if following is not None else plateau.completion, TUNING.level_step_ratio)
+    if shelf is not None:
+        # the rise ends at the shelf: this level hands over to the shelf's latency, not to memory's beyond it
+        top = window_end = shelf[0]
+        high = statistics.median(measured_ln[shelf[0]:shelf[1] + 1])
     base = statistics.median(measured_ln[last_run:plateau.last + 1])
     # the modelled rise starts from where the plateau ends: a level whose latency still creeps up (TLB misses
     # growing with the pages touched) starts its own step there, not where its plateau began
@@ -866,7 +931,7 @@ def _sized(level: CacheLevel, plateau: Plateau, following: Plateau | None, sizes
     # replacement's modelled rise from this level's latency to the next's; its capacity inside two measured sizes
     span = placement.way_spans[number - 1] if number <= len(placement.way_spans) else None
     ways = max(1, round(own / span)) if own and span else SET_MODEL_WAYS
-    window = range(last_run, max(top, plateau.completion) + 1)
+    window = range(last_run, window_end + 1)
     model_log2, policy = _set_model_fit([math.log2(sizes[index]) for index in window],
                                         [measured_ln[index] for index in window], math.exp(start), math.exp(high), ways)
     # whatever the replacement, the capacity lies between the rise's onset and where the curve has covered 90% of
@@ -975,8 +1040,35 @@ def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
         if plateau is None or plateau.onset is None:
             return None, None, None, None, None
         last_run = plateau.steps[-1][1] if plateau.steps else plateau.first
-        onset = _onset(fit, statistics.median(y[last_run:plateau.last + 1]), plateau.last, plateau.completion, smallest)
-        low, high = ordered[onset], ordered[onset + 1]
+        level = statistics.median(y[last_run:plateau.last + 1])
+        onset = _onset(fit, level, plateau.last, plateau.completion, smallest)
+        # The onset is where the rise stands out of the scatter: a random-replacement TLB's rise is gentle at its
+        # foot (a fifth missing at 1.1 x its entries), so that lies past the reach. Both replacements' rises are
+        # fitted from the plateau to the next level (as a cache's set load, with evenly filled sets) and the reach
+        # is read where the better one puts it: at or after the plateau's last point, before the first point that
+        # stands out (_even_model).
+        following = plateaus[plateaus.index(plateau) + 1] if plateau is not plateaus[-1] else None
+        top = following.base_last if following is not None and following.first < following.last else plateau.completion
+        high_ns = math.exp(statistics.median(y[following.first:top + 1]) if following is not None
+                           and following.first < following.last else fit[top])
+        window = range(last_run, top + 1)
+        reach_log2, policy = _set_model_fit([x[index] for index in window], [y[index] for index in window],
+                                            math.exp(level), high_ns, 1, even=True)
+        # only a random TLB's foot hides in the scatter: under an LRU-like fit a point within the scatter of the
+        # plateau is on it (a noisy high point there would otherwise pull a 4-way ramp below it)
+        floor = plateau.last if policy == "random" else onset
+        lowest = ordered[floor]
+        if policy == "random":
+            # and no further below the onset's point than the misses the scatter can hide there allow: the share
+            # of the step the threshold is, read back through the random TLB's rise
+            hidden = math.expm1(smallest) * math.exp(level) / max(high_ns - math.exp(level), 1e-9)
+            table = _even_model("random")
+            k = next((k for k, share in enumerate(table) if share >= hidden), len(table) - 1)
+            lowest = max(lowest, ordered[onset] / 2 ** (k * SET_MODEL_STEP - SET_MODEL_SPAN))
+        reach = min(max(2 ** reach_log2, lowest), ordered[onset + 1])
+        # (the fit places a point in cells of SET_MODEL_STEP: a reach within one cell of a point is that point)
+        inside = min(max(bisect.bisect_right(ordered, reach * 2 ** SET_MODEL_STEP) - 1, floor), onset)
+        low, high = ordered[inside], ordered[inside + 1]
         entries = round(log_midpoint(low, high)) if math.log2(high / low) <= RESOLVED_OCTAVES else None
         return entries, ordered[plateau.onset], ordered[plateau.completion], low, high
 

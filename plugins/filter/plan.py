@@ -413,11 +413,16 @@ def _latency_sweep(ctx: Context) -> Exp:
         octaves = float(var.get("kernels_latency_sweep_refine_octaves") or ctx.table.get("refine_octaves") or 0.125)
         rounds = min(refine, _refine_rounds(per_octave, octaves), _int(ctx.table.get("refine_rounds"), 99))
         exp.refine_rounds = rounds
-        reach = float(ctx.table.get("refine_llc_reach") or 2)  # quick: 1, its rise into memory stays coarse
+        reach = float(ctx.table.get("refine_llc_reach") or 2)
         exp.refine_max_bytes = min(int(reach * host.llc), top) if host.llc else top
-        past = min(refine, max(1, math.ceil(1 / (per_octave * octaves)) - 1)) if reach > 1 else 0
+        cap = _int(ctx.table.get("refine_max_bytes_cap"))  # quick: the caches up to 8 MiB (an L2, a small L3)
+        if cap:
+            exp.refine_max_bytes = min(exp.refine_max_bytes, cap)
+        past = (min(refine, max(1, math.ceil(1 / (per_octave * octaves)) - 1))
+                if host.llc and exp.refine_max_bytes > host.llc else 0)
         points_s = (past * ctx.latency_point_s(exp.refine_max_bytes, policy=policy)
-                    + (refine - past) * ctx.latency_point_s(min(host.llc or top, top), policy=policy))
+                    + (refine - past) * ctx.latency_point_s(min(host.llc or top, top, exp.refine_max_bytes),
+                                                            policy=policy))
         exp.records += refine * ctx.kind_count
         exp.bound_s += (rounds * (PROCESS_S + REFINE_ROUND_S) + points_s) * ctx.kind_count
         exp.notes.append(f"adaptive sweep: at most {refine} refinement points in {rounds} round{'s' if rounds > 1 else ''} "

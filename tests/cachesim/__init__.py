@@ -165,7 +165,8 @@ class Profile:
     tlb_refine_max_points: int
     refine_rounds: int | None = None   # the profile's cap on rounds (quick: 1), else what the density needs
     tlb_refine_rounds: int | None = None
-    refine_llc_reach: float = 2.0      # refinement points up to this many times the largest cache (quick: 1)
+    refine_llc_reach: float = 2.0      # refinement points up to this many times the largest cache
+    refine_max_bytes_cap: int | None = None  # ... and none past this (quick: 8 MiB)
 
 
 def profiles() -> dict[str, Profile]:
@@ -175,7 +176,8 @@ def profiles() -> dict[str, Profile]:
     return {name: Profile(name, int(row["points_per_octave"]), float(row["refine_octaves"]),
                           int(row["refine_max_points"]), float(row["tlb_refine_octaves"]),
                           int(row["tlb_refine_max_points"]), row.get("refine_rounds"),
-                          row.get("tlb_refine_rounds", row.get("refine_rounds")), float(row.get("refine_llc_reach") or 2))
+                          row.get("tlb_refine_rounds", row.get("refine_rounds")), float(row.get("refine_llc_reach") or 2),
+                          row.get("refine_max_bytes_cap"))
             for name, row in table["__kernels_profiles"].items()}
 
 
@@ -220,6 +222,12 @@ def _noisy(machine: Machine, size: int, pattern: str, noise: float, seed: int) -
     return _clean(machine, size, pattern, point_seed) * math.exp(random.Random(point_seed).gauss(0.0, noise))
 
 
+def _refine_max_bytes(profile: Profile, llc: int) -> int:
+    """The largest refinement working set, as plugins/filter/plan.py sets it (refine_max_bytes)."""
+    reach = int(profile.refine_llc_reach * llc)
+    return min(reach, int(profile.refine_max_bytes_cap)) if profile.refine_max_bytes_cap else reach
+
+
 def latency_sweep(machine: Machine, profile: Profile, noise: float, seed: int, *, min_bytes: int = 4096,
                   max_bytes: int | None = None) -> SweepRun:
     """The latency sweep of the kernels role on a simulated machine: the coarse pass (the role's sweep_sizes,
@@ -231,7 +239,7 @@ def latency_sweep(machine: Machine, profile: Profile, noise: float, seed: int, *
     measured = {size: _noisy(machine, size, "random-lines", noise, seed) for size in coarse}
     spec = {"experiment": "latency_sweep", "argv": ["chase", "--cpu", "0"], "coarse": coarse, "policies": ["thp"],
             "octaves": profile.refine_octaves, "max_points": profile.refine_max_points,
-            "max_bytes": int(profile.refine_llc_reach * machine.caches[-1].bytes), "guest": bool(machine.meta.get("guest"))}
+            "max_bytes": _refine_max_bytes(profile, machine.caches[-1].bytes), "guest": bool(machine.meta.get("guest"))}
     rounds = min(filters.refine_rounds(profile.points_per_octave, profile.refine_octaves, profile.refine_max_points),
                  profile.refine_rounds or 99)
     ran = 0

@@ -92,6 +92,26 @@ def test_an_l2_behind_4k_pages_is_read_by_its_set_load(l2, ways, policy):
     assert brackets.onset[1] < 0.9 * l2
 
 
+def test_a_shelf_that_climbs_too_steeply_for_a_plateau_still_ends_the_rise_below_it():
+    # the dev VM's quick THP curve (2026-11-27): the guest's L3 share climbs 18% an octave from 2 to 4 MiB, too
+    # steep for a plateau, and memory follows at 8 MiB. The L2's rise ends at that shelf: fitted on to memory,
+    # the set-load model read the 1 MiB L2 as 4-8 MiB
+    points = {4 * KIB: 1.2, 8 * KIB: 1.2, 16 * KIB: 1.2, 32 * KIB: 1.25, 64 * KIB: 3.83, 128 * KIB: 3.83,
+              256 * KIB: 3.83, 512 * KIB: 5.43, 1 * MIB: 9.50, 2 * MIB: 13.25, 4 * MIB: 15.68, 8 * MIB: 118.8,
+              16 * MIB: 130.0, 32 * MIB: 135.0, 64 * MIB: 140.0}
+    sizes = sorted(points)
+    curve = infer_cache_levels(sizes, [points[size] for size in sizes], sysfs_sizes=[32 * KIB, 1 * MIB, 32 * MIB],
+                               placement=Placement(SMALL_PAGE, (4096, 128 * KIB, 2 * MIB)))
+    (brackets,) = [item for item in curve.brackets if item.level == "L2"]
+    assert brackets.estimator == "set-load" and brackets.set_load[0] <= 1 * MIB <= brackets.set_load[1]
+    # a rise whose middle octave is merely gentler (no steep rise after it) is one rise, read to its top
+    gentle = {**points, 4 * MIB: 20.0, 8 * MIB: 40.0}
+    curve = infer_cache_levels(sizes, [gentle[size] for size in sizes], sysfs_sizes=[32 * KIB, 1 * MIB, 32 * MIB],
+                               placement=Placement(SMALL_PAGE, (4096, 128 * KIB, 2 * MIB)))
+    (brackets,) = [item for item in curve.brackets if item.level == "L2"]
+    assert brackets.set_load[0] >= 1 * MIB
+
+
 def test_the_stated_size_is_the_best_estimate_only_where_the_bracket_holds_it():
     machine = Machine((Cache(32 * KIB, 8, "lru", 1.0), Cache(1 * MIB, 8, "lru", 4.0)), 60.0, frame_bytes=HUGE_PAGE)
     sizes, ns = sweep(machine, 8, largest=8 * MIB)
@@ -118,12 +138,10 @@ def test_tlb_entries_from_the_adaptive_tlb_sweep_within_15_percent(policy):
     for name in ("quick", "standard"):
         run = tlb_sweep(machine, PROFILES[name], 0.03, seed=5)
         inferred = infer_tlb(run.sizes, run.ns)
-        if name == "quick" and policy == "random":
-            # quick's one round: a random-replacement TLB misses too rarely just past its entries for the onset to
-            # show before the next quarter-octave point (83 read for 72 here): the bracket's low end holds it
-            assert 72 <= inferred.l1_low_pages * 1.06 and abs(inferred.l1_entries / 72 - 1) <= 0.2, inferred
-        else:
-            assert abs(inferred.l1_entries / 72 - 1) <= 0.15, (name, inferred)
+        # a random-replacement TLB misses rarely just past its entries (its onset shows a quarter octave late):
+        # its rise's shape places the reach all the same
+        assert abs(inferred.l1_entries / 72 - 1) <= 0.15, (name, inferred)
+        assert inferred.l1_low_pages <= 72 <= inferred.l1_high_pages, (name, inferred)
         assert abs(inferred.l2_entries / 3072 - 1) <= 0.15, (name, inferred)
         assert run.refined_points <= PROFILES[name].tlb_refine_max_points
 
