@@ -310,3 +310,15 @@ def test_the_plan_prices_the_refinement_and_the_role_runs_the_bound_it_priced(pr
         if entry["refine_max_points"] < int(natural):
             assert any("refinement" in cut and "(budget)" in cut for cut in entry["cuts"])
         assert all("refine_max_points" not in record for record in module.plan_record(plan)["experiments"])
+
+
+@pytest.mark.parametrize("foot_ns", [0.0, 0.17, 0.3])
+def test_a_tlb_cliff_is_read_between_its_two_points_whatever_foot_is_below_it(foot_ns):
+    """The dev VM's 4 KiB TLB curve (2026-11-27, paired TLB-minus-control ns over a 1.09 ns L1 chase; Zen 4, a
+    72-entry L1 DTLB): a quiet run reads nothing at 64 pages, others read a foot of 0.17 ns there (9% of the
+    1.95 ns step), and all of the step at 76. No random TLB rises from a tenth to nine tenths of its step in a
+    quarter octave, so the foot does not move the reach below 64: 64-76 pages, 70 entries, in every case."""
+    pages = [8, 16, 32, 64, 76, 90, 107, 128, 256, 304, 362, 430, 512, 1024]
+    paired = [0.0017, 0.0014, 0.0008, foot_ns, 1.974, 1.914, 1.918, 1.923, 1.921, 1.928, 2.327, 2.040, 2.380, 2.339]
+    inferred = infer_tlb(pages, [1.09 + ns for ns in paired])
+    assert (inferred.l1_low_pages, inferred.l1_high_pages, inferred.l1_entries) == (64, 76, 70)
