@@ -1052,6 +1052,7 @@ def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
         high_ns = math.exp(statistics.median(y[following.first:top + 1]) if following is not None
                            and following.first < following.last else fit[top])
         window = range(last_run, top + 1)
+
         # A cliff: from at most a quarter of the step to nine tenths of it between two points at most half an octave
         # apart. No random TLB rises so fast (a tenth to nine tenths takes it more than an octave, _even_model), so
         # the reach lies between those two points whatever foot the curve shows below them: the dev VM's 72-entry

@@ -16,7 +16,6 @@ finish instead of failing at once.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import re
 import shutil
@@ -33,14 +32,6 @@ import duckdb
 
 from fleetscope.errors import UserError
 from fleetscope.resources import WAREHOUSE_DIR, sql
-
-# DuckDB's Python client tries `import pandas` on every execute (one to three times, to tell a pandas
-# object among the parameters); Python does not remember a failed import, so where pandas is not installed
-# each try searches sys.path again: 0.1-0.4 ms each, over a tenth of a bundle's ingest. Recording it as
-# absent (what Python does for a module it has been told is not there) makes each try a dictionary look-up;
-# where pandas is installed this changes nothing.
-if "pandas" not in sys.modules and importlib.util.find_spec("pandas") is None:
-    sys.modules["pandas"] = None  # type: ignore[assignment]
 
 MIGRATIONS_DIR = WAREHOUSE_DIR / "migrations"
 VIEWS_DIR = WAREHOUSE_DIR / "views"
