@@ -631,15 +631,18 @@ def compare_json(operands: list[Operand], rows: list[dict], threshold: float = S
     }
 
 
+def _operand_text(row: dict, index: int) -> str:
+    """An operand's figure as the table shows it: a size as its bracket with its best estimate and method ('3.4–4 MiB
+    · set-load 3.6 MiB', never the estimate alone to four digits), any other figure as its value."""
+    if row.get("brackets"):
+        return bracket_text(row["column"], row["brackets"][index])
+    return format_value(row["column"], row["values"][index])
+
+
 def describe_delta(row: dict, delta: dict) -> str:
     """A significant difference in words: 'L2 latency: 4.2 ns -> 5.46 ns (+30.0%, Mann-Whitney p = 1e-05)'."""
     index = 1 + row["deltas"].index(delta)
-    if row.get("brackets"):
-        before, after = (bracket_text(row["column"], row["brackets"][0]),
-                         bracket_text(row["column"], row["brackets"][index]))
-    else:
-        before, after = format_value(row["column"], row["values"][0]), format_value(row["column"], row["values"][index])
-    return (f"{delta['operand']}: {row['column'].header} {before} -> {after} "
+    return (f"{delta['operand']}: {row['column'].header} {_operand_text(row, 0)} -> {_operand_text(row, index)} "
             f"({delta['relative']:+.1%}, Mann-Whitney p = {delta['p_value']:.2g})")
 
 
@@ -661,6 +664,6 @@ def untested(rows: list[dict], threshold: float = SIGNIFICANT_CHANGE) -> list[di
         for position, delta in enumerate(row["deltas"], start=1):
             if delta["p_value"] is None and delta["relative"] is not None and abs(delta["relative"]) >= threshold:
                 found.setdefault(delta["note"], []).append(
-                    f"{delta['operand']}: {row['column'].header} {format_value(row['column'], row['values'][0])} -> "
-                    f"{format_value(row['column'], row['values'][position])} ({delta['relative']:+.1%})")
+                    f"{delta['operand']}: {row['column'].header} {_operand_text(row, 0)} -> "
+                    f"{_operand_text(row, position)} ({delta['relative']:+.1%})")
     return [{"why": why, "differences": differences} for why, differences in found.items()]

@@ -329,3 +329,18 @@ def test_migration_008_gives_runs_loaded_before_it_their_origin(cli, tmp_path):
     assert cli("migrate", "--db", db).returncode == 0
     assert rows(db, "SELECT host, origin, reference FROM runs ORDER BY host") == [
         ("node1", "playbook", None), ("old-node", "import", None)]
+
+
+def test_an_untested_size_difference_is_stated_as_the_brackets_the_table_shows(lab_and_reference, cli):
+    """A size is stated as the table shows it, a bracket on each side ('32–64 KiB · published 48 KiB'), never its
+    estimate alone to four digits (a set-load estimate printed as '3.584 MiB' beside a 3.4–4 MiB bracket)."""
+    root, db = lab_and_reference
+    proc = cli("compare", "--db", db, "ref-graviton2-neoverse-n1", "ref-xeon-w3-2435-sapphire-rapids",
+               "--out", root / "references.html")
+    assert proc.returncode == 0, proc.stderr
+    sizes = [line for line in proc.stdout.splitlines() if " size " in line]
+    assert sizes, proc.stdout
+    for line in sizes:
+        before, after = line.split(" -> ")
+        assert before.count("–") == 1 and " · published " in before, line
+        assert after.count("–") == 1 and " · published " in after, line
