@@ -71,8 +71,8 @@ from dataclasses import dataclass, field, replace
 # 8: the clock's turbo curve and ramp (fleetscope.analyze.clock); 10: workload cases and function tables
 # (fleetscope.analyze.profiling); 11: sizes as brackets around the onset or the set-load model's capacity, with a
 # best estimate and its method (9 on the sweeps branch before main's 10); 12: a rise ends at a shelf, TLB reaches
-# from the step's shape.
-INFERENCE_VERSION = 12
+# from the step's shape; 13: a shelf of three quarters of an octave ends a rise.
+INFERENCE_VERSION = 13
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave
@@ -753,6 +753,7 @@ SET_MODEL_WAYS = 8               # where the host does not say its ways
 SET_MODEL_POLICIES = ("lru", "random")
 EVEN_MODEL_POLICIES = ("lru", "lru4", "random")  # evenly filled sets (a TLB): fully associative or 4-way LRU, random
 SHELF_FRACTION = 0.5            # a rise's octave that climbs less than this share of its steepest slope: a shelf
+SHELF_OCTAVES = 0.75            # ... and that wide at least (three quarter-octave refinement intervals)
 SHARP_RISE_OCTAVES = 0.55        # a rise from its onset to 90% of the step within this filled its sets evenly
 
 
@@ -879,9 +880,9 @@ def _shelf(x: Sequence[float], fit: Sequence[float], start: int, end: int, step_
     for i in range(start + 1, end):
         steepest = max(steepest, (fit[i] - fit[i - 1]) / max(x[i] - x[i - 1], 1e-9))
         k = max(k, i + 1)
-        while k < end and x[k] - x[i] < 1 - SIZE_ROUNDING_OCTAVES:
+        while k < end and x[k] - x[i] < SHELF_OCTAVES - SIZE_ROUNDING_OCTAVES:
             k += 1
-        if k >= end or x[k] - x[i] < 1 - SIZE_ROUNDING_OCTAVES:
+        if k >= end or x[k] - x[i] < SHELF_OCTAVES - SIZE_ROUNDING_OCTAVES:
             return None
         if (fit[i] - fit[start] >= gain and fit[end] - fit[k] >= gain
                 and (fit[k] - fit[i]) / (x[k] - x[i]) < SHELF_FRACTION * steepest):

@@ -112,6 +112,21 @@ def test_a_shelf_that_climbs_too_steeply_for_a_plateau_still_ends_the_rise_below
     assert brackets.set_load[0] >= 1 * MIB
 
 
+def test_a_shelf_of_three_quarters_of_an_octave_ends_the_rise_below_it():
+    # the clean-clone suite's quick THP curve on the dev VM (2026-11-27, 17:43): the guest's L3 share is a shelf
+    # from 2 to 3.5 MiB (13.58 -> 14.90 ns, 12% an octave against 45-68% in the L2's rise) before memory at 4 MiB,
+    # only 0.8 octave wide. A one-octave shelf rule modelled the L2's rise on to 3.5 MiB: set-load 3.5-4 MiB
+    points = {4 * KIB: 1.2, 8 * KIB: 1.2, 16 * KIB: 1.2, 32 * KIB: 1.25, 64 * KIB: 3.83, 128 * KIB: 3.84,
+              256 * KIB: 3.85, 512 * KIB: 4.82, 1 * MIB: 8.63, 2 * MIB: 13.58, 2560 * KIB: 13.66, 3 * MIB: 14.27,
+              3584 * KIB: 14.90, 4 * MIB: 59.7, 8 * MIB: 136.0, 16 * MIB: 140.0, 32 * MIB: 142.0}
+    sizes = sorted(points)
+    curve = infer_cache_levels(sizes, [points[size] for size in sizes], sysfs_sizes=[32 * KIB, 1 * MIB, 32 * MIB],
+                               placement=Placement(SMALL_PAGE, (4096, 128 * KIB, 2 * MIB)))
+    (brackets,) = [item for item in curve.brackets if item.level == "L2"]
+    assert brackets.estimator == "set-load" and brackets.set_load[0] <= 1 * MIB <= brackets.set_load[1]
+    assert (curve.levels[1].capacity_bytes, curve.levels[1].size_method) == (1 * MIB, "sysfs")
+
+
 def test_the_stated_size_is_the_best_estimate_only_where_the_bracket_holds_it():
     machine = Machine((Cache(32 * KIB, 8, "lru", 1.0), Cache(1 * MIB, 8, "lru", 4.0)), 60.0, frame_bytes=HUGE_PAGE)
     sizes, ns = sweep(machine, 8, largest=8 * MIB)
