@@ -240,8 +240,56 @@ def _text_problem(value: str) -> str | None:
 def _value_problem(value: object, path: str = "$") -> str | None:
     """The first number that is not finite or does not fit 64 bits, or string that is not text, as
     'at <JSON path>: <what>'; the recursion is as deep as the document, at most MAX_JSON_DEPTH."""
+    if _values_fine(value):
+        return None
     found = _first_value_problem(value)
     return None if found is None else f"at {path}{found[0]}: {found[1]}"
+
+
+def _values_fine(value: object) -> bool:
+    """True when `value` holds no problem _first_value_problem would find, told in one pass without recursion
+    or a call per value: every text (keys too) gathered and measured at once (the longest; one encoding of all
+    of them, which fails on any lone surrogate), every float summed (a NaN or an infinity makes the sum NaN or
+    infinite) and every integer's min and max compared with the 64-bit bounds. False where that cannot tell
+    (also for a sum of finite floats that overflows): _first_value_problem then looks value by value, and
+    says where. What _first_value_problem passes over (booleans, None, any other type) is passed over here."""
+    texts: list[str] = []
+    floats: list[float] = []
+    integers: list[int] = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            texts.extend(item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            types = set(map(type, item))
+            if types == {float}:
+                floats.extend(item)
+            elif types == {int}:
+                integers.extend(item)
+            elif types == {str}:
+                texts.extend(item)
+            else:
+                pending.extend(item)
+        elif isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, bool):
+            continue
+        elif isinstance(item, float):
+            floats.append(item)
+        elif isinstance(item, int):
+            integers.append(item)
+    if texts:
+        try:
+            if max(map(len, texts)) > MAX_TEXT_CHARS:
+                return False
+            "".join(texts).encode("utf-8")
+        except (UnicodeEncodeError, TypeError):  # a lone surrogate; a key that is not text
+            return False
+    if floats and not math.isfinite(sum(floats)):
+        return False
+    return not integers or (_INTEGER_RANGE[0] <= min(integers) and max(integers) <= _INTEGER_RANGE[1])
 
 
 def _first_value_problem(value: object) -> tuple[str, str] | None:
@@ -814,7 +862,7 @@ def _parse_raw(data: bytes, experiment: dict, raw: dict, display: str, where: st
     except Exception as error:  # noqa: BLE001 - a parser broken by hostile input refuses the bundle, not the ingest
         raise BundleError(f"{where}: {display}: the {tool} parser cannot read it ({type(error).__name__}: "
                           f"{str(error)[:200]}); re-collect the bundle") from None
-    problem = _value_problem(parsed, "$parsed") or next(
+    problem = None if _values_fine([parsed, list(rows)]) else _value_problem(parsed, "$parsed") or next(
         (f"row {index}: {problem}" for index, row in enumerate(rows) if (problem := _value_problem(row, "$"))), None)
     if problem:
         raise BundleError(f"{where}: {display}: what the {tool} parser read is not storable: {problem}")
