@@ -48,3 +48,13 @@ def test_finite_floats_whose_sum_overflows_are_walked_and_pass():
     assert not bundle._values_fine(value)
     assert bundle._value_problem(value) is None
     assert bundle._value_problem({"a": [1.0, float("nan")]}) == "at $.a[1]: NaN is not a finite number"
+
+
+def test_json_size_counts_each_string_number_and_bracket():
+    # {"a": "xy", "b": [1, 2.5, null, true]}: the object 2 + each key and its quotes, colon and comma 5 + 5,
+    # "xy" 4, the list 2 + its 4 commas, 4 scalars 8 each
+    value = {"a": "xy", "b": [1, 2.5, None, True]}
+    assert bundle._json_size(value, 10**6) == 2 + 10 + 4 + 6 + 32
+    assert bundle._json_size((value, value), 10**6) == 2 + 2 + 2 * 54  # a shared object once per place
+    assert bundle._json_size(["x" * 100] * 10, 10**6) == 12 + 10 * 102
+    assert bundle._json_size(["x" * 100] * 10, 500) == 12 + 5 * 102  # it stops once past the limit
