@@ -138,7 +138,8 @@ def test_an_invalid_point_still_gets_jsonschemas_message_naming_the_field():
     ({"pattern": "b"}, ["b"], ["abc"]),  # whole-text match, as bundle.py's validator
     ({"minLength": 1, "maxLength": 2}, ["a", "ab", 7], ["", "abc"]),
     ({"minItems": 1, "maxItems": 2, "items": {"type": "integer"}}, [[1], [1, 2], "x"], [[], [1, 2, 3], [1.5]]),
-    ({"uniqueItems": True}, [[1, True], ["a", "b"], [{"a": 1}, {"a": 2}]], [[1, 1.0], ["a", "a"], [{"a": 1}, {"a": 1}]]),
+    ({"uniqueItems": True}, [[1, True], ["a", "b"], [{"a": 1}, {"a": 2}]],
+     [[1, 1.0], ["a", "a"], [{"a": 1}, {"a": 1}]]),
     ({"required": ["a"], "properties": {"a": {"type": "string"}}, "additionalProperties": False},
      [{"a": "x"}, 3], [{}, {"a": 1}, {"a": "x", "b": 1}]),
     ({"maxProperties": 1}, [{}, {"a": 1}], [{"a": 1, "b": 2}]),
@@ -148,7 +149,8 @@ def test_an_invalid_point_still_gets_jsonschemas_message_naming_the_field():
     ({"if": {"properties": {"k": {"const": "a"}}}, "then": {"required": ["x"]}, "else": {"required": ["y"]}},
      # without k the `if` holds (properties holds for an object without the member): x is required
      [{"k": "a", "x": 1}, {"k": "b", "y": 1}, {"x": 1}], [{"k": "a", "y": 1}, {"k": "b", "x": 1}, {"y": 1}]),
-    ({"format": "date-time"}, ["2026-11-23T18:45:18Z", 5], ["2026-11-23T18:45:18", "2026-11-23", "9999-12-31T23:59:59-14:00"]),
+    ({"format": "date-time"}, ["2026-11-23T18:45:18Z", 5],
+     ["2026-11-23T18:45:18", "2026-11-23", "9999-12-31T23:59:59-14:00"]),
     ({"$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}}, "$ref": "#/$defs/node"},
      [{"next": {"next": {}}}], [{"next": {"next": 1}}]),
 ])
