@@ -9,6 +9,7 @@ reason, so a missing check is never mistaken for a passed one. Rows are stored i
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -84,6 +85,12 @@ class Run:
     claims: tuple = ()        # the run's firmware_claims rows (fleetscope.analyze.firmware), computed before its flags
     reference: bool = False   # a reference host's published curve (origin 'reference'), not a fleetscope run
     pattern: str | None = None  # how a reference curve was measured (random-lines, line-per-page, sequential)
+
+    @functools.cached_property
+    def point_labels(self) -> tuple[str, ...]:
+        """Each point of point_noise in the words of its params (_point_label), worked out once for the three
+        noise rules."""
+        return tuple(_point_label(point.experiment, point.point_index, point.params) for point in self.point_noise)
 
     def rows(self, query: str, *parameters: object) -> list[tuple]:
         """Rows of warehouse/queries/plausibility/<query>.sql: its first two parameters are this run's
@@ -721,7 +728,7 @@ def _noise_rule(run: Run, rule: str, measure: Callable[[PointNoise], tuple[float
     """One flag row per experiment over the points `measure` can judge: (value, what it saw) or None."""
     checked: dict[str, list[tuple[str, float]]] = {}
     seen: dict[str, str] = {}
-    labels = [_point_label(point.experiment, point.point_index, point.params) for point in run.point_noise]
+    labels = run.point_labels
     repeated = {label for label, count in Counter(labels).items() if count > 1}
     for point, label in zip(run.point_noise, labels):
         measured = measure(point)

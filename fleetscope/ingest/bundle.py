@@ -29,6 +29,7 @@ import jsonschema
 
 from fleetscope.ingest.parsers import ParseError, decode, parser
 from fleetscope.ingest.parsers.json_limits import parse_json
+from fleetscope.ingest.schema_check import Unsupported, compile_schema, rfc3339_datetime
 from fleetscope.resources import SCHEMAS_DIR
 
 SCHEMA_DIR = SCHEMAS_DIR
@@ -154,7 +155,7 @@ def _schema_validator(name: str, schema: dict | None = None) -> jsonschema.proto
                                               type_checker=strict_integers)
     # jsonschema only checks "date-time" when rfc3339-validator is installed; check it ourselves.
     format_checker = jsonschema.FormatChecker(formats=())
-    format_checker.checks("date-time", raises=(ValueError, OverflowError))(_is_rfc3339_datetime)
+    format_checker.checks("date-time")(rfc3339_datetime)
     return full_match(schema, format_checker=format_checker)
 
 
@@ -182,84 +183,32 @@ _PATTERN_MEANINGS = {
 }
 
 
-def _is_rfc3339_datetime(value: object) -> bool:
-    if not isinstance(value, str):
-        return True  # the "type" keyword reports non-strings
-    parsed = datetime.fromisoformat(value)
-    if "T" not in value.upper() or parsed.tzinfo is None:
-        return False
-    parsed.astimezone(UTC)  # OverflowError for a time that is not a UTC time (9999-12-31T23:59:59-14:00)
-    return True
-
-
 _MANIFEST_VALIDATOR = _schema_validator("manifest.schema.json")
 _POINT_VALIDATOR = _schema_validator("point.schema.json")
 
 
-class _PointSchemas:
-    """The point schema as it applies to one (experiment, kernel): its `allOf` holds a rule per experiment
-    or kernel (`if` that property is one of these, `then` ...), and jsonschema checks every `if` of every
-    point, half the time it takes on a point. A point's experiment and kernel pick the same rules for every
-    point of a file, so the rules that apply are chosen once per pair and the point is checked against them
-    alone: the same verdict, since each `if` reads nothing but that pair. A point found invalid is checked
-    against the whole schema again, for the message jsonschema gives (best_match). Used only while every
-    `if` of the schema is a `properties` test of experiment or kernel by const or enum; otherwise, and for a
-    point whose experiment or kernel is not a string, the whole schema decides."""
+class _SchemaCheck:
+    """A schema's verdict on many documents: the schema compiled once into plain checks (schema_check) decides
+    that a document is valid; one it finds invalid goes to jsonschema, whose message names the field and whose
+    verdict stands. jsonschema builds objects for every keyword of every subschema it checks: it took ~0.4 ms
+    a point, most of the time to validate a bundle; the compiled checks take a few us. A schema the compiler
+    does not take (a keyword it lacks) is judged by jsonschema alone."""
 
-    TESTED = ("experiment", "kernel")
+    def __init__(self, validator: jsonschema.protocols.Validator):
+        self.validator = validator
+        try:
+            self.compiled: Callable[[object], bool] | None = compile_schema(validator.schema)
+        except Unsupported:
+            self.compiled = None
 
-    def __init__(self, whole: jsonschema.protocols.Validator):
-        self.whole = whole
-        self.rules = whole.schema.get("allOf", [])
-        self.chosen: dict[tuple, jsonschema.protocols.Validator] = {}
-        self.usable = all(self._test(rule) is not None for rule in self.rules)
-
-    def _test(self, rule: dict) -> tuple[str, frozenset] | None:
-        """(property, the values its `if` holds for) of a rule `if` {properties: {P: {const|enum}}} then ...;
-        None for any other shape."""
-        condition = rule.get("if")
-        if set(rule) - {"if", "then", "else"} or not isinstance(condition, dict) or set(condition) != {"properties"}:
+    def problem(self, document: object) -> str | None:
+        if self.compiled is not None and self.compiled(document):
             return None
-        tested = condition["properties"]
-        if len(tested) != 1:
-            return None
-        (name, test), = tested.items()
-        if name not in self.TESTED or not isinstance(test, dict) or len(test) != 1:
-            return None
-        values = [test["const"]] if "const" in test else test.get("enum")
-        if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
-            return None
-        return name, frozenset(values)
-
-    def validator(self, document: dict) -> jsonschema.protocols.Validator:
-        """The validator whose verdict on `document` is the whole schema's."""
-        if not self.usable or not all(isinstance(document.get(name, ""), str) for name in self.TESTED):
-            return self.whole
-        key = tuple((name in document, document.get(name)) for name in self.TESTED)
-        if key not in self.chosen:
-            branches = []
-            for rule in self.rules:
-                name, values = self._test(rule)
-                # `properties` holds for an instance without the property
-                holds = name not in document or document[name] in values
-                branch = rule.get("then") if holds else rule.get("else")
-                if branch is not None:
-                    branches.append(branch)
-            schema = {key: value for key, value in self.whole.schema.items() if key != "allOf"}
-            if branches:
-                schema["allOf"] = branches
-            if len(self.chosen) >= 256:  # experiments and kernels are a few dozen; a hostile file gets no more
-                return self.whole
-            self.chosen[key] = _schema_validator("point.schema.json", schema)
-        return self.chosen[key]
-
-    def problem(self, document: dict) -> str | None:
-        if self.validator(document).is_valid(document):
-            return None
-        return _schema_problem(self.whole, document)
+        return _schema_problem(self.validator, document)
 
 
-_POINT_SCHEMAS = _PointSchemas(_POINT_VALIDATOR)
+_POINT_SCHEMA = _SchemaCheck(_POINT_VALIDATOR)
+_MANIFEST_SCHEMA = _SchemaCheck(_MANIFEST_VALIDATOR)
 
 
 def name_pattern(field: str) -> str:
@@ -291,8 +240,56 @@ def _text_problem(value: str) -> str | None:
 def _value_problem(value: object, path: str = "$") -> str | None:
     """The first number that is not finite or does not fit 64 bits, or string that is not text, as
     'at <JSON path>: <what>'; the recursion is as deep as the document, at most MAX_JSON_DEPTH."""
+    if _values_fine(value):
+        return None
     found = _first_value_problem(value)
     return None if found is None else f"at {path}{found[0]}: {found[1]}"
+
+
+def _values_fine(value: object) -> bool:
+    """True when `value` holds no problem _first_value_problem would find, told in one pass without recursion
+    or a call per value: every text (keys too) gathered and measured at once (the longest; one encoding of all
+    of them, which fails on any lone surrogate), every float summed (a NaN or an infinity makes the sum NaN or
+    infinite) and every integer's min and max compared with the 64-bit bounds. False where that cannot tell
+    (also for a sum of finite floats that overflows): _first_value_problem then looks value by value, and
+    says where. What _first_value_problem passes over (booleans, None, any other type) is passed over here."""
+    texts: list[str] = []
+    floats: list[float] = []
+    integers: list[int] = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            texts.extend(item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            types = set(map(type, item))
+            if types == {float}:
+                floats.extend(item)
+            elif types == {int}:
+                integers.extend(item)
+            elif types == {str}:
+                texts.extend(item)
+            else:
+                pending.extend(item)
+        elif isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, bool):
+            continue
+        elif isinstance(item, float):
+            floats.append(item)
+        elif isinstance(item, int):
+            integers.append(item)
+    if texts:
+        try:
+            if max(map(len, texts)) > MAX_TEXT_CHARS:
+                return False
+            "".join(texts).encode("utf-8")
+        except (UnicodeEncodeError, TypeError):  # a lone surrogate; a key that is not text
+            return False
+    if floats and not math.isfinite(sum(floats)):
+        return False
+    return not integers or (_INTEGER_RANGE[0] <= min(integers) and max(integers) <= _INTEGER_RANGE[1])
 
 
 def _first_value_problem(value: object) -> tuple[str, str] | None:
@@ -695,7 +692,7 @@ def _parse_point(text: str, complete: bool, where: str, experiment: str) -> dict
             f"experiment {experiment!r} for this file: each experiment writes its own file"
         )
     context = document.get("context")
-    problem = (_value_problem(document) or _POINT_SCHEMAS.problem(document) or _summary_problem(document)
+    problem = (_value_problem(document) or _POINT_SCHEMA.problem(document) or _summary_problem(document)
                or (_counters_problem(context["counters"]) if isinstance(context, dict) and "counters" in context
                    else None))
     if problem:
@@ -811,7 +808,18 @@ def _json_size(value: object, limit: int) -> int:
     size, pending = 0, [value]
     while pending and size <= limit:
         item = pending.pop()
-        if isinstance(item, str):
+        kind = type(item)  # the JSON types first, by type (a parser's rows are many small dicts): the same count
+        if kind is str:
+            size += len(item) + 2
+        elif kind is dict:
+            size += 2 + 4 * len(item) + sum(map(len, item))
+            pending.extend(item.values())
+        elif kind is list or kind is tuple:
+            size += 2 + len(item)
+            pending.extend(item)
+        elif kind is int or kind is float or kind is bool or item is None:
+            size += 8
+        elif isinstance(item, str):
             size += len(item) + 2
         elif isinstance(item, dict):
             size += 2
@@ -865,7 +873,7 @@ def _parse_raw(data: bytes, experiment: dict, raw: dict, display: str, where: st
     except Exception as error:  # noqa: BLE001 - a parser broken by hostile input refuses the bundle, not the ingest
         raise BundleError(f"{where}: {display}: the {tool} parser cannot read it ({type(error).__name__}: "
                           f"{str(error)[:200]}); re-collect the bundle") from None
-    problem = _value_problem(parsed, "$parsed") or next(
+    problem = None if _values_fine([parsed, list(rows)]) else _value_problem(parsed, "$parsed") or next(
         (f"row {index}: {problem}" for index, row in enumerate(rows) if (problem := _value_problem(row, "$"))), None)
     if problem:
         raise BundleError(f"{where}: {display}: what the {tool} parser read is not storable: {problem}")
@@ -890,7 +898,7 @@ def open_bundle(path: Path) -> Bundle:
         raise BundleError(f"{display}: at $: expected a JSON object, found {type(manifest).__name__}")
     delivered_schema = _check_version(manifest, "bundle_schema", SUPPORTED_BUNDLE_SCHEMA, display)
     manifest = _upgrade_manifest(manifest, display)
-    problem = _value_problem(manifest) or _items_problem(manifest) or _schema_problem(_MANIFEST_VALIDATOR, manifest)
+    problem = _value_problem(manifest) or _items_problem(manifest) or _MANIFEST_SCHEMA.problem(manifest)
     if problem:
         raise BundleError(f"{display}: {problem}: the manifest must match fleetscope/schemas/manifest.schema.json")
     _check_manifest_consistency(manifest, bundle_root, display)

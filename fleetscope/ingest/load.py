@@ -39,8 +39,8 @@ from fleetscope.errors import UserError
 from fleetscope.analyze.inference import INFERENCE_VERSION
 from fleetscope.store.query import printable
 from fleetscope.resources import sql
-from fleetscope.store.warehouse import (STAGE, apply_migrations, attach_stage, create_views, insert_rows,
-                                        quoted, using)
+from fleetscope.store.warehouse import (STAGE, apply_migrations, attach_stage, create_views, detach_stage_schema,
+                                        insert_rows, quoted, using)
 
 # Every table holding rows of one (run_id, host); `hosts` is shared by all runs of a host.
 RUN_TABLES = ("tool_samples", "raw_outputs", "point_samples", "points", "plan_experiments", "experiments", "knob_values",
@@ -788,6 +788,7 @@ def ingest_bundles(connection: duckdb.DuckDBPyConnection, paths: list[Path], job
             folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="fleetscope-ingest-"))
             pool = stack.enter_context(ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver"),
                                                            initializer=_worker_start, initargs=(folder, groups)))
+        stack.callback(detach_stage_schema, connection)
         for chunk in _chunks(paths, batch):
             loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
             yield from _ingest_batch(connection, chunk, folders, groups, pool, loaded_at)
