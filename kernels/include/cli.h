@@ -4,6 +4,7 @@
 #define FLEETSCOPE_CLI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define CLI_PROGRAM "fleetscope-kernels"
 
@@ -29,6 +30,12 @@ enum cli_exit {
  * role runs every point under perf and trusts this note instead. Every exit
  * the program makes itself goes through here. */
 _Noreturn void cli_exit(int status);
+
+/* A line cli_exit writes on stderr just before the exit note (and only with
+ * it) when the status is 0: the sampler's leftover time bank
+ * ("fleetscope-kernels: bank left <seconds> s"), which the caller passes to the
+ * experiment's next process (--bank-s). NULL: none. */
+void cli_exit_note_before(void (*note)(FILE *stream));
 
 /* Prints "fleetscope-kernels <kernel>: <message>" as one line on stderr and
  * exits with status (cli_exit); the message should say what was wrong and

@@ -27,6 +27,9 @@ struct kopts {
 				     unsettled (sampler_unsettled), each recorded; 1: never again */
 	int test_unsettled;       /* --test-unsettled (tests only): every try counts as unsettled */
 	int have_max_point_s;
+	int have_bank_s;
+	double bank_s;            /* --bank-s: sampling time earlier processes of the experiment were priced
+				     for and left unused, seeding this process's bank (sampler.c) */
 	double min_sample_ms;     /* calibrated minimum time of one sample */
 	int cpu;                  /* -1: not pinned */
 	int mem_node;             /* --mem-node: memory bound to this NUMA node; -1: not bound */

@@ -53,6 +53,13 @@ const char *sampler_stop_name(enum sampler_stop stop);
  * 100000. Kernels size their sample arrays with it. */
 size_t sampler_capacity(const struct kopts *opts);
 
+/* Seeds the process's time bank with seed_s (--bank-s: what the experiment's
+ * earlier processes were priced for and did not use) and has the exit note of
+ * a process that ends with status 0 report what is left of it:
+ * "fleetscope-kernels: bank left <seconds> s" (cli_exit_note_before). Called
+ * by kopts_parse when the process samples with a target. */
+void sampler_bank_open(double seed_s);
+
 /* The sampling of one point. The series are the point's sample arrays that
  * the decision covers (the two chains of a tlb pair, every thread of a team),
  * each of sampler_capacity() entries; the point stops when every one of them

@@ -9,13 +9,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void (*note_before)(FILE *stream);
+
+void cli_exit_note_before(void (*note)(FILE *stream))
+{
+	note_before = note;
+}
+
 void cli_exit(int status)
 {
 	const char *note = getenv(CLI_EXIT_NOTE_ENV);
 
 	fflush(stdout);
-	if (note && strcmp(note, "1") == 0)
+	if (note && strcmp(note, "1") == 0) {
+		if (status == CLI_EXIT_OK && note_before)
+			note_before(stderr);
 		fprintf(stderr, "%s: exit %d\n", CLI_PROGRAM, status);
+	}
 	exit(status);
 }
 

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "meminfo.h"
 #include "rng.h"
+#include "sampler.h"
 #include "sizes.h"
 
 #define COMMON_SHORT "n:t:c:r:Oe:o:HM:h"
@@ -28,6 +29,7 @@ enum {
 	OPTION_TEST_UNSETTLED,
 	OPTION_MEM_NODE,
 	OPTION_MAX_REQUEUES,
+	OPTION_BANK_S,
 };
 #define MAX_MEM_NODE 1023
 #define DEFAULT_MAX_POINT_SECONDS 10.0
@@ -51,6 +53,7 @@ static const struct option common_long[] = {
 	{"test-unsettled", no_argument, NULL, OPTION_TEST_UNSETTLED},
 	{"mem-node", required_argument, NULL, OPTION_MEM_NODE},
 	{"max-requeues", required_argument, NULL, OPTION_MAX_REQUEUES},
+	{"bank-s", required_argument, NULL, OPTION_BANK_S},
 };
 #define COMMON_COUNT (sizeof(common_long) / sizeof(common_long[0]))
 
@@ -196,6 +199,12 @@ static void common_option(struct kopts *opts, int option, const char *arg)
 	case OPTION_MAX_REQUEUES:
 		opts->max_requeues = kopts_u64(opts, "--max-requeues", arg, 0, 1000000);
 		break;
+	case OPTION_BANK_S:
+		if (cli_parse_double(arg, 0.0, 86400.0, &opts->bank_s) != 0)
+			cli_fail(CLI_EXIT_USAGE, opts->kernel,
+				 "--bank-s '%s' is not a number of seconds from 0 to 86400", arg);
+		opts->have_bank_s = 1;
+		break;
 	case OPTION_TEST_DRIFT:
 		opts->test_drift = 1;
 		break;
@@ -293,6 +302,11 @@ void kopts_parse(struct kopts *opts, int argc, char **argv, const char *specific
 	if (opts->have_max_point_s && opts->target_rel == 0.0)
 		cli_fail(CLI_EXIT_USAGE, opts->kernel,
 			 "--max-point-seconds caps adaptive sampling; give --target-ci too, or leave it out for a fixed --samples");
+	if (opts->have_bank_s && opts->target_rel == 0.0)
+		cli_fail(CLI_EXIT_USAGE, opts->kernel,
+			 "--bank-s seeds the time bank of adaptive sampling; give --target-ci too, or leave it out for a fixed --samples");
+	if (opts->target_rel > 0.0)
+		sampler_bank_open(opts->bank_s);
 
 	if (opts->mem_node >= 0)
 		bind_memory(opts);
@@ -372,6 +386,14 @@ void kopts_help(FILE *out, const struct kopts *defaults)
 		"      --max-requeues N    measure at most N points of this process again (the\n"
 		"                          plan prices that many); a later drifting point is\n"
 		"                          recorded as drifting, not measured again (default: any)\n"
+		"      --bank-s S          with --target-ci: seconds of sampling that earlier\n"
+		"                          processes of the experiment were priced for and did\n"
+		"                          not use; they seed this process's time bank (a\n"
+		"                          point's cap grows by its share, at most 2x\n"
+		"                          --max-point-seconds more); what is left at the end\n"
+		"                          is reported on stderr under\n"
+		"                          FLEETSCOPE_KERNELS_EXIT_NOTE=1 as\n"
+		"                          'fleetscope-kernels: bank left S s' (default 0)\n"
 		"      --test-drift        tests only: every point counts as drifting\n"
 		"      --tries N           a latency point whose samples are unsettled (MAD /\n"
 		"                          median > 0.15, two groups, or the L1 canary moved by\n"

@@ -81,6 +81,20 @@ size_t sampler_capacity(const struct kopts *opts)
 static double bank_s;
 static size_t points_left = 1;
 
+static void bank_note(FILE *stream)
+{
+	fprintf(stream, "%s: bank left %.6f s\n", CLI_PROGRAM, bank_s);
+}
+
+/* --bank-s: what the experiment's earlier processes were priced for and left,
+ * so their unspent time reaches this process's points as the process's own
+ * would; what is left at the end is reported with the exit note. */
+void sampler_bank_open(double seed_s)
+{
+	bank_s = seed_s > 0.0 ? seed_s : 0.0;
+	cli_exit_note_before(bank_note);
+}
+
 void sampler_begin(struct sampler_run *run, const struct kopts *opts, unsigned attempt,
 		   double *const *series, size_t series_count)
 {

@@ -19,6 +19,11 @@ description:
   - "When every point succeeded and O(requeue) is true, each point whose kernel wrote C(<kernel>: re-queue: ...)
     on stderr runs once more, after all the others, with C(--attempt 2) (its perf CSV beside the first
     attempt's, C(<NNN>.attempt2.csv))."
+  - "Passes the experiment's time bank from process to process: each process that samples to a target
+    (C(--target-ci)) gets C(--bank-s S), S the seconds of sampling the earlier processes were priced for and did
+    not use (O(bank_s) to begin with), and its report C(fleetscope-kernels: bank left <S> s) becomes the next
+    one's; what is left at the end is returned (RV(bank_s)) for the experiment's next call (a refinement round).
+    A process that failed or did not report passes nothing on."
   - Makes the folder of each point's perf CSV (each point's C(raw.path), relative to O(chdir)), mode 0700.
   - Fails when any process failed, with every process's record in RV(results) and RV(requeued), so the
     experiment's failure record keeps what was measured.
@@ -46,6 +51,12 @@ options:
     description: Run once more the points whose kernel asked for a re-queue.
     type: bool
     default: true
+  bank_s:
+    description:
+      - Seconds of sampling the experiment's earlier processes (an earlier call) were priced for and did not use
+        (that call's RV(bank_s)); the first adaptive process starts with them.
+    type: float
+    default: 0
   stderr_log:
     description:
       - A file (relative to O(chdir)) that gets every process's stderr, one after another, each ending with a
@@ -79,13 +90,17 @@ requeued:
   type: list
   elements: dict
   returned: always
+bank_s:
+  description: Seconds of sampling the processes were priced for and left unused, for the experiment's next call.
+  type: float
+  returned: always
 """
 
 import datetime
 import os
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.fleetscope.fleet.plugins.module_utils.kernel_points import kernel_status, run_points
+from ansible_collections.fleetscope.fleet.plugins.module_utils.kernel_points import BANK_MAX_S, kernel_status, run_points
 
 
 def runner(module, chdir):
@@ -125,6 +140,7 @@ def main() -> None:
                                           "extra_args": {"type": "list", "elements": "str", "default": []},
                                           "chdir": {"type": "path", "required": True},
                                           "requeue": {"type": "bool", "default": True},
+                                          "bank_s": {"type": "float", "default": 0.0},
                                           "stderr_log": {"type": "path"},
                                           "stderr_log_append": {"type": "bool", "default": False}})
     points, chdir = module.params["points"], module.params["chdir"]
@@ -138,11 +154,16 @@ def main() -> None:
                 os.makedirs(folder, mode=0o700, exist_ok=True)
                 os.chmod(folder, 0o700)
             except OSError as error:
-                module.fail_json(msg=f"cannot make the perf folder {folder}: {error}", results=[], requeued=[])
-    results, requeued = run_points(runner(module, chdir), points, [str(arg) for arg in module.params["extra_args"]],
-                                   module.params["requeue"])
+                module.fail_json(msg=f"cannot make the perf folder {folder}: {error}", results=[], requeued=[],
+                                 bank_s=0.0)
+    if not 0.0 <= module.params["bank_s"] <= BANK_MAX_S:
+        module.fail_json(msg=f"bank_s {module.params['bank_s']!r} is not a number of seconds from 0 to {BANK_MAX_S:g}",
+                         results=[], requeued=[], bank_s=0.0)
+    results, requeued, bank_s = run_points(runner(module, chdir), points,
+                                           [str(arg) for arg in module.params["extra_args"]],
+                                           module.params["requeue"], module.params["bank_s"])
     failed = [record for record in results + requeued if record["failed"]]
-    outcome = {"changed": bool(results), "results": results, "requeued": requeued}
+    outcome = {"changed": bool(results), "results": results, "requeued": requeued, "bank_s": bank_s}
     if module.params["stderr_log"]:
         log = os.path.join(chdir, module.params["stderr_log"])
         try:

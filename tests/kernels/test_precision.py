@@ -408,6 +408,87 @@ def test_a_point_that_stops_early_hands_its_time_to_the_later_points(records):
     assert any(precision(r)["cap_s"] > cap for r in found[1:])
 
 
+def bank_left(stderr):
+    """The seconds a process reported left of its time bank (the line before its exit note), else None."""
+    lines = [line for line in stderr.splitlines() if line.startswith("fleetscope-kernels: bank left ")]
+    assert len(lines) <= 1, stderr
+    return float(lines[0].split()[3]) if lines else None
+
+
+@pytest.fixture(scope="module")
+def noted_run(build):
+    def go(*args):
+        return subprocess.run([str(build["binary"]), *args], capture_output=True, text=True, timeout=120,
+                              env=dict(os.environ, FLEETSCOPE_KERNELS_EXIT_NOTE="1"))
+    return go
+
+
+def test_a_seeded_bank_lets_a_point_run_past_its_own_cap_and_the_leftover_is_reported(noted_run):
+    """--bank-s seeds the process's bank with what the experiment's earlier processes left: a lone point (no
+    sweep to share it with) takes it up to twice its cap more, samples past its own --max-point-seconds, and
+    what it did not take is reported before the exit note. A target of 1e-6 is out of reach on any machine, so
+    the point stops at its (grown) cap whatever the load."""
+    cap, seed = 0.05, 0.25
+    result = noted_run("chase", "--sizes", "16k", "--samples", "5", *FAST, "--target-ci", "0.000001",
+                       "--max-point-seconds", str(cap), "--bank-s", str(seed), "--tries", "1",
+                       "--max-requeues", "0", "--seed", "7")
+    assert result.returncode == 0, result.stderr
+    (record,) = parse_lines(result.stdout)
+    p = precision(record)
+    grant = min(seed, 2 * cap)
+    assert p["stop"] == "cap"
+    assert math.isclose(p["cap_s"], cap + grant, rel_tol=1e-6)
+    assert p["sampling_s"] >= p["cap_s"] > cap
+    # stopped at its cap: it banked nothing back, so what is left is the seed less the grant
+    assert math.isclose(bank_left(result.stderr), seed - grant, abs_tol=2e-6)
+    assert result.stderr.splitlines()[-2:] == [f"fleetscope-kernels: bank left {seed - grant:.6f} s",
+                                               "fleetscope-kernels: exit 0"]
+
+
+def test_the_leftover_is_what_was_seeded_and_banked_less_what_was_granted(noted_run):
+    """Replayed from the records: a sweep seeded with --bank-s shares the seed over its points as it shares
+    their own savings, and reports exactly what none of them took. The leftover is at most the seed plus what
+    its points banked, so passing it on keeps the experiment within its price."""
+    cap, seed = 0.08, 0.4
+    result = noted_run("chase", "--sizes", "16k,24k,32k,8m", "--samples", "5", *FAST, "--target-ci", "0.02",
+                       "--max-point-seconds", str(cap), "--bank-s", str(seed), "--tries", "1",
+                       "--max-requeues", "0", "--seed", "11")
+    assert result.returncode == 0, result.stderr
+    found = sorted(parse_lines(result.stdout), key=lambda r: r["context"]["order_index"])
+    bank, banked = seed, 0.0
+    for position, record in enumerate(found):
+        p = precision(record)
+        grant = min(bank / (len(found) - position), 2 * cap)
+        assert math.isclose(p["cap_s"], cap + grant, rel_tol=1e-6, abs_tol=1e-9), (position, p, bank)
+        bank += max(0.0, p["cap_s"] - p["sampling_s"]) - grant
+        banked += max(0.0, p["cap_s"] - p["sampling_s"])
+    # the records print 9 significant digits, the leftover 6 decimals
+    assert math.isclose(bank_left(result.stderr), bank, abs_tol=1e-5)
+    assert bank_left(result.stderr) <= seed + banked + 1e-5
+
+
+def test_the_bank_is_reported_only_by_an_adaptive_process_that_succeeded(noted_run):
+    fixed = noted_run("chase", "--sizes", "16k", "--samples", "3", *FAST)
+    assert fixed.returncode == 0 and bank_left(fixed.stderr) is None
+    adaptive = noted_run("chase", "--sizes", "16k", "--samples", "3", *FAST, *EASY)
+    assert adaptive.returncode == 0 and bank_left(adaptive.stderr) is not None
+    failed = noted_run("chase", "--sizes", "16k", *EASY, "--bank-s", "1", "--cpu", "100000")
+    assert failed.returncode != 0 and bank_left(failed.stderr) is None
+    assert failed.stderr.splitlines()[-1].startswith("fleetscope-kernels: exit ")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--bank-s", "1"], "--bank-s seeds the time bank of adaptive sampling"),
+    (["--target-ci", "0.01", "--bank-s", "-1"], "--bank-s '-1' is not a number of seconds"),
+    (["--target-ci", "0.01", "--bank-s", "nan"], "--bank-s 'nan' is not a number of seconds"),
+    (["--target-ci", "0.01", "--bank-s", "86401"], "--bank-s '86401' is not a number of seconds"),
+])
+def test_bad_bank_seeds_are_refused(run, args, message):
+    result = run("chase", "--sizes", "16k", *args)
+    assert result.returncode == 2 and result.stdout == ""
+    assert message in result.stderr
+
+
 def test_a_chase_sample_counts_its_threads_cpu_time_not_anothers_time_slice(records):
     """One thread's samples are timed on its own CPU time (timer.h): a busy loop sharing the chase's CPU takes
     about half of every wall-clock sample, none of the chase's CPU time. An L1-resident chase (the busy loop

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import subprocess
 import sys
@@ -31,6 +32,14 @@ case "$mode" in
   usage) echo "k: --size: not a number" >&2; note 2 ;;
   crash) echo "k: about to crash" >&2; kill -9 $$ ;;
   silent) exit 0 ;;
+  bank)  # an adaptive process: reports its --bank-s seed plus the 0.25 s its own points left
+    seed=0; prev=""; for a in "$@"; do [ "$prev" = "--bank-s" ] && seed=$a; prev=$a; done
+    echo "fleetscope-kernels: bank left $(awk "BEGIN { printf \"%.6f\", $seed + 0.25 }") s" >&2; note 0 ;;
+  bankdrift)  # an adaptive process whose only point drifted: it asks for a second attempt
+    case " $* " in *" --attempt 2 "*) ;; *) echo "k: re-queue: stopped at its cap while drifting" >&2 ;; esac
+    seed=0; prev=""; for a in "$@"; do [ "$prev" = "--bank-s" ] && seed=$a; prev=$a; done
+    echo "fleetscope-kernels: bank left $(awk "BEGIN { printf \"%.6f\", $seed + 0.5 }") s" >&2; note 0 ;;
+  bankcrash) echo "k: about to crash" >&2; kill -9 $$ ;;
 esac
 """
 
@@ -66,7 +75,7 @@ def subprocess_runner(cwd: Path):
 def test_every_point_runs_in_order_and_drifting_ones_once_more_after_all_the_others(tmp_path):
     exe = kernel(tmp_path)
     points = [point(exe, "drift", "a"), point(exe, "ok", "b"), point(exe, "skip", "c")]
-    results, requeued = kernel_points.run_points(subprocess_runner(tmp_path), points, ["--extra", "1"])
+    results, requeued, _ = kernel_points.run_points(subprocess_runner(tmp_path), points, ["--extra", "1"])
     assert [r["item"]["label"] for r in results] == ["a", "b", "c"]
     assert [r["failed"] for r in results] == [False, False, False]
     assert [r["item"]["label"] for r in requeued] == ["a (second attempt)"]
@@ -79,7 +88,7 @@ def test_a_failed_point_does_not_stop_the_others_and_no_second_attempt_runs(tmp_
     exe = kernel(tmp_path)
     points = [point(exe, "drift", "a"), point(exe, "crash", "b"), point(exe, "silent", "c"), point(exe, "usage", "d"),
               point(exe, "ok", "e")]
-    results, requeued = kernel_points.run_points(subprocess_runner(tmp_path), points)
+    results, requeued, _ = kernel_points.run_points(subprocess_runner(tmp_path), points)
     assert [kernel_status(r) for r in results] == [
         None, "killed by signal 9", "killed (no exit note from the kernel, though what ran it reported exit 0)",
         "exit 2", None]
@@ -93,8 +102,57 @@ def test_a_failed_point_does_not_stop_the_others_and_no_second_attempt_runs(tmp_
 
 def test_requeue_off_runs_no_second_attempt(tmp_path):
     exe = kernel(tmp_path)
-    results, requeued = kernel_points.run_points(subprocess_runner(tmp_path), [point(exe, "drift")], requeue=False)
+    results, requeued, _ = kernel_points.run_points(subprocess_runner(tmp_path), [point(exe, "drift")], requeue=False)
     assert not results[0]["failed"] and requeued == []
+
+
+def adaptive_point(exe: str, mode: str, label: str) -> dict:
+    return dict(point(exe, mode, label), argv=[exe, mode, "--target-ci", "0.01", "--max-point-seconds", "1"])
+
+
+def test_an_experiments_unspent_time_passes_from_process_to_process(tmp_path):
+    """The leftover an adaptive process reports seeds the next adaptive one (--bank-s), across a fixed-count
+    process (no bank: neither seeded nor changing it) and on to the second attempts; a process that crashed
+    passes nothing on (what it spent is unknown); what is left at the end is returned for the next call."""
+    exe = kernel(tmp_path)
+    points = [adaptive_point(exe, "bank", "a"), point(exe, "ok", "b"), adaptive_point(exe, "bank", "c"),
+              adaptive_point(exe, "bankdrift", "d")]
+    results, requeued, left = kernel_points.run_points(subprocess_runner(tmp_path), points, ["--x", "7"], bank_s=0.1)
+    assert [r["failed"] for r in results + requeued] == [False] * 5
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert calls == ["bank --target-ci 0.01 --max-point-seconds 1 --bank-s 0.100000 --x 7",
+                     "ok --x 7",
+                     "bank --target-ci 0.01 --max-point-seconds 1 --bank-s 0.350000 --x 7",
+                     "bankdrift --target-ci 0.01 --max-point-seconds 1 --bank-s 0.600000 --x 7",
+                     "bankdrift --target-ci 0.01 --max-point-seconds 1 --attempt 2 --bank-s 1.100000 --x 7"]
+    assert [r["item"] for r in results] == points  # the points themselves keep their own argv
+    assert math.isclose(left, 1.6)
+    assert [kernel_points.bank_left(r) for r in results] == [0.35, None, 0.6, 1.1]
+
+    (tmp_path / "calls.log").unlink()
+    points = [adaptive_point(exe, "bank", "a"), adaptive_point(exe, "bankcrash", "b"), adaptive_point(exe, "bank", "c")]
+    results, requeued, left = kernel_points.run_points(subprocess_runner(tmp_path), points)
+    assert [r["failed"] for r in results] == [False, True, False] and requeued == []
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    # no seed before anything was left; none after the crash
+    assert calls == ["bank --target-ci 0.01 --max-point-seconds 1", "bankcrash --target-ci 0.01 --max-point-seconds 1 "
+                     "--bank-s 0.250000", "bank --target-ci 0.01 --max-point-seconds 1"]
+    assert math.isclose(left, 0.25)
+
+
+def test_the_seed_is_rounded_down_and_a_report_is_read_only_from_a_process_that_succeeded():
+    ok = {"rc": 0, "stderr": "chase: done\nfleetscope-kernels: bank left 1.500000 s\nfleetscope-kernels: exit 0"}
+    assert kernel_points.bank_left(ok) == 1.5
+    assert kernel_points.bank_left(dict(ok, rc=1)) is None
+    assert kernel_points.bank_left({"rc": 0, "stderr": "fleetscope-kernels: bank left 1.5 s"}) is None  # no note
+    assert kernel_points.bank_left({"rc": 0, "stderr": "fleetscope-kernels: bank left -1 s\n"
+                                                       "fleetscope-kernels: exit 0"}) is None
+    assert kernel_points.bank_left({"rc": 0, "stderr": "fleetscope-kernels: bank left 1e9 s\n"
+                                                       "fleetscope-kernels: exit 0"}) is None
+    seen = []
+    kernel_points.run_points(lambda argv: seen.append(argv) or {"rc": 0, "stderr": "fleetscope-kernels: exit 0"},
+                             [{"label": "a", "argv": ["k", "--target-ci", "0.01"], "raw": None}], bank_s=0.1234569)
+    assert seen == [["k", "--target-ci", "0.01", "--bank-s", "0.123456"]]
 
 
 PLAYBOOK = """
@@ -109,6 +167,7 @@ PLAYBOOK = """
         chdir: {chdir}
         stderr_log: raw/zq.stderr.log
         stderr_log_append: {append}
+        bank_s: {bank}
       register: measured
       ignore_errors: true
     - name: Keep what it returned
@@ -119,12 +178,13 @@ PLAYBOOK = """
 """
 
 
-def run_module(tmp_path: Path, points: list[dict], extra: list[str] | None = None, append: bool = False) -> dict:
+def run_module(tmp_path: Path, points: list[dict], extra: list[str] | None = None, append: bool = False,
+               bank: float = 0.0) -> dict:
     out = tmp_path / "out.json"
     book = tmp_path / "book.yml"
     (tmp_path / "raw").mkdir(exist_ok=True)
     book.write_text(PLAYBOOK.format(points=json.dumps(points), extra=json.dumps(extra or []), chdir=tmp_path, out=out,
-                                    append=json.dumps(append)))
+                                    append=json.dumps(append), bank=json.dumps(bank)))
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", ANSIBLE_NOCOLOR="1")
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(book)], cwd=PROJECT, env=env,
                           capture_output=True, text=True, check=False, timeout=120)
@@ -140,6 +200,7 @@ def test_the_module_under_ansible_returns_each_point_as_a_loop_would_and_makes_t
     assert [r["item"] for r in measured["results"]] == points  # each point comes back whole, extra keys too
     assert [r["rc"] for r in measured["results"]] == [0, 0]
     assert measured["results"][0]["stderr"] == "k: skipped: nt stores: no such instructions\nfleetscope-kernels: exit 0"
+    assert measured["bank_s"] == 0.0  # no adaptive process: nothing was banked
     again = measured["requeued"]
     assert [r["item"]["label"] for r in again] == ["b (second attempt)"]
     assert again[0]["item"]["raw"]["path"] == "raw/perf/zq/001.attempt2.csv"
@@ -166,3 +227,14 @@ def test_the_module_fails_naming_each_failed_point_and_keeps_every_record(tmp_pa
     assert failure_summary(measured).splitlines()[0] == "a: killed by signal 9: k: about to crash"
     # the stderr log is written before the module fails: the injected crash's line is in the bundle
     assert "k: about to crash" in (tmp_path / "raw" / "zq.stderr.log").read_text()
+
+
+def test_the_module_under_ansible_takes_and_returns_the_experiments_bank(tmp_path):
+    """A refinement round's call starts with what the first pass left (bank_s) and returns what it leaves."""
+    exe = kernel(tmp_path)
+    measured = run_module(tmp_path, [adaptive_point(exe, "bank", "a"), adaptive_point(exe, "bank", "b")], bank=0.5)
+    assert not measured.get("failed")
+    assert [r["cmd"][-2:] for r in measured["results"]] == [["--bank-s", "0.500000"], ["--bank-s", "0.750000"]]
+    assert math.isclose(measured["bank_s"], 1.0)
+    refused = run_module(tmp_path, [adaptive_point(exe, "bank", "a")], bank=-1.0)
+    assert refused["failed"] and "bank_s -1.0 is not a number of seconds" in refused["msg"]
