@@ -64,6 +64,13 @@ def _canonical(value: object) -> object:
     raise Unsupported(f"{type(value).__name__} is not a JSON value")
 
 
+def _late(holder: list[Check]) -> Check:
+    """The check `holder` will hold once it is built."""
+    def check(value: object) -> bool:
+        return holder[0](value)
+    return check
+
+
 def rfc3339_datetime(value: object) -> bool:
     """The date-time format as bundle.py checks it (jsonschema checks it only with rfc3339-validator)."""
     if not isinstance(value, str):
@@ -96,7 +103,7 @@ def compile_schema(schema: dict) -> Check:
                     raise Unsupported(f"$ref {reference!r} names nothing")
                 target = target[part]
             holder: list[Check] = []
-            compiled[reference] = lambda value: holder[0](value)  # a reference may lead back to itself
+            compiled[reference] = _late(holder)  # a reference may lead back to itself: built after it is named
             holder.append(build(target, root=False))
         return compiled[reference]
 
