@@ -137,6 +137,7 @@ def test_a_windows_console_copy_reads_the_same():
     ("<Results>\n  <TimeSpan>\n    <TestTimeSeconds>ten</TestTimeSeconds>\n  </TimeSpan>\n</Results>\n", 3, "TestTimeSeconds"),
     ("<Results>\n  <System/>\n</Results>\n", 1, "no <TimeSpan> results"),
     ("<Profile/>\n", 1, "DiskSpd writes <Results>"),
+    ("<Results>\n" + "<a>" * 64 + "\n", 2, "XML nested deeper than 64 elements"),
 ])
 def test_unreadable_input_names_file_and_line(text, line, message):
     with pytest.raises(ParseError) as raised:

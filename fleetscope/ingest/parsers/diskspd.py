@@ -340,20 +340,33 @@ def _parse_xml(text: str, source: str) -> dict:
     return result
 
 
+MAX_XML_DEPTH = 64  # elements nested in a diskspd XML report (as MAX_JSON_DEPTH for JSON)
+
+
 def _xml_tree(text: str, source: str) -> tuple[ElementTree.Element, dict[ElementTree.Element, int]]:
     """Parse with expat directly to know each element's line; refuse DTDs and entities."""
     parser = expat.ParserCreate()
     builder = ElementTree.TreeBuilder()
     lines: dict[ElementTree.Element, int] = {}
+    depth = 0
 
     def start(tag: str, attributes: dict[str, str]) -> None:
+        nonlocal depth
+        depth += 1
+        if depth > MAX_XML_DEPTH:  # diskspd nests 5 deep: a tree this deep is no report, and costs more than linear
+            raise ParseError(source, parser.CurrentLineNumber, f"XML nested deeper than {MAX_XML_DEPTH} elements")
         lines[builder.start(tag, attributes)] = parser.CurrentLineNumber
+
+    def end(tag: str) -> None:
+        nonlocal depth
+        depth -= 1
+        builder.end(tag)
 
     def refuse(*_: object) -> None:
         raise ParseError(source, parser.CurrentLineNumber, "XML with a DTD or entity declarations is refused")
 
     parser.StartElementHandler = start
-    parser.EndElementHandler = builder.end
+    parser.EndElementHandler = end
     parser.CharacterDataHandler = builder.data
     parser.StartDoctypeDeclHandler = refuse
     parser.EntityDeclHandler = refuse
