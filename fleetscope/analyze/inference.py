@@ -41,7 +41,7 @@ The method, for a latency-vs-working-set curve:
    with 4 KiB pages): sets overflow from well below capacity, so the capacity is where the rise, fitted with
    the modelled share of misses of Poisson-loaded sets under LRU-like or random replacement (whichever fits
    better: about half of the accesses miss at capacity under LRU-like replacement, a fifth under random), puts
-   it; its bracket is the two measured sizes around that capacity. A shelf inside the rise (an octave that
+   it; its bracket is the two measured sizes around that capacity. A shelf inside the rise (SHELF_OCTAVES or more that
    climbs less than half as steeply as the rise before it, with a level's step below and above: a guest's L3
    share that climbs too steeply for a plateau) ends the rise: the model's top is the shelf, not memory. The best
    estimate (capacity_bytes, size_method) is the stated size (sysfs, or the published size of a reference
@@ -752,7 +752,7 @@ SET_MODEL_SPAN = 4               # the tables cover x from 2^-4 to 2^4
 SET_MODEL_WAYS = 8               # where the host does not say its ways
 SET_MODEL_POLICIES = ("lru", "random")
 EVEN_MODEL_POLICIES = ("lru", "lru4", "random")  # evenly filled sets (a TLB): fully associative or 4-way LRU, random
-SHELF_FRACTION = 0.5            # a rise's octave that climbs less than this share of its steepest slope: a shelf
+SHELF_FRACTION = 0.5            # a stretch of a rise that climbs less than this share of its steepest slope: a shelf
 SHELF_OCTAVES = 0.75            # ... and that wide at least (three quarter-octave refinement intervals)
 SHARP_RISE_OCTAVES = 0.55        # a rise from its onset to 90% of the step within this filled its sets evenly
 
@@ -870,7 +870,7 @@ def _set_model_fit(log_sizes: Sequence[float], measured_ln: Sequence[float], low
 
 
 def _shelf(x: Sequence[float], fit: Sequence[float], start: int, end: int, step_ratio: float) -> tuple[int, int] | None:
-    """A shelf inside the rise from `start` (a plateau's end) to `end` (the next plateau's start): an octave or
+    """A shelf inside the rise from `start` (a plateau's end) to `end` (the next plateau's start): SHELF_OCTAVES or
     more, from index i to k, where the fit climbs less than SHELF_FRACTION of the rise's steepest slope before it,
     with at least `step_ratio` of rise both before and after it. It is the next level as a guest sees it (a share
     of an L3 that still climbs more than a plateau may, 18% per octave on the dev VM, before memory): this level's
