@@ -56,6 +56,9 @@ BIMODAL_MIN_SHARE = 0.2       # each group holds at least this share of the samp
 BIMODAL_MAX_SAMPLES = 100_000  # the kernels' sampler takes at most this many; a larger point is not split-tested
 CANARY_DRIFT = 1.3            # the L1 canary moved across a point, or read slower than the run's usual, by this
 PLAN_OVERSHOOT = 1.25         # an experiment's wall time / the upper bound its plan priced it at (view plan_vs_actual)
+# A level whose size bracket lies further than a quarter octave (the adaptive sweep's resolution) from the size sysfs
+# or a reference's source states: what the chase could keep is not what the part has.
+SIZE_OFF_STATED_OCTAVES = 0.25
 
 
 @dataclass(frozen=True)
@@ -186,6 +189,42 @@ def _memory_plateau(run: Run) -> Flag | None:
                     f"memory plateau of a dependent random chase < {DRAM_CHASE_MIN_NS:g} ns (no swept size is known "
                     "to be DRAM-sized: the curve's own memory plateau)", lambda ns: ns < DRAM_CHASE_MIN_NS, min,
                     "; " + "; ".join(notes) if notes else "")
+
+
+def size_off_stated(run: Run) -> list[Flag]:
+    """A cache level whose size bracket (size_low_bytes .. size_high_bytes) lies more than SIZE_OFF_STATED_OCTAVES
+    from the size sysfs states (a reference host: its source's published size). The value is the bracket's edge
+    nearest the stated size over it (1 inside the bracket). Below: the chase kept less than the part has - a core
+    or cache shared with other work (an SMT sibling, another guest on the host's core or LLC, which a guest cannot
+    see) holds the rest, so the curve reads the share this thread got, or on small pages the TLB's reach ends
+    inside the level and its walks rise like a cache step (a Zen 3's 8 MiB of L2 TLB in its 32 MiB L3); above: a
+    stated size that is per core on a level the chase shares, or a mislabelled level. Every level that breaks it is named in the evidence."""
+    rule, subject = "size_off_stated", "latency_curve"   # the curve the levels were read from
+    checked = []
+    for level in run.levels:
+        low, high, stated = level.get("size_low_bytes"), level.get("size_high_bytes"), level.get("sysfs_size_bytes")
+        if not (level.get("level") and low and high and stated):
+            continue
+        nearest = min(max(stated, low), high)
+        kind = f" {level['core_kind']}" if level.get("core_kind") else ""
+        checked.append((f"{level['page_policy'] or 'curve'}{kind} {level['level']} {format_bytes(low)}-"
+                        f"{format_bytes(high)} vs stated {format_bytes(stated)}", nearest / stated))
+    if not checked:
+        return [Flag(rule, "not_run", subject, reason="no inferred level has both a size bracket and a size sysfs "
+                     "(or a reference's source) states")]
+    limit = 2 ** SIZE_OFF_STATED_OCTAVES
+
+    def breaks(ratio: float) -> bool:
+        return not 1 / limit <= ratio <= limit
+
+    broken = [item for item, ratio in checked if breaks(ratio)]
+    note = (("; all that break it: " + "; ".join(broken) if len(broken) > 1 else "") + ("; below the stated size the chase kept only a share "
+            "(a core or cache shared with other work) or, on small pages, a TLB's reach ended inside the level" if any(ratio < 1 for _item, ratio in checked
+                                                                if breaks(ratio)) else "")) if broken else ""
+    return [_against(rule, subject, checked, limit, "ratio",
+                     f"nearest bracket edge / stated size outside [1/{limit:.3g}, {limit:.3g}] "
+                     f"({SIZE_OFF_STATED_OCTAVES:g} octave)", breaks,
+                     lambda values, key: max(values, key=lambda pair: abs(math.log(key(pair)))), note)]
 
 
 def first_plateau_above_l1_hit(run: Run) -> list[Flag]:
@@ -834,7 +873,7 @@ def plan_overshoot(run: Run) -> list[Flag]:
 
 
 RULES: tuple[Callable[[Run], list[Flag]], ...] = (
-    dram_chase_too_fast, first_plateau_above_l1_hit, bandwidth_above_dram_peak, firmware_claims_disagree,
+    dram_chase_too_fast, first_plateau_above_l1_hit, size_off_stated, bandwidth_above_dram_peak, firmware_claims_disagree,
     huge_pages_not_granted,
     loaded_idle_far_above_idle, loaded_below_idle, stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law,
     threads_shared_one_cpu, noisy_point, bimodal_point, canary_drift, measured_while_throttling, plan_overshoot,

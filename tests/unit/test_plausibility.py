@@ -11,14 +11,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from fleetscope.analyze.plausibility import BIMODAL_MAX_SAMPLES, point_noise
+from fleetscope.analyze.plausibility import BIMODAL_MAX_SAMPLES, Run, point_noise, size_off_stated
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "mlc_samples"
 RULES = {"dram_chase_too_fast", "first_plateau_above_l1_hit", "bandwidth_above_dram_peak", "firmware_claims_disagree",
          "huge_pages_not_granted", "loaded_idle_far_above_idle", "loaded_below_idle", "stride_bytes_counted",
          "nt_write_far_above_read", "experiments_disagree", "storage_littles_law", "threads_shared_one_cpu",
          "noisy_point", "bimodal_point", "canary_drift", "measured_while_throttling",
-         "plan_overshoot"}
+         "plan_overshoot", "size_off_stated"}
 
 
 def point(experiment: str, kernel: str, params: dict, ns: float, context: dict | None = None) -> dict:
@@ -66,6 +66,10 @@ def load(bundles, cli, tmp_path, *, manifest=None, results=None, mlc: tuple[str,
     return duckdb.connect(str(db), read_only=True)
 
 
+def by_rule(rows: list[dict]) -> dict[str, dict]:
+    return {row["rule"]: row for row in rows}
+
+
 def flags(connection, rule: str | None = None) -> list[dict]:
     cursor = connection.execute("SELECT * FROM flags" + (" WHERE rule = ?" if rule else ""), [rule] if rule else [])
     columns = [description[0] for description in cursor.description]
@@ -76,9 +80,14 @@ def test_a_clean_run_has_every_rule_and_no_flag(bundles, cli, tmp_path):
     results = {"results/latency_sweep.jsonl": bundles.latency_points(),
                "results/zero_queue.jsonl": [zero_queue_dram(150.0)],
                "results/pattern_stride.jsonl": pattern_stride(1024, 64)}
-    rows = flags(load(bundles, cli, tmp_path, results=results))
+    manifest = bundles.manifest()
+    # the synthetic curve is a guest's: its L3 share ends at 3 MiB, so its sysfs says so too (beside the host's
+    # 32 MiB, size_off_stated flags it, as the next tests show)
+    manifest["facts"]["caches"][-1]["size_bytes"] = 3 * 1024 * 1024
+    rows = flags(load(bundles, cli, tmp_path, manifest=manifest, results=results))
     assert {row["rule"] for row in rows} == RULES
     assert [row for row in rows if row["status"] == "flagged"] == []
+    assert by_rule(rows)["size_off_stated"]["value"] == 1.0
     by = {(row["rule"], row["subject"]): row for row in rows}
     assert by[("dram_chase_too_fast", "latency_curve")]["status"] == "clear"
     assert by[("dram_chase_too_fast", "zero_queue_levels")]["value"] == 150.0
@@ -460,6 +469,45 @@ def test_point_noise_reads_known_sets(bundles, cli, tmp_path):
         assert point.bimodal == (split is not None), samples
         if split:
             assert (point.gap, point.lower_median, point.upper_median) == pytest.approx(split)
+
+
+def _level(name: str, low: int | None, high: int | None, stated: int | None, policy: str = "thp") -> dict:
+    return {"level": name, "page_policy": policy, "size_low_bytes": low, "size_high_bytes": high,
+            "sysfs_size_bytes": stated, "core_kind": None}
+
+
+def _off_stated(*levels: dict):
+    (flag,) = size_off_stated(Run(None, "run", "host", {}, None, levels=levels))
+    return flag
+
+
+KIB = 1024
+
+
+@pytest.mark.parametrize("low, high, value, status", [
+    (32 * KIB, 38 * KIB, 1.0, "clear"),               # the stated size inside the bracket
+    (38 * KIB, 45 * KIB, 38 / 32, "clear"),           # 0.248 octave above: within a quarter octave
+    (40 * KIB, 48 * KIB, 40 / 32, "flagged"),         # 0.32 octave above
+    (13760, 16 * KIB, 0.5, "flagged"),                # CI's guest: the L1 read at half (a core shared with a sibling)
+    (27 * KIB, 30 * KIB, 30 / 32, "clear")])
+def test_a_size_bracket_off_the_stated_size_by_more_than_a_quarter_octave_is_flagged(low, high, value, status):
+    flag = _off_stated(_level("L1", low, high, 32 * KIB), _level("DRAM", None, None, None))
+    assert (flag.status, flag.item.split(" vs ")[0]) == (status, f"thp L1 {_kib(low)}-{_kib(high)}")
+    assert flag.value == pytest.approx(value) and flag.threshold == pytest.approx(2 ** 0.25)
+    assert ("a core or cache shared with other work" in flag.evidence) == (status == "flagged" and value < 1)
+
+
+def _kib(size: int) -> str:
+    from fleetscope.units import format_bytes
+    return format_bytes(size)
+
+
+def test_every_level_off_its_stated_size_is_named_and_the_worst_is_the_item():
+    flag = _off_stated(_level("L1", 16 * KIB, 19 * KIB, 32 * KIB), _level("L2", 512 * KIB, 1024 * KIB, 1024 * KIB),
+                       _level("L3", 1216 * KIB, 1448 * KIB, 32 * 1024 * KIB), _level("L1", 32 * KIB, 64 * KIB, 32 * KIB, "4k"))
+    assert flag.status == "flagged" and flag.item.startswith("thp L3 ") and flag.value == pytest.approx(1448 / 32768)
+    assert "2 of 4 checked break it" in flag.evidence and "thp L1 16 KiB-19 KiB vs stated 32 KiB" in flag.evidence
+    assert _off_stated(_level("L1", None, None, 32 * KIB), _level("L2", 256 * KIB, 512 * KIB, None)).status == "not_run"
 
 
 def test_the_recorded_default_run_flags_only_what_its_own_evidence_shows(cli, tmp_path):
