@@ -71,8 +71,9 @@ from dataclasses import dataclass, field, replace
 # 8: the clock's turbo curve and ramp (fleetscope.analyze.clock); 10: workload cases and function tables
 # (fleetscope.analyze.profiling); 11: sizes as brackets around the onset or the set-load model's capacity, with a
 # best estimate and its method (9 on the sweeps branch before main's 10); 12: a rise ends at a shelf, TLB reaches
-# from the step's shape; 13: a shelf of three quarters of an octave ends a rise.
-INFERENCE_VERSION = 13
+# from the step's shape; 13: a shelf of three quarters of an octave ends a rise; 14: a level resting on one point
+# gives its bracket, not a number.
+INFERENCE_VERSION = 14
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave
@@ -964,8 +965,13 @@ def _sized(level: CacheLevel, plateau: Plateau, following: Plateau | None, sizes
 
         notes.append(f"an exclusive (victim) last-level cache: the chase reaches L{number - 1} + L{number} = "
                      f"{format_bytes(exclusive)} before memory")
-    elif math.log2(upper / low) <= RESOLVED_OCTAVES:
+    elif math.log2(upper / low) <= RESOLVED_OCTAVES and plateau.first < plateau.last:
         estimate, method = round(measured), estimator
+    elif plateau.first == plateau.last:
+        # a level the sweep passes in one point (a guest's LLC share between two spread rises): its rise's onset
+        # is where that point ends, not a size the level has - the bracket alone is shown, never a number
+        estimate = method = None
+        notes.append("its size is the bracket alone")
     else:
         estimate = method = None
         from fleetscope.units import format_size

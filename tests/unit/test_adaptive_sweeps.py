@@ -127,6 +127,25 @@ def test_a_shelf_of_three_quarters_of_an_octave_ends_the_rise_below_it():
     assert (curve.levels[1].capacity_bytes, curve.levels[1].size_method) == (1 * MIB, "sysfs")
 
 
+def test_a_level_resting_on_one_point_gives_its_bracket_and_no_number():
+    # the dev VM's quick THP curve (2026-11-27, 17:29): between the L2's rise and memory the guest's L3 share shows
+    # in one point (1.19 MiB, 10.6 ns) of two spread rises; method 13 printed "1.19-1.41 MiB · onset 1.3 MiB"
+    # beside sysfs's 32 MiB, a size the level was never seen to hold
+    points = {4096: 1.091, 8192: 1.097, 16384: 1.093, 32768: 1.141, 38912: 3.835, 46336: 3.834, 55104: 3.847,
+              65536: 3.830, 131072: 3.839, 262144: 3.834, 524288: 5.128, 1048576: 8.956, 1246912: 10.389,
+              1482880: 11.448, 1763456: 12.651, 2097152: 13.253, 4194304: 55.21, 8388608: 138.2, 16777216: 155.2,
+              33554432: 155.8, 67108864: 163.5}   # each size's fastest sample, as derive reads a curve
+    sizes = sorted(points)
+    levels = infer_cache_levels(sizes, [points[size] for size in sizes], sysfs_sizes=[32 * KIB, 1 * MIB, 32 * MIB],
+                                placement=Placement(SMALL_PAGE, (4096, 128 * KIB, 2 * MIB))).levels
+    l3 = next(level for level in levels if level.level == "L3")
+    assert l3.plateau_first_bytes == l3.plateau_last_bytes == 1246912
+    assert (l3.size_low_bytes, l3.size_high_bytes, l3.capacity_bytes, l3.size_method) == (1246912, 1482880, None, None)
+    assert "its size is the bracket alone" in l3.note
+    assert [(level.capacity_bytes, level.size_method) for level in levels[:2]] == [(32 * KIB, "sysfs"),
+                                                                                     (1 * MIB, "sysfs")]
+
+
 def test_the_stated_size_is_the_best_estimate_only_where_the_bracket_holds_it():
     machine = Machine((Cache(32 * KIB, 8, "lru", 1.0), Cache(1 * MIB, 8, "lru", 4.0)), 60.0, frame_bytes=HUGE_PAGE)
     sizes, ns = sweep(machine, 8, largest=8 * MIB)
