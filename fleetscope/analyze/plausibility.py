@@ -420,6 +420,20 @@ def loaded_idle_far_above_idle(run: Run) -> list[Flag]:
             for subject, values in curves.items()]
 
 
+def load_never_ran(run: Run) -> list[Flag]:
+    """A loaded-latency point whose load threads moved no data while its chase was sampled: its latency is an idle
+    chase's labelled as a loaded one (beside the suite's other work a load thread once got no CPU for a whole
+    point). Flagged at 0 GB/s; the value is the lowest load bandwidth of the run's loaded points."""
+    rule, subject = "load_never_ran", "loaded_latency_curve"
+    rows = run.rows("loaded_latency_load")
+    if not rows:
+        return [Flag(rule, "not_run", subject, reason="no loaded point of the loaded_latency kernel in this run")]
+    checked = [(f"{traffic} (delay {delay}, {threads} load thread{'s' if threads != 1 else ''})", gb_s)
+               for traffic, delay, threads, gb_s in rows]
+    return [_against(rule, subject, checked, 0.0, "GB/s", "load threads' bandwidth during the chase samples = 0 "
+                     "(the point measured an idle chase)", lambda gb_s: gb_s <= 0, min)]
+
+
 def _below_idle_flag(subject: str, idle_text: str, checked: list[tuple[str, float, bool]], threshold: float,
                      comparison: str) -> Flag:
     """One loaded_below_idle row over (item, share below idle, counts): flagged where any item counts."""
@@ -875,7 +889,7 @@ def plan_overshoot(run: Run) -> list[Flag]:
 RULES: tuple[Callable[[Run], list[Flag]], ...] = (
     dram_chase_too_fast, first_plateau_above_l1_hit, size_off_stated, bandwidth_above_dram_peak, firmware_claims_disagree,
     huge_pages_not_granted,
-    loaded_idle_far_above_idle, loaded_below_idle, stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law,
+    loaded_idle_far_above_idle, loaded_below_idle, load_never_ran, stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law,
     threads_shared_one_cpu, noisy_point, bimodal_point, canary_drift, measured_while_throttling, plan_overshoot,
 )
 

@@ -18,7 +18,7 @@ RULES = {"dram_chase_too_fast", "first_plateau_above_l1_hit", "bandwidth_above_d
          "huge_pages_not_granted", "loaded_idle_far_above_idle", "loaded_below_idle", "stride_bytes_counted",
          "nt_write_far_above_read", "experiments_disagree", "storage_littles_law", "threads_shared_one_cpu",
          "noisy_point", "bimodal_point", "canary_drift", "measured_while_throttling",
-         "plan_overshoot", "size_off_stated"}
+         "plan_overshoot", "size_off_stated", "load_never_ran"}
 
 
 def point(experiment: str, kernel: str, params: dict, ns: float, context: dict | None = None) -> dict:
@@ -197,6 +197,19 @@ def test_a_loaded_point_below_the_idle_latency_is_flagged_with_its_evidence(bund
     (inferred,) = connection.execute("SELECT knee_bandwidth_gb_s, idle_latency_ns, idle_source, saturated_latency_ns, note "
                                      "FROM inferred_loaded_latency").fetchall()
     assert inferred[:4] == (None, 173.0, "no-load point", 176.0) and "no knee" in inferred[4]
+
+
+@pytest.mark.parametrize("starved_gb_s, status", [(0.0, "flagged"), (0.05, "clear")])
+def test_a_loaded_point_whose_load_threads_moved_nothing_is_flagged(bundles, cli, tmp_path, starved_gb_s, status):
+    # CI's guest once ran a read point at delay 0 whose one load thread got no CPU for all its chase samples: an idle
+    # chase labelled as the heaviest load
+    points = [(0.9, 171.0, 1.0), (2.0, 175.0, 1.0), (4.1, 178.0, 1.0), (8.3, 185.0, 1.0), (16.0, 200.0, 1.0),
+              (starved_gb_s, 172.0, 1.0)]
+    results = {"results/latency_sweep.jsonl": bundles.latency_points(),
+               "results/loaded_latency.jsonl": loaded_curve((170.0, 1.0), points)}
+    (flag,) = flags(load(bundles, cli, tmp_path, results=results), "load_never_ran")
+    assert (flag["status"], flag["item"], flag["value"]) == (status, "read (delay 0, 1 load thread)", starved_gb_s)
+    assert flag["subject"] == "loaded_latency_curve" and "6 checked" in flag["evidence"]
 
 
 def test_loaded_points_within_the_idle_points_noise_are_clear(bundles, cli, tmp_path):
