@@ -198,7 +198,8 @@ def size_off_stated(run: Run) -> list[Flag]:
     or cache shared with other work (an SMT sibling, another guest on the host's core or LLC, which a guest cannot
     see) holds the rest, so the curve reads the share this thread got, or on small pages the TLB's reach ends
     inside the level and its walks rise like a cache step (a Zen 3's 8 MiB of L2 TLB in its 32 MiB L3); above: a
-    stated size that is per core on a level the chase shares, or a mislabelled level. Every level that breaks it is named in the evidence."""
+    stated size that is per core on a level the chase shares, or a mislabelled level. Every level that breaks it
+    is named in the evidence."""
     rule, subject = "size_off_stated", "latency_curve"   # the curve the levels were read from
     checked = []
     for level in run.levels:
@@ -217,10 +218,11 @@ def size_off_stated(run: Run) -> list[Flag]:
     def breaks(ratio: float) -> bool:
         return not 1 / limit <= ratio <= limit
 
-    broken = [item for item, ratio in checked if breaks(ratio)]
-    note = (("; all that break it: " + "; ".join(broken) if len(broken) > 1 else "") + ("; below the stated size the chase kept only a share "
-            "(a core or cache shared with other work) or, on small pages, a TLB's reach ended inside the level" if any(ratio < 1 for _item, ratio in checked
-                                                                if breaks(ratio)) else "")) if broken else ""
+    broken = [(item, ratio) for item, ratio in checked if breaks(ratio)]
+    note = "; all that break it: " + "; ".join(item for item, _ratio in broken) if len(broken) > 1 else ""
+    if any(ratio < 1 for _item, ratio in broken):
+        note += ("; below the stated size the chase kept only a share (a core or cache shared with other work) or, "
+                 "on small pages, a TLB's reach ended inside the level")
     return [_against(rule, subject, checked, limit, "ratio",
                      f"nearest bracket edge / stated size outside [1/{limit:.3g}, {limit:.3g}] "
                      f"({SIZE_OFF_STATED_OCTAVES:g} octave)", breaks,
@@ -887,10 +889,10 @@ def plan_overshoot(run: Run) -> list[Flag]:
 
 
 RULES: tuple[Callable[[Run], list[Flag]], ...] = (
-    dram_chase_too_fast, first_plateau_above_l1_hit, size_off_stated, bandwidth_above_dram_peak, firmware_claims_disagree,
-    huge_pages_not_granted,
-    loaded_idle_far_above_idle, loaded_below_idle, load_never_ran, stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law,
-    threads_shared_one_cpu, noisy_point, bimodal_point, canary_drift, measured_while_throttling, plan_overshoot,
+    dram_chase_too_fast, first_plateau_above_l1_hit, size_off_stated, bandwidth_above_dram_peak,
+    firmware_claims_disagree, huge_pages_not_granted, loaded_idle_far_above_idle, loaded_below_idle, load_never_ran,
+    stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law, threads_shared_one_cpu,
+    noisy_point, bimodal_point, canary_drift, measured_while_throttling, plan_overshoot,
 )
 
 
