@@ -208,11 +208,11 @@ def size_off_stated(run: Run) -> list[Flag]:
             continue
         nearest = min(max(stated, low), high)
         kind = f" {level['core_kind']}" if level.get("core_kind") else ""
-        checked.append((f"{level['page_policy'] or 'curve'}{kind} {level['level']} {format_bytes(low)}-"
+        checked.append((f"{level.get('page_policy') or 'curve'}{kind} {level['level']} {format_bytes(low)}-"
                         f"{format_bytes(high)} vs stated {format_bytes(stated)}", nearest / stated))
     if not checked:
-        return [Flag(rule, "not_run", subject, reason="no inferred level has both a size bracket and a size sysfs "
-                     "(or a reference's source) states")]
+        return [Flag(rule, "not_run", subject, reason="no inferred level has both a size bracket and a stated size "
+                     "(sysfs, a reference's source, `infer --caches`)")]
     limit = 2 ** SIZE_OFF_STATED_OCTAVES
 
     def breaks(ratio: float) -> bool:
@@ -912,9 +912,16 @@ def check_run(connection: duckdb.DuckDBPyConnection, run_id: str, host: str, lev
 
 def check_inferred_levels(levels: list, largest_bytes: int, relative: bool) -> list[Flag]:
     """The rules that can run on an inferred hierarchy alone (a curve given to `fleetscope infer --csv`, with no
-    run around it): a memory plateau under DRAM_CHASE_MIN_NS. `levels` are fleetscope.analyze.inference.CacheLevel rows
-    of a curve whose largest size is `largest_bytes`; the memory plateau is the level labelled DRAM or, without
-    reported cache sizes, the last plateau when the sweep ends on it."""
+    run around it): a memory plateau under DRAM_CHASE_MIN_NS, and each level's size bracket against the size
+    `--caches` states (size_off_stated). `levels` are fleetscope.analyze.inference.CacheLevel rows of a curve
+    whose largest size is `largest_bytes`."""
+    stated = Run(None, "", "", {}, None, levels=tuple(asdict(level) for level in levels))
+    return [*_curve_memory_plateau(levels, largest_bytes, relative), *size_off_stated(stated)]
+
+
+def _curve_memory_plateau(levels: list, largest_bytes: int, relative: bool) -> list[Flag]:
+    """dram_chase_too_fast on a curve alone: the memory plateau is the level labelled DRAM or, without reported
+    cache sizes, the last plateau when the sweep ends on it."""
     rule, subject = "dram_chase_too_fast", "inferred_levels"
     memory = next((level for level in levels if level.level == "DRAM"), None)
     last = levels[-1] if levels else None

@@ -131,8 +131,9 @@ def test_a_ramlat_curve_read_as_one_line_per_page_reports_its_tlb_step_apart_fro
     assert step["added_ns"] == pytest.approx(1.5, abs=0.01)
     assert document["reading"] == {"pattern": "line-per-page", "page_bytes": 4096, "relative": False,
                                    "relative_because": None}
-    (flag,) = document["flags"]
+    flag, sized = document["flags"]
     assert (flag["rule"], flag["status"], flag["item"]) == ("dram_chase_too_fast", "clear", "L4")
+    assert (sized["rule"], sized["status"]) == ("size_off_stated", "not_run") and "infer --caches" in sized["reason"]
     assert flag["value"] == pytest.approx(100.4)
     # the same step counted against 16 KiB pages is 16-32 entries
     larger = json.loads(cli("infer", "--csv", path, "--pattern", "line-per-page", "--page-size", "16k",
@@ -152,7 +153,7 @@ def test_a_relative_curve_is_read_stated_or_not_and_keeps_its_own_terms(cli):
     assert [level["latency_ns"] for level in read["levels"]][0] == 0.0
     assert any("assumed L1 latency" in note for note in read["notes"])
     # no absolute latency: the DRAM rule says it cannot run, and why
-    assert [flag["status"] for flag in read["flags"]] == ["not_run"]
+    assert [flag["status"] for flag in read["flags"]] == ["not_run", "not_run"]
     table = cli("infer", "--csv", path).stdout
     assert "latency ns over L1" in table and "read as relative" in table
 
@@ -165,6 +166,18 @@ def test_a_memory_plateau_under_25_ns_is_flagged_with_its_evidence(cli, tmp_path
     assert "flag flagged: dram_chase_too_fast: 1 of 1 checked break it; worst L2: 9 ns" in table.stdout
     with_caches = json.loads(cli("infer", "--csv", path, "--caches", "32k", "--format", "json").stdout)
     assert with_caches["flags"][0]["item"] == "DRAM" and with_caches["flags"][0]["status"] == "flagged"
+
+
+def test_sizes_off_those_caches_states_are_flagged_on_a_curve_alone(cli):
+    # the Zen 3 EPYC's ramlat curve, 4 KiB pages: its 32 MiB L3 rises from 8 MiB, where its L2 TLB's reach ends
+    path = CURVES / "amd_epyc_74f3_zen3_ramlat.csv"
+    document = json.loads(cli("infer", "--csv", path, "--pattern", "line-per-page", "--caches", "32k,512k,32m",
+                              "--format", "json").stdout)
+    (sized,) = [flag for flag in document["flags"] if flag["rule"] == "size_off_stated"]
+    assert (sized["status"], sized["item"], sized["value"]) == ("flagged", "curve L3 8 MiB-16 MiB vs stated 32 MiB", 0.5)
+    assert "1 of 3 checked break it" in sized["evidence"] and "a TLB's reach ended inside the level" in sized["evidence"]
+    table = cli("infer", "--csv", path, "--pattern", "line-per-page", "--caches", "32k,512k,32m").stdout
+    assert "flag flagged: size_off_stated: 1 of 3 checked break it" in table
 
 
 def test_a_relative_pages_curve_and_a_bad_page_size_are_refused(cli):
