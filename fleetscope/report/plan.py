@@ -27,12 +27,19 @@ def build(fetch: Callable[[str], list[dict]]) -> dict:
     budget = totals.get("plan_budget_s")
     over = [row["experiment"] for row in priced if row["overshoot"]]
     on_top = [row for row in priced if row["experiment"] in ON_TOP and row["planned_s"]]
-    beside = "".join(f", {row['experiment']} {format_with_unit(row['planned_s'], 's')}" for row in on_top)
+    beside = ", ".join(f"{row['experiment']} {format_with_unit(row['planned_s'], 's')}" for row in on_top)
+    # what the budget holds, and what is priced on top of it (a total past the budget need not break it)
+    inside = totals["plan_bound_s"] - sum(row["planned_s"] for row in on_top)
+    if budget is None:
+        held = " (full profile: no budget)"
+    elif on_top:
+        held = (f": {format_with_unit(inside, 's')} within the {format_with_unit(budget, 's')} budget, {beside} "
+                "on top of it")
+    else:
+        held = f" (budget {format_with_unit(budget, 's')})"
     sentence = (f"Planned before measuring: {len([r for r in priced if not r['planned_skip']])} experiments, "
                 f"{format_count(totals['plan_points'])} points, at most {format_with_unit(totals['plan_bound_s'], 's')}"
-                + ((f" (budget {format_with_unit(budget, 's')}"
-                    + (f"; on top of it{beside}" if on_top else "") + ")") if budget is not None
-                   else " (full profile: no budget)")
+                + held
                 + f". They took {format_with_unit(actual, 's')}, "
                 + (f"{format_percent(actual / totals['plan_bound_s'])}" if totals["plan_bound_s"] else "—")
                 + " of that price.")
@@ -40,6 +47,7 @@ def build(fetch: Callable[[str], list[dict]]) -> dict:
         sentence += (f" {len(over)} ran more than 25% past their price ({', '.join(over)}): the plan's model of this "
                      "host did not hold (a busier or slower host than its rates; flag plan_overshoot).")
     short = (f"at most {format_with_unit(totals['plan_bound_s'], 's')}"
-             + (f" (budget {format_with_unit(budget, 's')})" if budget is not None else "")
+             + ("" if budget is None else f" (budget {format_with_unit(budget, 's')})" if not on_top else
+                f" ({format_with_unit(inside, 's')} of a {format_with_unit(budget, 's')} budget, {beside} on top)")
              + f", took {format_with_unit(actual, 's')}" + (f"; {len(over)} over" if over else ""))
     return {"present": True, "sentence": sentence, "short": short, "rows": rows}

@@ -1469,15 +1469,22 @@ def plan_record(plan: dict) -> dict:
 
 
 def plan_summary(plan: dict, host: str) -> str:
-    """'zen3-01: 21 experiments, 412 points, at most 1 m 54 s (budget 2 m)'."""
+    """'zen3-01: 21 experiments, 412 points, at most 1 m 54 s (budget 2 m)'; with experiments priced on top of the
+    budget, what the budget holds and what comes on top: '... at most 2 m 34 s: 2 m within the 2 m budget,
+    workloads 35 s on top of it'."""
     measured = [e for e in plan.get("experiments") or [] if not e.get("skip")]
     budget = plan.get("budget_s")
-    tail = f" (budget {_seconds(float(budget))})" if budget is not None else " (full: no budget, this is its price)"
-    if budget is not None and not plan.get("within_budget"):
-        tail = f", OVER the {_seconds(float(budget))} budget"
     outside = [e for e in plan.get("experiments") or [] if e["name"] in OUTSIDE_BUDGET and e["bound_s"]]
-    if budget is not None and outside:
-        tail += "; on top of the budget: " + ", ".join(f"{e['name']} {_seconds(e['bound_s'])}" for e in outside)
+    on_top = ", ".join(f"{e['name']} {_seconds(e['bound_s'])}" for e in outside)
+    if budget is None:
+        tail = " (full: no budget, this is its price)"
+    elif not plan.get("within_budget"):
+        tail = f", OVER the {_seconds(float(budget))} budget" + (f"; on top of the budget: {on_top}" if outside else "")
+    elif outside:
+        inside = sum(e["bound_s"] or 0 for e in plan.get("experiments") or [] if e["name"] not in OUTSIDE_BUDGET)
+        tail = f": {_seconds(inside)} within the {_seconds(float(budget))} budget, {on_top} on top of it"
+    else:
+        tail = f" (budget {_seconds(float(budget))})"
     return (f"{host}: {len(measured)} experiments, {plan.get('points', 0):,} points, at most "
             f"{_seconds(float(plan.get('bound_s') or 0))}{tail}")
 

@@ -54,9 +54,9 @@ def test_the_plan_and_price_table_shows_in_the_browser(bundles, cli, browser, tm
     assert loaded.charts_state == "drawn"
     plan = browser.evaluate(PLAN_PROBE)
     assert plan is not None and plan["linked"] and plan["width"] > 400
-    assert plan["sentence"].startswith("Planned before measuring: 3 experiments, 43 points, at most 65.8 s "
-                                       "(budget 120 s; on top of it, workloads 25.8 s)")
-    assert plan["price"] == "at most 65.8 s (budget 120 s), took 33 s; 1 over"  # the Run card, first screen
+    assert plan["sentence"].startswith("Planned before measuring: 3 experiments, 43 points, at most 65.8 s: "
+                                       "40 s within the 120 s budget, workloads 25.8 s on top of it")
+    assert plan["price"] == "at most 65.8 s (40 s of a 120 s budget, workloads 25.8 s on top), took 33 s; 1 over"  # the Run card, first screen
     by_name = {row["cells"][0]: row for row in plan["rows"]}
     assert by_name["latency_sweep"]["marked"] and "130% OVER" in by_name["latency_sweep"]["cells"]
     assert by_name["latency_sweep"]["cells"][-1] == "largest working set cut from 128 MiB to 64 MiB (budget)"

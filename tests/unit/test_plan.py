@@ -302,7 +302,7 @@ def test_fleetscope_plan_prices_a_host_that_is_not_at_hand(cli, tmp_path):
     first = result.stdout.splitlines()[0]
     # 20 kernels and fio experiments and the workloads; MLC, not supplied, is planned as a skip that says why
     assert first.startswith("intel-xeon-e5-2node: 21 experiments, ") \
-        and first.endswith("(budget 15 m); on top of the budget: workloads 1 m 3 s")
+        and first.endswith(" within the 15 m budget, workloads 1 m 3 s on top of it")
     assert "numa_matrix" in result.stdout and "fio" in result.stdout
     assert "Intel MLC was not supplied (mlc_path)" in result.stdout
     # a tree without /proc/meminfo cannot say how much memory the working sets may take

@@ -139,4 +139,4 @@ def test_the_workloads_and_mlc_sit_in_the_plan_beside_what_they_did(bundles, cli
     assert flag[0] == "flagged" and flag[1].startswith("workloads: 40.0 s of a planned 25.8 s")
     assert cli("report", "--db", db, "--out", out).returncode == 0
     page = (out / "node1.html").read_text()
-    assert "at most 65.8 s (budget 120 s; on top of it, workloads 25.8 s)" in page
+    assert "at most 65.8 s: 40 s within the 120 s budget, workloads 25.8 s on top of it" in page
