@@ -965,13 +965,13 @@ def _sized(level: CacheLevel, plateau: Plateau, following: Plateau | None, sizes
 
         notes.append(f"an exclusive (victim) last-level cache: the chase reaches L{number - 1} + L{number} = "
                      f"{format_bytes(exclusive)} before memory")
-    elif math.log2(upper / low) <= RESOLVED_OCTAVES and plateau.first < plateau.last:
-        estimate, method = round(measured), estimator
     elif plateau.first == plateau.last:
         # a level the sweep passes in one point (a guest's LLC share between two spread rises): its rise's onset
         # is where that point ends, not a size the level has - the bracket alone is shown, never a number
         estimate = method = None
         notes.append("its size is the bracket alone")
+    elif math.log2(upper / low) <= RESOLVED_OCTAVES:
+        estimate, method = round(measured), estimator
     else:
         estimate = method = None
         from fleetscope.units import format_size
