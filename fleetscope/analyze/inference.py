@@ -72,8 +72,8 @@ from dataclasses import dataclass, field, replace
 # (fleetscope.analyze.profiling); 11: sizes as brackets around the onset or the set-load model's capacity, with a
 # best estimate and its method (9 on the sweeps branch before main's 10); 12: a rise ends at a shelf, TLB reaches
 # from the step's shape; 13: a shelf of three quarters of an octave ends a rise; 14: a level resting on one point
-# gives its bracket, not a number.
-INFERENCE_VERSION = 14
+# gives its bracket, not a number; 15: a TLB step on the curve's last point alone reads no L2 TLB.
+INFERENCE_VERSION = 15
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave
@@ -1096,6 +1096,15 @@ def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
     second = plateaus[1] if len(plateaus) > 1 else None
     l1_entries, l1_onset, l1_completion, l1_low, l1_high = step(first)
     l2_entries, l2_onset, l2_completion, l2_low, l2_high = step(second)
+    if l2_low is not None and l2_low == ordered[-2] and l2_high == ordered[-1]:
+        # The second step rises on the curve's last point alone: nothing past it shows the rise is a TLB's step
+        # (one that levels off at a walk) rather than the foot of a larger one, or lines that spill out of the L1
+        # data cache as pages add them (an Emerald Rapids guest's quick curve, cut to 512 pages by the budget,
+        # rose 1 ns there, a quarter of its 2,048-entry STLB). No L2 TLB is read from it (method 15).
+        notes.append(f"the curve rises {fitted_ns[-1] - fitted_ns[-2]:.2g} ns at its last point ({ordered[-1]} "
+                     f"pages) alone: an L2 TLB step past {ordered[-2]} pages cannot be told from a rise that goes "
+                     "on, so no L2 TLB is read; an L2 TLB of more entries than the curve's pages is beyond its reach")
+        l2_entries = l2_onset = l2_completion = l2_low = l2_high = None
     for name, entries, low, high in (("L1", l1_entries, l1_low, l1_high), ("L2", l2_entries, l2_low, l2_high)):
         if low is not None and entries is None:
             notes.append(f"{name} TLB step from {low} to {high} pages: {math.log2(high / low):.2g} octaves, too "
@@ -1115,7 +1124,7 @@ def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
             notes.append(f"page-walk cost taken where the second step ends ({ordered[second.completion]} pages); "
                          f"it keeps growing to {fitted_ns[-1] - base:.3g} ns at {ordered[-1]} pages as page "
                          "tables spill out of the caches")
-    elif second is not None:
+    elif second is not None and second.onset is None:
         notes.append(f"no second step up to {ordered[-1]} pages: the cost after the first step is an L2 TLB hit, "
                      "or a page walk where this page size has no L2 TLB level")
     return TlbLevels(list(ordered), fitted_ns, l1_entries, l1_onset, l1_completion, l1_miss_ns,

@@ -196,6 +196,27 @@ def test_a_tlb_sweep_that_never_leaves_the_l1_tlb_says_so():
     assert "stays in the L1 TLB" in inferred.note
 
 
+def test_a_second_step_on_the_last_point_alone_reads_no_l2_tlb():
+    """Method 15: an Emerald Rapids guest's quick 4 KiB curve (paired TLB - control ns over the control's 1.7 ns
+    L1 hit), cut to 512 pages by the budget, rose 1 ns on its last point; its STLB has 2,048 entries, and method 14
+    read "L2 TLB 256-512". The L1 step (96 entries) still reads; one more point on the walk's plateau past the step
+    gives the L2 bracket back."""
+    pages = [8, 16, 32, 64, 76, 90, 107, 128, 256, 512]
+    paired = [-0.03, 0.04, 0.01, 0.00, 0.01, 0.06, 1.17, 2.76, 2.67, 3.65]
+    inferred = infer_tlb(pages, [1.7 + value for value in paired])
+    assert (inferred.l1_low_pages, inferred.l1_high_pages) == (90, 107)
+    assert inferred.l1_miss_ns == pytest.approx(2.7, abs=0.2)
+    assert inferred.l2_low_pages is None and inferred.l2_entries is None and inferred.walk_ns is None
+    assert "at its last point (512 pages) alone" in inferred.note
+    # the same shape with the step seen levelling off: an L2 bracket again
+    rng = random.Random(7)
+    pages = [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+    shown = infer_tlb(pages, tlb_curve(rng, pages, 72, 1536))
+    assert (shown.l2_low_pages, shown.l2_high_pages) == (1024, 2048), shown
+    cut = infer_tlb(pages[:-2], tlb_curve(random.Random(7), pages[:-2], 72, 768)[:-1] + [23.0])
+    assert cut.l2_low_pages is None and "no L2 TLB is read" in cut.note, cut
+
+
 def test_mlp_saturation_is_the_first_k_near_the_largest_mlp():
     chains = list(range(1, 17))
     mlp = [min(k, 10) * (1 + 0.01 * (k % 3)) for k in chains]
