@@ -1002,6 +1002,9 @@ class TlbLevels:
     l1_high_pages: int | None = None
     l2_low_pages: int | None = None
     l2_high_pages: int | None = None
+    # (low, high): a second step seen on the curve's last point alone, which reads no L2 TLB (method 15) but is
+    # where a refinement round looks for one
+    last_point_rise_pages: tuple[int, int] | None = None
 
 
 def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
@@ -1096,6 +1099,7 @@ def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
     second = plateaus[1] if len(plateaus) > 1 else None
     l1_entries, l1_onset, l1_completion, l1_low, l1_high = step(first)
     l2_entries, l2_onset, l2_completion, l2_low, l2_high = step(second)
+    last_point_rise = None
     if l2_low is not None and l2_low == ordered[-2] and l2_high == ordered[-1]:
         # The second step rises on the curve's last point alone: nothing past it shows the rise is a TLB's step
         # (one that levels off at a walk) rather than the foot of a larger one, or lines that spill out of the L1
@@ -1104,6 +1108,7 @@ def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
         notes.append(f"the curve rises {fitted_ns[-1] - fitted_ns[-2]:.2g} ns at its last point ({ordered[-1]} "
                      f"pages) alone: an L2 TLB step past {ordered[-2]} pages cannot be told from a rise that goes "
                      "on, so no L2 TLB is read; an L2 TLB of more entries than the curve's pages is beyond its reach")
+        last_point_rise = (l2_low, l2_high)
         l2_entries = l2_onset = l2_completion = l2_low = l2_high = None
     for name, entries, low, high in (("L1", l1_entries, l1_low, l1_high), ("L2", l2_entries, l2_low, l2_high)):
         if low is not None and entries is None:
@@ -1129,7 +1134,7 @@ def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
                      "or a page walk where this page size has no L2 TLB level")
     return TlbLevels(list(ordered), fitted_ns, l1_entries, l1_onset, l1_completion, l1_miss_ns,
                      l2_entries, l2_onset, l2_completion, walk_ns, "; ".join(notes) or None,
-                     l1_low, l1_high, l2_low, l2_high)
+                     l1_low, l1_high, l2_low, l2_high, last_point_rise)
 
 
 # ---- memory-level parallelism ----------------------------------------------------------------------

@@ -71,14 +71,16 @@ def cache_refinement(sizes: Sequence[int], latency_ns: Sequence[float], *, targe
 
 def tlb_refinement(pages: Sequence[int], latency_ns: Sequence[float], *, target_octaves: float,
                    budget: int) -> list[int]:
-    """Page counts to measure next on a TLB curve: each TLB level's onset bracket still wider than
-    `target_octaves` divided into target-wide parts, L1 first, at most `budget`."""
+    """Page counts to measure next on a TLB curve: each TLB level's onset bracket (and a rise on the curve's last
+    point alone) still wider than `target_octaves` divided into target-wide parts, L1 first, at most `budget`."""
     if budget <= 0:
         return []
     try:
         inferred = infer_tlb(pages, latency_ns)
     except InferenceError:
         return []
+    # a rise on the curve's last point alone reads no L2 TLB, but points inside it may show the step's onset
     brackets = [(low, high) for low, high in ((inferred.l1_low_pages, inferred.l1_high_pages),
-                                              (inferred.l2_low_pages, inferred.l2_high_pages)) if low is not None]
+                                              (inferred.l2_low_pages, inferred.l2_high_pages),
+                                              inferred.last_point_rise_pages or (None, None)) if low is not None]
     return _divide(brackets, set(per_size_minimum(pages, latency_ns)[0]), target_octaves, 1)[:budget]

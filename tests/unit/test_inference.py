@@ -11,6 +11,7 @@ import pytest
 
 from fleetscope.analyze.inference import (amat_fit, bandwidth_per_level, infer_cache_levels, infer_loaded_latency, infer_mlp,
                                   infer_tlb, isotonic_fit, kneedle_index, lower_envelope)
+from fleetscope.analyze.refine import tlb_refinement
 
 SEEDS = range(40)
 
@@ -208,6 +209,10 @@ def test_a_second_step_on_the_last_point_alone_reads_no_l2_tlb():
     assert inferred.l1_miss_ns == pytest.approx(2.7, abs=0.2)
     assert inferred.l2_low_pages is None and inferred.l2_entries is None and inferred.walk_ns is None
     assert "at its last point (512 pages) alone" in inferred.note
+    # a refinement round still looks inside that rise for the step's onset
+    assert inferred.last_point_rise_pages == (256, 512)
+    assert all(256 < count < 512 for count in tlb_refinement(pages, [1.7 + value for value in paired],
+                                                             target_octaves=0.25, budget=6)[-3:])
     # the same shape with the step seen levelling off: an L2 bracket again
     rng = random.Random(7)
     pages = [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
