@@ -22,10 +22,6 @@ DOCUMENTED_L1_DTLB = {
     ("AuthenticAMD", 25, range(0xA0, 0xB0)): 72,   # Zen 4 (Bergamo)
     ("AuthenticAMD", 25, range(0x00, 0x10)): 64,   # Zen 3 (Milan)
     ("AuthenticAMD", 25, range(0x20, 0x60)): 64,   # Zen 3 (Vermeer, Cezanne ...)
-    # Golden Cove / Raptor Cove servers (Sapphire Rapids 0x8F, Emerald Rapids 0xCF): 96 load entries. An Emerald
-    # Rapids guest's quick run read 90-107 pages, onset 98
-    ("GenuineIntel", 6, range(0x8F, 0x90)): 96,
-    ("GenuineIntel", 6, range(0xCF, 0xD0)): 96,
 }
 
 
