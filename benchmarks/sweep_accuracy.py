@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """How well the adaptive sweeps and the size estimator read cache and TLB sizes, per profile (issue 28, items 1-2).
 
-Usage: benchmarks/sweep_accuracy.py [--cases 240] [--tlb-cases 240] [--profiles quick,standard,full]
+Usage: benchmarks/sweep_accuracy.py [--cases 240] [--tlb-cases 240] [--profiles quick,standard,full] [--seed 28]
+                                   [--failures]
        flock /work/locks/machine.lock benchmarks/sweep_accuracy.py --real [--profiles quick,standard]
 
 1. Synthetic (pure computation, no lock): random simulated machines (tests/cachesim: a set-associative LRU,
@@ -62,11 +63,11 @@ def nearest(value: float, candidates: list[int]) -> int:
     return min(candidates, key=lambda candidate: abs(math.log2(value / candidate)))
 
 
-def synthetic(cases: int, names: list[str]) -> dict:
+def synthetic(cases: int, names: list[str], seed: int = 28) -> dict:
     """Per profile: rows of (case, level, truth, estimate, bracket, told apart, category, points)."""
     chosen = {name: profiles()[name] for name in names}
     rows = defaultdict(list)
-    rng = random.Random(28)
+    rng = random.Random(seed)
     for case in range(cases):
         machine = random_machine(rng)
         noise = rng.choice(NOISE_CHOICES)
@@ -86,15 +87,16 @@ def synthetic(cases: int, names: list[str]) -> dict:
                     "told_apart": estimate is not None and nearest(estimate, candidates) == cache.bytes,
                     "in_bracket": estimate is not None and level.size_low_bytes <= cache.bytes <= level.size_high_bytes,
                     "category": f"{cache.policy}, {mapping}", "noise": noise, "levels": len(machine.caches),
+                    "ways": cache.ways, "estimator": level.size_estimator if level else None,
                     "points": len(run.sizes), "refined": run.refined_points, "rounds": run.rounds})
         forget()
     return rows
 
 
-def synthetic_tlb(cases: int, names: list[str]) -> dict:
+def synthetic_tlb(cases: int, names: list[str], seed: int = 28) -> dict:
     chosen = {name: profiles()[name] for name in names}
     rows = defaultdict(list)
-    rng = random.Random(2028)
+    rng = random.Random(2000 + seed)
     for case in range(cases):
         machine = random_tlb_machine(rng)
         noise = rng.choice(NOISE_CHOICES)
@@ -118,6 +120,24 @@ def synthetic_tlb(cases: int, names: list[str]) -> dict:
 
 def share(rows: list[dict], key: str) -> str:
     return f"{sum(row[key] for row in rows) / len(rows):.1%} ({sum(row[key] for row in rows)}/{len(rows)})" if rows else "-"
+
+
+def print_failures(rows: dict) -> None:
+    """Every cache level not told apart: what the machine was and what the sweep and the estimator did."""
+    for name, cache_rows in rows.items():
+        failed = [row for row in cache_rows if not row["told_apart"]]
+        print(f"## {name}: {len(failed)} levels not told apart")
+        print("| case | level | truth | estimate | bracket | replacement, mapping | ways | noise | cache levels | "
+              "estimator | points (refined) |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for row in failed:
+            bracket = (f"{format_bytes(row['bracket'][0])} – {format_bytes(row['bracket'][1])}"
+                       if row["bracket"] and row["bracket"][0] else "—")
+            print(f"| {row['case']} | {row['level']} | {format_bytes(row['truth'])} | "
+                  f"{format_bytes(row['estimate']) if row['estimate'] else '—'} | {bracket} | {row['category']} | "
+                  f"{row['ways']} | {row['noise']:.0%} | {row['levels']} | {row['estimator'] or '—'} | "
+                  f"{row['points']} ({row['refined']}) |")
+        print()
 
 
 def print_synthetic(rows: dict, tlb_rows: dict) -> bool:
@@ -257,6 +277,8 @@ def main() -> int:
     parser.add_argument("--cases", type=int, default=240, help="simulated machines (each swept in every profile)")
     parser.add_argument("--tlb-cases", type=int, default=240, help="simulated TLBs")
     parser.add_argument("--profiles", default="quick,standard,full")
+    parser.add_argument("--seed", type=int, default=28, help="the simulated machines' seed (TLBs: 2000 + it)")
+    parser.add_argument("--failures", action="store_true", help="list every cache level not told apart")
     parser.add_argument("--real", action="store_true", help="this machine's real runs instead (under the machine lock)")
     parser.add_argument("--tlb-truth", default="72,3072", help="this machine's L1 and L2 DTLB entries (Zen 4: 72,3072)")
     args = parser.parse_args()
@@ -265,8 +287,12 @@ def main() -> int:
         print_real(names, tuple(int(value) for value in args.tlb_truth.split(",")))
         return 0
     started = time.monotonic()
-    met = print_synthetic(synthetic(args.cases, names), synthetic_tlb(args.tlb_cases, names))
-    print(f"targets {'met' if met else 'NOT met'}; {time.monotonic() - started:.0f} s of simulation")
+    rows = synthetic(args.cases, names, args.seed)
+    met = print_synthetic(rows, synthetic_tlb(args.tlb_cases, names, args.seed))
+    if args.failures:
+        print_failures(rows)
+    print(f"targets {'met' if met else 'NOT met'} (seed {args.seed}, {args.cases} machines, {args.tlb_cases} TLBs); "
+          f"{time.monotonic() - started:.0f} s of simulation")
     return 0 if met else 1
 
 
