@@ -39,9 +39,8 @@ The method, for a latency-vs-working-set curve:
    adaptive or victim replacement keeps serving part of a cyclic working set past capacity; the SET-LOAD
    model where the lines fall on the level's sets at random (4 KiB pages, or a guest, whose host may back it
    with 4 KiB pages): sets overflow from well below capacity, so the capacity is where the rise, fitted with
-   the modelled share of misses of Poisson-loaded sets under LRU-like or random replacement or one of three
-   between them (whichever fits best: about half of the accesses miss at capacity under LRU-like replacement, a
-   fifth under random, a share between under tree-PLRU over 10 ways), puts
+   the modelled share of misses of Poisson-loaded sets under LRU-like or random replacement (whichever fits
+   better: about half of the accesses miss at capacity under LRU-like replacement, a fifth under random), puts
    it; its bracket is the two measured sizes around that capacity. A shelf inside the rise (SHELF_OCTAVES or more that
    climbs less than half as steeply as the rise before it, with a level's step below and above: a guest's L3
    share that climbs too steeply for a plateau) ends the rise: the model's top is the shelf, not memory. The best
@@ -73,9 +72,8 @@ from dataclasses import dataclass, field, replace
 # (fleetscope.analyze.profiling); 11: sizes as brackets around the onset or the set-load model's capacity, with a
 # best estimate and its method (9 on the sweeps branch before main's 10); 12: a rise ends at a shelf, TLB reaches
 # from the step's shape; 13: a shelf of three quarters of an octave ends a rise; 14: a level resting on one point
-# gives its bracket, not a number; 15: a TLB step on the curve's last point alone reads no L2 TLB; 16: set-load
-# shapes between LRU-like and random replacement.
-INFERENCE_VERSION = 16
+# gives its bracket, not a number; 15: a TLB step on the curve's last point alone reads no L2 TLB.
+INFERENCE_VERSION = 15
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave
@@ -750,15 +748,10 @@ def _estimator(number: int, placement: Placement) -> tuple[str, str]:
 # of n lines hits with the fixed point h = (1 - 1/W)^((n - 1)(1 - h)). The share of accesses that miss, M(x), is
 # the average over the set loads. The rise's shape tells the two apart (random replacement keeps a fifth of a
 # cyclic working set twice its size: a long upper tail) and places C: LRU-like M(1) is about 0.55, random 0.2.
-# Replacement in between - tree-PLRU, which over a number of ways that is not a power of two, or in the first walks
-# of a chase, keeps part of a set's cycle past its ways; NRU or RRIP-like ages - misses part of an overflowing set's
-# accesses as LRU does and keeps the rest as random replacement would: M = a M_lru + (1 - a) M_random, for a in
-# quarters. Without those the fit had two shapes half an octave apart to choose from, and a rise between them was
-# read as whichever its noise favoured: a quarter to half an octave off (benchmarks/sweep_accuracy.py).
 SET_MODEL_STEP = 1 / 64          # octaves between two candidate capacities (and two tabulated x)
 SET_MODEL_SPAN = 4               # the tables cover x from 2^-4 to 2^4
 SET_MODEL_WAYS = 8               # where the host does not say its ways
-SET_MODEL_POLICIES = ("lru", "mixed-0.75", "mixed-0.5", "mixed-0.25", "random")  # mixed-a: a share a as LRU
+SET_MODEL_POLICIES = ("lru", "random")
 EVEN_MODEL_POLICIES = ("lru", "lru4", "random")  # evenly filled sets (a TLB): fully associative or 4-way LRU, random
 SHELF_FRACTION = 0.5            # a stretch of a rise that climbs less than this share of its steepest slope: a shelf
 SHELF_OCTAVES = 0.75            # ... and that wide at least (three quarter-octave refinement intervals)
@@ -781,10 +774,6 @@ _SET_MODEL_TABLES: dict[tuple[int, str], list[float]] = {}
 def _set_model(ways: int, policy: str) -> list[float]:
     """M(2^(k * SET_MODEL_STEP - SET_MODEL_SPAN)) for k = 0 .. 2 * SET_MODEL_SPAN / SET_MODEL_STEP."""
     key = (ways, policy)
-    if key not in _SET_MODEL_TABLES and policy.startswith("mixed-"):
-        share = float(policy.removeprefix("mixed-"))
-        _SET_MODEL_TABLES[key] = [share * lru + (1 - share) * random_ for lru, random_
-                                  in zip(_set_model(ways, "lru"), _set_model(ways, "random"))]
     if key not in _SET_MODEL_TABLES:
         table, per_set = [], [_random_set_misses(lines, ways) if policy == "random" else float(lines > ways)
                               for lines in range(1, 40 * ways + 1)]
@@ -881,14 +870,6 @@ def _set_model_fit(log_sizes: Sequence[float], measured_ln: Sequence[float], low
     return chosen[1], chosen[2]
 
 
-def _replacement(policy: str) -> str:
-    """A set-load model's replacement in words."""
-    if policy.startswith("mixed-"):
-        share = float(policy.removeprefix("mixed-"))
-        return f"between LRU-like and random ({share:.0%} LRU-like)"
-    return "random" if policy == "random" else "LRU-like"
-
-
 def _shelf(x: Sequence[float], fit: Sequence[float], start: int, end: int, step_ratio: float) -> tuple[int, int] | None:
     """A shelf inside the rise from `start` (a plateau's end) to `end` (the next plateau's start): SHELF_OCTAVES or
     more, from index i to k, where the fit climbs less than SHELF_FRACTION of the rise's steepest slope before it,
@@ -973,7 +954,7 @@ def _sized(level: CacheLevel, plateau: Plateau, following: Plateau | None, sizes
     # load at the model's capacity
     measured = log_midpoint(low, upper) if estimator == "onset" else min(max(model, low), upper)
     if estimator == "set-load":
-        why += f" (its rise fits {_replacement(policy)} replacement)"
+        why += f" (its rise fits {'random' if policy == 'random' else 'LRU-like'} replacement)"
     brackets = LevelBrackets(level.level, (sizes[onset], sizes[onset + 1]), estimator_bracket, estimator, measured)
     exclusive = stated[number - 2] + own if is_last_cache and own and number >= 2 else None
     if own is not None and low <= own <= upper:

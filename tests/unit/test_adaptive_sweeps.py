@@ -92,30 +92,6 @@ def test_an_l2_behind_4k_pages_is_read_by_its_set_load(l2, ways, policy):
     assert brackets.onset[1] < 0.9 * l2
 
 
-def test_an_l2_whose_replacement_lies_between_lru_like_and_random_is_read_at_its_capacity():
-    # tree-PLRU over 10 ways (or in its first walks) keeps part of an overflowing set's cycle: its rise lies between
-    # the LRU-like and the random set-load shapes, half an octave apart. Fitted with those two only, a rise halfway
-    # between was read as one of them: this one (1.25 MiB) as 1.03 MiB (0.28 octave short), nearer a 1 MiB L2
-    from fleetscope.analyze.inference import SET_MODEL_SPAN, SET_MODEL_STEP, _set_model
-
-    capacity, ways = 1280 * KIB, 10
-    tables = [_set_model(ways, "lru"), _set_model(ways, "random")]
-
-    def share(x: float, table: list[float]) -> float:  # the table at x, linear between its points
-        k = min(max((math.log2(x) + SET_MODEL_SPAN) / SET_MODEL_STEP, 0), len(table) - 1)
-        low = int(k)
-        return table[low] + (k - low) * (table[min(low + 1, len(table) - 1)] - table[low])
-
-    sizes = [int(8 * KIB * 2 ** (i / 4)) // 64 * 64 for i in range(4 * 14)]
-    ns = [1.0 if size <= 32 * KIB else 90.0 if size > 48 * MIB else
-          4.0 + 10.0 * sum(share(size / capacity, table) for table in tables) / 2 for size in sizes]
-    curve = infer_cache_levels(sizes, ns, sysfs_sizes=[32 * KIB, capacity, 32 * MIB],
-                               placement=Placement(SMALL_PAGE, (4096, capacity // ways, 2 * MIB)))
-    (brackets,) = [item for item in curve.brackets if item.level == "L2"]
-    assert brackets.estimator == "set-load"
-    assert abs(math.log2(brackets.measured_bytes / capacity)) < 0.1
-
-
 def test_a_shelf_that_climbs_too_steeply_for_a_plateau_still_ends_the_rise_below_it():
     # the dev VM's quick THP curve (2026-11-27): the guest's L3 share climbs 18% an octave from 2 to 4 MiB, too
     # steep for a plateau, and memory follows at 8 MiB. The L2's rise ends at that shelf: fitted on to memory,
