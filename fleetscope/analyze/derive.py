@@ -142,7 +142,8 @@ def _tlb_levels(curve: list[tuple]) -> dict:
     except InferenceError as error:
         return {"note": str(error)}
     fields = asdict(inferred)
-    del fields["pages"], fields["fitted_ns"]
+    # the curve itself, and a last-point rise that reads no level (only refinement looks there), are not stored
+    del fields["pages"], fields["fitted_ns"], fields["last_point_rise_pages"]
     return fields
 
 
