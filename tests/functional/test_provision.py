@@ -1,9 +1,11 @@
 """The provision role on an OS family it has no package list for: it stops before installing anything and
 says what to set; with provision_packages set it goes on. Run against this machine with the family's
-name overridden (the role reads it through __provision_os_family), so no package is installed."""
+name overridden (the role reads it through __provision_os_family), so no package is installed. On Debian apt
+runs only when dpkg lacks a package (checked in --check mode, with names apt refuses)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import textwrap
@@ -44,3 +46,24 @@ def test_provision_packages_stands_in_for_an_unknown_family(tmp_path):
     proc = provision(tmp_path, "-e", "__provision_os_family=Gentoo", "-e", '{"provision_packages": []}')
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Refuse an OS family" in proc.stdout and "skipping" in proc.stdout
+
+
+def task_outcome(stdout: str, task: str) -> str:
+    """What the default callback printed for a task on localhost: ok, changed, skipping or fatal."""
+    after = stdout.split(f"TASK [provision : {task}]", 1)[1].split("\nTASK [", 1)[0]
+    return next(line.split(":", 1)[0] for line in after.splitlines()
+                if line.startswith(("ok:", "changed:", "skipping:", "fatal:")))
+
+
+def test_apt_runs_only_for_a_package_dpkg_does_not_have_installed(tmp_path):
+    """Every package installed: dpkg's database says so and apt (which opens its whole cache, seconds a run)
+    is skipped. One missing, or a name only apt can judge (a version): apt runs, and here refuses the name."""
+    installed = provision(tmp_path, "--check")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert task_outcome(installed.stdout, "Ask dpkg whether every package is installed already (Debian family)") == "ok"
+    assert task_outcome(installed.stdout, "Install the packages the experiments need (Debian family)") == "skipping"
+    for name in ("fleetscope-no-such-package", "tar=0.0-fleetscope"):
+        missing = provision(tmp_path, "--check", "-e", json.dumps({"provision_extra_packages": [name]}))
+        assert task_outcome(missing.stdout, "Install the packages the experiments need (Debian family)") == "fatal", \
+            missing.stdout
+        assert name.split("=")[0] in missing.stdout
