@@ -23,7 +23,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
+import stat
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -385,13 +388,44 @@ def _renderer_hash() -> str:
 
 def _write_vega_asset(out_dir: Path) -> str:
     """Write the vega, vega-lite and vega-embed bundle once, named by the vl-convert release that ships it
-    (building it takes vl-convert about a second, so an existing file is kept); return its path relative
-    to the output folder."""
+    (an existing file is kept); return its path relative to the output folder."""
     name = f"{ASSETS_DIR}/vega-embed-vl-convert-{vl_convert.__version__}.js"
     path = out_dir / name
     if not path.is_file():
-        _write_atomically(path, vl_convert.javascript_bundle().encode("utf-8"))
+        _write_atomically(path, _vega_bundle(Path(name).name))
     return name
+
+
+def vega_cache_dir() -> Path:
+    """Where the Vega bundle is kept between reports: FLEETSCOPE_CACHE_DIR, else the XDG cache folder."""
+    chosen = os.environ.get("FLEETSCOPE_CACHE_DIR")
+    if chosen:
+        return Path(chosen)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fleetscope"
+
+
+def _vega_bundle(file_name: str) -> bytes:
+    """vl-convert builds the bundle in about 3 s of CPU, the same bytes for a release, and every report into a
+    new folder needs it: it is kept in this user's cache folder, named by the release. A cached file is used only
+    when it is a regular file this user owns that nobody else may write (a shared folder given as the cache
+    cannot hand pages someone else's script); a cache that cannot be written costs only the build."""
+    cached = vega_cache_dir() / file_name
+    try:
+        status = cached.lstat()
+        if stat.S_ISREG(status.st_mode) and status.st_uid == os.geteuid() and not status.st_mode & 0o022:
+            return cached.read_bytes()
+    except OSError:
+        pass
+    bundle = vl_convert.javascript_bundle().encode("utf-8")
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        # a partial file of its own: two reports filling the cache at once never write one file together
+        with tempfile.NamedTemporaryFile(dir=cached.parent, prefix=f".{file_name}.", delete=False) as partial:
+            partial.write(bundle)
+        Path(partial.name).replace(cached)
+    except OSError:
+        pass
+    return bundle
 
 
 def _write_atomically(path: Path, content: bytes) -> None:

@@ -329,3 +329,27 @@ def test_a_run_without_the_latency_sweep_says_it_was_not_selected(bundles, cli, 
     page = (out / "node1.html").read_text()
     missing = re.search(r'id="latency-chart-missing">(.*?)</p>', page, re.DOTALL).group(1)
     assert "latency_sweep was not among the experiments this run selected" in missing
+
+
+def test_the_vega_bundle_is_built_once_per_user_and_a_cache_others_may_write_is_not_trusted(tmp_path, monkeypatch):
+    from fleetscope.report import pages as report_pages
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("FLEETSCOPE_CACHE_DIR", str(cache))
+    first = report_pages._write_vega_asset(tmp_path / "one")
+    built = (tmp_path / "one" / first).read_bytes()
+    cached = cache / Path(first).name
+    assert cached.read_bytes() == built and [path.name for path in cache.iterdir()] == [cached.name]
+
+    cached.write_bytes(b"/* from the cache */")  # what the next report copies, unbuilt
+    report_pages._write_vega_asset(tmp_path / "two")
+    assert (tmp_path / "two" / first).read_bytes() == b"/* from the cache */"
+
+    cached.chmod(0o666)  # anyone may write it: built again, and the cache refilled with the build
+    report_pages._write_vega_asset(tmp_path / "three")
+    assert (tmp_path / "three" / first).read_bytes() == built == cached.read_bytes()
+
+    (tmp_path / "a-file").write_text("")  # a cache that cannot be made (root writes any folder) costs only the build
+    monkeypatch.setenv("FLEETSCOPE_CACHE_DIR", str(tmp_path / "a-file" / "cache"))
+    report_pages._write_vega_asset(tmp_path / "four")
+    assert (tmp_path / "four" / first).read_bytes() == built
