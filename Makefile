@@ -17,6 +17,10 @@ PYTEST_ARGS ?=
 # The machine's own tests (tests/{browser,functional,kernels,lab}) run in order on one worker, the unit tests
 # beside them (tests/conftest.py); TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 2
+# Python keeps compiled modules (__pycache__/, ignored by git and by the collection build) even where the
+# environment says not to: without them every fork of ansible-playbook compiled each filter plugin it used from
+# source, and every fleetscope command the package (a 4-host lab run: 13% more controller CPU).
+export PYTHONDONTWRITEBYTECODE :=
 
 # Debian packages the controller's tests need (the hosts' packages come from roles/provision;
 # openssh-server runs the lab hosts of tests/lab). The cross compilers, their C libraries and qemu-user
