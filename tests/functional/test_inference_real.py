@@ -95,10 +95,12 @@ def test_every_level_sits_beside_its_sysfs_size_on_the_host_page(warehouse):
     assert levels[0][0] == "L1"
     if levels[-1][0] != "DRAM":
         # Memory is named only past twice the largest cache sysfs states: a budget that cut the sweep below that (an
-        # Emerald Rapids guest's 300 MiB L3 against quick's 64 MiB) leaves its last plateau a level sysfs does not
-        # have, never a DRAM it did not reach
+        # Emerald Rapids guest's 300 MiB L3 against quick's 64 MiB) leaves its last plateau a cache the sweep ended
+        # inside - sysfs's L3 with no capacity read (no edge past it), or a level sysfs does not have - never a DRAM
+        # it did not reach
         largest = max(stated or 0 for _level, _capacity, stated, _last in levels)
-        assert levels[-1][2] is None and levels[-1][3] < 2 * largest, levels
+        assert levels[-1][1] is None or levels[-1][2] is None, levels
+        assert levels[-1][3] < 2 * largest, levels
     page = (outputs.reports / "localhost.html").read_text()
     assert 'id="inferred-levels"' in page and 'id="inferred-tlb"' in page and 'id="flags"' in page
 

@@ -70,13 +70,16 @@ def test_zero_queue_levels_rise(family):
 
 
 def test_tlb_chain_is_not_faster_than_its_control(family):
-    reach = rows(family, "select page_size, pages, tlb_median_ns, control_median_ns, huge_granted from tlb_reach")
+    # Minima, as for the zero_queue levels: where both chains hit the L1 a burst of load can put one median 12%
+    # above the other (an Emerald Rapids guest: 8 pages 2.32 vs 2.61 ns, minima 2.07 vs 2.03)
+    reach = rows(family, "select page_size, pages, tlb_median_ns, control_median_ns, huge_granted, tlb_min_ns, "
+                         "control_min_ns from tlb_reach")
     assert {page_size for page_size, *_ in reach} == {"4k", "thp", "hugetlb"}
-    for page_size, pages, tlb, control, _ in reach:
-        assert tlb >= 0.9 * control, (page_size, pages, tlb, control)
+    for page_size, pages, _tlb, _control, _, tlb_min, control_min in reach:
+        assert tlb_min >= 0.9 * control_min, (page_size, pages, tlb_min, control_min)
     biggest_4k = max((r for r in reach if r[0] == "4k"), key=lambda r: r[1])
     assert biggest_4k[2] > 1.3 * biggest_4k[3], "beyond the L2 TLB, 4 KiB pages must cost a walk"
-    assert all(granted for page_size, *_, granted in reach if page_size == "hugetlb")
+    assert all(granted for page_size, _pages, _tlb, _control, granted, *_ in reach if page_size == "hugetlb")
 
 
 def test_mlp_one_chain_is_the_plain_chase(family):

@@ -115,13 +115,29 @@ def test_flops_runs_every_class_of_this_cpu_in_both_precisions(flops):
         assert 0 < context["min_cpu_share"] <= 1.0 + 1e-6
 
 
-def test_fp32_does_twice_the_flop_per_cycle_of_fp64_on_a_vector_unit(flops):
+def test_fp32_does_twice_the_flop_per_cycle_of_fp64_on_a_vector_unit(flops, records):
     """The same instructions on twice the lanes: a property of every x86 and Arm vector unit, and a check
-    that FLOP are counted per lane and that the FP32 loops keep their chains in registers."""
-    per_cycle = {(record["params"]["class"], record["params"]["precision"]): record["context"]["flop_per_cycle_per_core"]
-                 for record in flops}
-    for name in {name for name, _ in per_cycle if not name.startswith("scalar")}:
-        assert per_cycle[(name, "fp32")] == pytest.approx(2 * per_cycle[(name, "fp64")], rel=0.15), name
+    that FLOP are counted per lane and that the FP32 loops keep their chains in registers. Other work only
+    lowers a throughput: a ratio off by more than 15% is measured again (up to three more runs) and each
+    class and precision keeps its best, as a busy machine read fma128 fp32 11.6 against fp64 4.8 flop/cycle
+    (an Emerald Rapids guest at load 3); a FLOP miscounted per lane reads 1x or 4x however often it runs."""
+    def per_cycle(runs: list[list[dict]]) -> dict:
+        best = {}
+        for record in (record for run in runs for record in run):
+            key = (record["params"]["class"], record["params"]["precision"])
+            best[key] = max(best.get(key, 0.0), record["context"]["flop_per_cycle_per_core"])
+        return best
+
+    def off(best: dict) -> list[str]:
+        return [name for name in {name for name, _ in best if not name.startswith("scalar")}
+                if best[(name, "fp32")] != pytest.approx(2 * best[(name, "fp64")], rel=0.15)]
+
+    runs = [flops]
+    while off(per_cycle(runs)) and len(runs) < 4:
+        runs.append(records("peak_flops", "--threads", "1", *FAST))
+    best = per_cycle(runs)
+    for name in off(best):
+        assert best[(name, "fp32")] == pytest.approx(2 * best[(name, "fp64")], rel=0.15), (name, len(runs))
 
 
 def test_the_chains_cover_the_multiply_add_latency(flops):
