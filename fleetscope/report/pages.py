@@ -396,12 +396,16 @@ def _write_vega_asset(out_dir: Path) -> str:
     return name
 
 
-def vega_cache_dir() -> Path:
-    """Where the Vega bundle is kept between reports: FLEETSCOPE_CACHE_DIR, else the XDG cache folder."""
+def vega_cache_dir() -> Path | None:
+    """Where the Vega bundle is kept between reports: FLEETSCOPE_CACHE_DIR, else the XDG cache folder (None
+    where there is no home folder to hold it)."""
     chosen = os.environ.get("FLEETSCOPE_CACHE_DIR")
     if chosen:
         return Path(chosen)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fleetscope"
+    try:
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fleetscope"
+    except RuntimeError:
+        return None
 
 
 def _vega_bundle(file_name: str) -> bytes:
@@ -409,22 +413,26 @@ def _vega_bundle(file_name: str) -> bytes:
     new folder needs it: it is kept in this user's cache folder, named by the release. A cached file is used only
     when it is a regular file this user owns that nobody else may write (a shared folder given as the cache
     cannot hand pages someone else's script); a cache that cannot be written costs only the build."""
-    cached = vega_cache_dir() / file_name
+    folder = vega_cache_dir()
+    cached = folder / file_name if folder else None
     try:
-        status = cached.lstat()
-        if stat.S_ISREG(status.st_mode) and status.st_uid == os.geteuid() and not status.st_mode & 0o022:
+        status = cached.lstat() if cached else None
+        if status and stat.S_ISREG(status.st_mode) and status.st_uid == os.geteuid() and not status.st_mode & 0o022:
             return cached.read_bytes()
     except OSError:
         pass
     bundle = vl_convert.javascript_bundle().encode("utf-8")
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        # a partial file of its own: two reports filling the cache at once never write one file together
-        with tempfile.NamedTemporaryFile(dir=cached.parent, prefix=f".{file_name}.", delete=False) as partial:
-            partial.write(bundle)
-        Path(partial.name).replace(cached)
-    except OSError:
-        pass
+    if cached:
+        partial = None
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            # a partial file of its own: two reports filling the cache at once never write one file together
+            with tempfile.NamedTemporaryFile(dir=cached.parent, prefix=f".{file_name}.", delete=False) as partial:
+                partial.write(bundle)
+            Path(partial.name).replace(cached)
+        except OSError:
+            if partial is not None:
+                Path(partial.name).unlink(missing_ok=True)
     return bundle
 
 
