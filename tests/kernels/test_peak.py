@@ -95,9 +95,34 @@ def test_a_class_this_cpu_lacks_is_refused_naming_it(run):
 
 # ---- peak_flops ----------------------------------------------------------------------------------
 
+def _disturbed(records: list[dict]) -> list[str]:
+    """Classes whose records a sibling thread's work disturbed: fp32 not twice fp64 within 15%, or the chains
+    read as too few for a multiply-add latency the disturbance inflated."""
+    per_cycle = {(record["params"]["class"], record["params"]["precision"]): record["context"]["flop_per_cycle_per_core"]
+                 for record in records}
+    off = {name for name, _ in per_cycle if not name.startswith("scalar")
+           and per_cycle[(name, "fp32")] != pytest.approx(2 * per_cycle[(name, "fp64")], rel=0.15)}
+    return sorted(off | {record["params"]["class"] for record in records
+                         if record["context"]["chains_cover_latency"] is not True})
+
+
 @pytest.fixture(scope="module")
 def flops(records):
-    return records("peak_flops", "--threads", "1", *FAST)
+    """One run of every class in both precisions. On a guest whose vCPU shares its core with another tenant,
+    that tenant's vector work halves a loop's throughput and stretches its multiply-add latency for a while (an
+    Emerald Rapids guest, quiet: fma256 read 16.3 cycles a multiply-add, fma512 fp32 64 against fp64 58 flop/cycle,
+    in one run of five). Other work only lowers a throughput, so a run whose classes disagree is measured again
+    (up to three more runs) and each class and precision keeps its record of most GFLOP/s; a FLOP miscounted per lane, or
+    chains that really are too few, read the same however often they run."""
+    runs = [records("peak_flops", "--threads", "1", *FAST)]
+    while _disturbed(runs[-1]) and len(runs) < 4:
+        runs.append(records("peak_flops", "--threads", "1", *FAST))
+    fastest = {}
+    for record in (record for run in runs for record in run):
+        key = (record["params"]["class"], record["params"]["precision"])
+        if key not in fastest or record["summary"]["median"] > fastest[key]["summary"]["median"]:
+            fastest[key] = record  # by GFLOP/s: a disturbed clock ruler can raise a record's flop/cycle
+    return list(fastest.values())
 
 
 def test_flops_runs_every_class_of_this_cpu_in_both_precisions(flops):
@@ -115,29 +140,13 @@ def test_flops_runs_every_class_of_this_cpu_in_both_precisions(flops):
         assert 0 < context["min_cpu_share"] <= 1.0 + 1e-6
 
 
-def test_fp32_does_twice_the_flop_per_cycle_of_fp64_on_a_vector_unit(flops, records):
+def test_fp32_does_twice_the_flop_per_cycle_of_fp64_on_a_vector_unit(flops):
     """The same instructions on twice the lanes: a property of every x86 and Arm vector unit, and a check
-    that FLOP are counted per lane and that the FP32 loops keep their chains in registers. Other work only
-    lowers a throughput: a ratio off by more than 15% is measured again (up to three more runs) and each
-    class and precision keeps its best, as a busy machine read fma128 fp32 11.6 against fp64 4.8 flop/cycle
-    (an Emerald Rapids guest at load 3); a FLOP miscounted per lane reads 1x or 4x however often it runs."""
-    def per_cycle(runs: list[list[dict]]) -> dict:
-        best = {}
-        for record in (record for run in runs for record in run):
-            key = (record["params"]["class"], record["params"]["precision"])
-            best[key] = max(best.get(key, 0.0), record["context"]["flop_per_cycle_per_core"])
-        return best
-
-    def off(best: dict) -> list[str]:
-        return [name for name in {name for name, _ in best if not name.startswith("scalar")}
-                if best[(name, "fp32")] != pytest.approx(2 * best[(name, "fp64")], rel=0.15)]
-
-    runs = [flops]
-    while off(per_cycle(runs)) and len(runs) < 4:
-        runs.append(records("peak_flops", "--threads", "1", *FAST))
-    best = per_cycle(runs)
-    for name in off(best):
-        assert best[(name, "fp32")] == pytest.approx(2 * best[(name, "fp64")], rel=0.15), (name, len(runs))
+    that FLOP are counted per lane and that the FP32 loops keep their chains in registers."""
+    per_cycle = {(record["params"]["class"], record["params"]["precision"]): record["context"]["flop_per_cycle_per_core"]
+                 for record in flops}
+    for name in {name for name, _ in per_cycle if not name.startswith("scalar")}:
+        assert per_cycle[(name, "fp32")] == pytest.approx(2 * per_cycle[(name, "fp64")], rel=0.15), name
 
 
 def test_the_chains_cover_the_multiply_add_latency(flops):
