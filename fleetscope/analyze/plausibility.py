@@ -40,6 +40,7 @@ LOADED_IDLE_FACTOR = 1.5        # the lightest-load point of a loaded-latency cu
 LOADED_BELOW_IDLE_MIN = 0.02
 LOADED_BELOW_IDLE_NO_CI = 0.05
 HUGE_PAGE_BYTES = 2 * 1024 * 1024
+TLB_BELOW_CONTROL = 0.9         # a TLB chain's minimum / its control's: the control loads the same lines, so it is the floor
 NT_OVER_READ_FACTOR = 1.5     # single-thread non-temporal write GB/s vs read GB/s at DRAM size
 NT_SIZE_AGREEMENT = 0.2       # two such figures at different DRAM sizes within this fraction confirm each other
 # Consistency: two chases of one working set and page policy whose CI95s are further apart than this fraction
@@ -434,6 +435,23 @@ def load_never_ran(run: Run) -> list[Flag]:
                for traffic, delay, threads, gb_s in rows]
     return [_against(rule, subject, checked, 0.0, "GB/s", "load threads' bandwidth during the chase samples = 0 "
                      "(the point measured an idle chase)", lambda gb_s: gb_s <= 0, min)]
+
+
+def tlb_below_control(run: Run) -> list[Flag]:
+    """A TLB point whose chain of one line per page read faster than its control, which loads the same number of
+    lines packed into few pages: translation cannot save time, so the two chains, timed in turns, met different
+    conditions (a neighbour on the core or its cache; an Emerald Rapids guest read 64 pages at 1.77 ns beside a
+    control of 1.98). Minima, so that a burst of load on one sample does not count; the translation cost read
+    from that point is not one."""
+    rule, subject = "tlb_below_control", "tlb_reach"
+    rows = run.rows("tlb_reach_minima")
+    if not rows:
+        return [Flag(rule, "not_run", subject, reason="no tlb point with a control chain in this run")]
+    checked = [(f"{page_size} {pages} pages: tlb {tlb_min:.4g} ns, control {control_min:.4g} ns (minima)",
+                tlb_min / control_min) for page_size, pages, tlb_min, control_min in rows]
+    return [_against(rule, subject, checked, TLB_BELOW_CONTROL, "ratio",
+                     f"tlb chain's minimum / its control's < {TLB_BELOW_CONTROL:g}",
+                     lambda ratio: ratio < TLB_BELOW_CONTROL, min)]
 
 
 def _below_idle_flag(subject: str, idle_text: str, checked: list[tuple[str, float, bool]], threshold: float,
@@ -891,6 +909,7 @@ def plan_overshoot(run: Run) -> list[Flag]:
 RULES: tuple[Callable[[Run], list[Flag]], ...] = (
     dram_chase_too_fast, first_plateau_above_l1_hit, size_off_stated, bandwidth_above_dram_peak,
     firmware_claims_disagree, huge_pages_not_granted, loaded_idle_far_above_idle, loaded_below_idle, load_never_ran,
+    tlb_below_control,
     stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law, threads_shared_one_cpu,
     noisy_point, bimodal_point, canary_drift, measured_while_throttling, plan_overshoot,
 )

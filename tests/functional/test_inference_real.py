@@ -116,10 +116,12 @@ STATE_SENSITIVE = {"loaded_idle_far_above_idle", "nt_write_far_above_read", "hug
                    "experiments_disagree", "noisy_point", "bimodal_point", "canary_drift", "threads_shared_one_cpu",
                    "plan_overshoot",  # a machine busier than the plan's rates stretches every experiment
                    "loaded_below_idle",  # a neighbour busy while the idle point ran lifts it above a loaded one
-                   "size_off_stated",
-                   "load_never_ran"}  # a load thread that got no CPU beside the suite's other worker  # a guest's L3 share (or a core shared with another guest) is not sysfs's size
-# A flag is below its threshold for these rules (a share granted, CPUs used), above it for the others.
-FLAGGED_BELOW = {"huge_pages_not_granted", "threads_shared_one_cpu"}
+                   "size_off_stated",  # a guest's L3 share (or a core shared with another guest) is not sysfs's size
+                   "load_never_ran",  # a load thread that got no CPU beside the suite's other worker
+                   "tlb_below_control"}  # a neighbour on the core while the control chain's turns ran
+# A flag is below its threshold for these rules (a share granted, CPUs used, load moved, a chain's minimum over its
+# control's), above it for the others.
+FLAGGED_BELOW = {"huge_pages_not_granted", "threads_shared_one_cpu", "load_never_ran", "tlb_below_control"}
 
 
 def test_this_machines_clean_run_raises_no_flag_noise_cannot_explain(warehouse):

@@ -71,12 +71,20 @@ def test_zero_queue_levels_rise(family):
 
 def test_tlb_chain_is_not_faster_than_its_control(family):
     # Minima, as for the zero_queue levels: where both chains hit the L1 a burst of load can put one median 12%
-    # above the other (an Emerald Rapids guest: 8 pages 2.32 vs 2.61 ns, minima 2.07 vs 2.03)
+    # above the other (an Emerald Rapids guest: 8 pages 2.32 vs 2.61 ns, minima 2.07 vs 2.03). A neighbour on a
+    # shared core can lift even the control's minimum (CI's guest: 64 pages 1.77 vs 1.98 ns): the tool must then
+    # say so, its tlb_below_control check naming the lowest pair and how many broke the rule.
     reach = rows(family, "select page_size, pages, tlb_median_ns, control_median_ns, huge_granted, tlb_min_ns, "
                          "control_min_ns from tlb_reach")
     assert {page_size for page_size, *_ in reach} == {"4k", "thp", "hugetlb"}
-    for page_size, pages, _tlb, _control, _, tlb_min, control_min in reach:
-        assert tlb_min >= 0.9 * control_min, (page_size, pages, tlb_min, control_min)
+    below = [(page_size, pages) for page_size, pages, _tlb, _control, _, tlb_min, control_min in reach
+             if tlb_min < 0.9 * control_min]
+    (status, item, value, evidence), = rows(family, "select status, item, value, evidence from flags "
+                                                    "where rule = 'tlb_below_control'")
+    lowest = min(reach, key=lambda row: row[5] / row[6])
+    assert item.startswith(f"{lowest[0]} {lowest[1]} pages: ") and value == pytest.approx(lowest[5] / lowest[6])
+    assert status == ("flagged" if below else "clear"), (below, evidence)
+    assert evidence.startswith(f"{len(below)} of {len(reach)} checked break it"), evidence
     biggest_4k = max((r for r in reach if r[0] == "4k"), key=lambda r: r[1])
     assert biggest_4k[2] > 1.3 * biggest_4k[3], "beyond the L2 TLB, 4 KiB pages must cost a walk"
     assert all(granted for page_size, _pages, _tlb, _control, granted, *_ in reach if page_size == "hugetlb")

@@ -18,7 +18,7 @@ RULES = {"dram_chase_too_fast", "first_plateau_above_l1_hit", "bandwidth_above_d
          "huge_pages_not_granted", "loaded_idle_far_above_idle", "loaded_below_idle", "stride_bytes_counted",
          "nt_write_far_above_read", "experiments_disagree", "storage_littles_law", "threads_shared_one_cpu",
          "noisy_point", "bimodal_point", "canary_drift", "measured_while_throttling",
-         "plan_overshoot", "size_off_stated", "load_never_ran"}
+         "plan_overshoot", "size_off_stated", "load_never_ran", "tlb_below_control"}
 
 
 def point(experiment: str, kernel: str, params: dict, ns: float, context: dict | None = None) -> dict:
@@ -101,6 +101,7 @@ def test_a_clean_run_has_every_rule_and_no_flag(bundles, cli, tmp_path):
     assert by[("stride_bytes_counted", "bandwidth_points")]["status"] == "not_run"
     assert by[("nt_write_far_above_read", "bandwidth_points")]["status"] == "not_run"
     assert all(row["reason"] for row in rows if row["status"] == "not_run")
+    assert "no tlb point" in by[("tlb_below_control", "tlb_reach")]["reason"]
 
 
 def test_a_dram_sized_chase_under_25_ns_is_flagged(bundles, cli, tmp_path):
@@ -210,6 +211,25 @@ def test_a_loaded_point_whose_load_threads_moved_nothing_is_flagged(bundles, cli
     (flag,) = flags(load(bundles, cli, tmp_path, results=results), "load_never_ran")
     assert (flag["status"], flag["item"], flag["value"]) == (status, "read (delay 0, 1 load thread)", starved_gb_s)
     assert flag["subject"] == "loaded_latency_curve" and "6 checked" in flag["evidence"]
+
+
+TLB = next((Path(__file__).resolve().parents[1] / "fixtures/default_run/results").glob("*/*/results/tlb.jsonl"))
+
+
+@pytest.mark.parametrize("tlb_min, status", [(1.77, "flagged"), (1.79, "clear")])
+def test_a_tlb_chain_faster_than_its_control_is_flagged(bundles, cli, tmp_path, tlb_min, status):
+    # a real run's TLB sweep, its 4 KiB 64-page chain lowered to what CI's Emerald Rapids guest read beside a control
+    # of 1.98 ns (minima): translation cannot save time, so the two chains met different conditions
+    points = [json.loads(line) for line in TLB.read_text().splitlines()]
+    for point in points:
+        if (point["params"]["page_size"], point["params"]["pages"]) == ("4k", 64):
+            point["summary"]["min"] = tlb_min if point["params"]["chain"] == "tlb" else 1.98
+    results = {"results/latency_sweep.jsonl": bundles.latency_points(), "results/tlb.jsonl": points}
+    (flag,) = flags(load(bundles, cli, tmp_path, results=results), "tlb_below_control")
+    assert (flag["status"], flag["subject"]) == (status, "tlb_reach")
+    assert flag["item"] == f"4k 64 pages: tlb {tlb_min:.4g} ns, control 1.98 ns (minima)"
+    assert flag["value"] == pytest.approx(tlb_min / 1.98) and flag["threshold"] == 0.9
+    assert flag["evidence"].startswith(f"{int(status == 'flagged')} of 23 checked break it")
 
 
 def test_loaded_points_within_the_idle_points_noise_are_clear(bundles, cli, tmp_path):
