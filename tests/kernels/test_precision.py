@@ -57,8 +57,11 @@ def test_without_a_target_the_count_is_fixed(records):
 
 
 def test_an_easy_target_stops_at_the_target(records):
-    # inside L1d (half of it): at its exact size (32 KiB on many cores) samples can fall in two groups
-    for record in records("chase", "--sizes", str(CACHES.inside("L1d")), "--samples", "9", *EASY, *FAST):
+    # inside L1d (half of it): at its exact size (32 KiB on many cores) samples can fall in two groups. One try:
+    # a try left unsettled (a moved canary) is measured again and its retry may take what the first left of its
+    # cap from the time bank (a busy guest's retry read cap_s 59.97 after a first try of 0.03 s)
+    for record in records("chase", "--sizes", str(CACHES.inside("L1d")), "--samples", "9", *EASY, *FAST,
+                          "--tries", "1"):
         check_consistent(record)
         p = precision(record)
         assert p["stop"] == "target", p
