@@ -61,34 +61,43 @@ class ActionModule(ActionBase):
         options = role_options(args["roles_dir"], list(args["roles"]))
         inputs, workloads = _filters("inputs"), _filters("workloads_input")
         host = task_vars["hostvars"][task_vars["inventory_hostname"]]
-        for check in (self._ansible_version, self._role_inputs, self._workloads, self._dram_peak, self._fio_device,
-                      self._negative, self._unknown, self._run_id):
-            problems = check(task_vars, args, options, host, inputs, workloads)
+        checks = (
+            ("ansible_version", lambda: self._ansible_version(task_vars["ansible_version"]["full"],
+                                                              str(args["min_ansible"]))),
+            ("role_inputs", lambda: self._role_inputs(task_vars, options)),
+            ("workloads", lambda: workloads.preflight_workload_problems(self._var(task_vars, "fleet_workloads") or [])),
+            ("dram_peak", lambda: self._dram_peak(self._var(task_vars, "fleet_dram_peak_gbps"))),
+            ("fio_device", lambda: self._fio_device(self._var(task_vars, "fio_device"),
+                                                    self._var(task_vars, "fio_destructive_ok", False))),
+            ("negative", lambda: inputs.preflight_negative_inputs(host, options)),
+            ("unknown", lambda: inputs.preflight_unknown_role_variables(host.keys(), options)),
+            ("run_id", lambda: (self._run_id(self._var(task_vars, "fleet_run_id"))
+                                if "fleet_run_id" in task_vars else [])),
+        )
+        for name, check in checks:
+            problems = check()
             if problems:
-                result.update(failed=True, msg="; ".join(problems), check=check.__name__.lstrip("_"))
+                result.update(failed=True, msg="; ".join(problems), check=name)
                 return result
         result.update(changed=False, msg=f"inputs of {', '.join(options)} checked", roles=list(options))
         return result
 
-    def _ansible_version(self, task_vars, args, *_):
-        running, minimum = task_vars["ansible_version"]["full"], str(args["min_ansible"])
+    @staticmethod
+    def _ansible_version(running: str, minimum: str) -> list[str]:
         if version_compare(running, minimum, ">="):
             return []
         return [f"fleetscope needs ansible-core >= {minimum}, this is {running}. Run through `make run` (it builds "
                 ".venv with the locked versions) or install requirements.lock."]
 
-    def _role_inputs(self, task_vars, _args, options, *_):
+    def _role_inputs(self, task_vars: dict, options: dict) -> list[str]:
         errors = []
         for spec in options.values():  # as validate_argument_spec reads a role's inputs from the task's variables
             given = self._templar.template({name: task_vars[name] for name in spec if name in task_vars})
             errors += ArgumentSpecValidator(spec).validate(given, validate_role_argument_spec=True).error_messages
         return errors
 
-    def _workloads(self, task_vars, _args, _options, _host, _inputs, workloads):
-        return workloads.preflight_workload_problems(self._var(task_vars, "fleet_workloads") or [])
-
-    def _dram_peak(self, task_vars, *_):
-        peak = self._var(task_vars, "fleet_dram_peak_gbps")
+    @staticmethod
+    def _dram_peak(peak) -> list[str]:
         try:
             fine = peak is None or 0 < float(peak) <= DRAM_PEAK_MAX_GBPS
         except (TypeError, ValueError):
@@ -97,24 +106,16 @@ class ActionModule(ActionBase):
             f"fleet_dram_peak_gbps={peak} is no DRAM peak: give the host's theoretical bandwidth in GB/s (channels x "
             "MT/s x 8 B, e.g. 307.2 for 8 channels of DDR5-4800), or leave it unset to read it from SMBIOS."]
 
-    def _fio_device(self, task_vars, *_):
-        device = self._var(task_vars, "fio_device")
-        if not device or boolean(self._var(task_vars, "fio_destructive_ok", False), strict=False):
+    @staticmethod
+    def _fio_device(device, destructive_ok) -> list[str]:
+        if not device or boolean(destructive_ok, strict=False):
             return []
         return [f"fio_device={device} names a raw device but fio_destructive_ok is not true: fio would overwrite its "
                 "first fio_size bytes. Set fio_destructive_ok: true for this host to allow it, or remove fio_device "
                 "to measure a scratch file."]
 
-    def _negative(self, _task_vars, _args, options, host, inputs, _workloads):
-        return inputs.preflight_negative_inputs(host, options)
-
-    def _unknown(self, _task_vars, _args, options, host, inputs, _workloads):
-        return inputs.preflight_unknown_role_variables(host.keys(), options)
-
-    def _run_id(self, task_vars, *_):
-        if "fleet_run_id" not in task_vars:
-            return []
-        run_id = self._var(task_vars, "fleet_run_id")
+    @staticmethod
+    def _run_id(run_id) -> list[str]:
         if isinstance(run_id, str) and RUN_ID.match(run_id):
             return []
         return [f"fleet_run_id={run_id} is not a fleetscope run id (like 20261122T034500Z-a1b2c3)"]
