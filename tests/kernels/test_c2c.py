@@ -283,24 +283,25 @@ def test_latency_is_plausible(measured):
 
 @needs_two_cpus
 def test_matrix_is_symmetric_within_noise(run):
-    """min(a->b) / min(b->a) over the samples of five runs within 0.5..2.
+    """Each run's min(a->b) / min(b->a), median over seven runs, within 0.5..2.
 
     On the 2-vCPU development VM the host moves vCPUs and other guests add load, so the level
     drifts between ~40 and ~180 ns from minute to minute and a single run's ratio was seen from
-    0.42 to 3.0 (idle guest, 5 to 9 samples). Pooling five runs, 30 blocks stayed within
-    0.70..1.16. A true asymmetry of the method (one direction timing something else) would show
-    in every run."""
+    0.42 to 3.0 (idle guest, 5 to 9 samples). Pooling the samples of five runs was not enough:
+    CI's guest once put one direction's fastest sample at a third of the other's (2.9), as
+    a vCPU placement that lasts part of one run gives one direction only. Each run measures
+    both directions within about 0.1 s, so its ratio pairs like with like, and the median over
+    runs ignores the runs a placement change split. A true asymmetry of the method (one
+    direction timing something else) would show in every run, so in the median."""
     a, b = ALLOWED[:2]
-    pooled = {(a, b): [], (b, a): []}
-    for seed in range(5):
-        for pair, record in by_pair(c2c_records(run, "--cpus", TWO, "--samples", "5",
-                                                "--min-sample-ms", "5",
-                                                "--seed", str(seed))).items():
-            pooled[pair] += record["samples"]
-    # The fastest samples: other work on the vCPUs only ever adds time (seen up to 4x on medians
-    # while the whole test suite ran beside it).
-    ratio = min(pooled[(a, b)]) / min(pooled[(b, a)])
-    assert 0.5 <= ratio <= 2.0, pooled
+    ratios = []
+    for seed in range(7):
+        pairs = by_pair(c2c_records(run, "--cpus", TWO, "--samples", "5",
+                                    "--min-sample-ms", "5", "--seed", str(seed)))
+        # The fastest samples: other work on the vCPUs only ever adds time (seen up to 4x on
+        # medians while the whole test suite ran beside it).
+        ratios.append(min(pairs[(a, b)]["samples"]) / min(pairs[(b, a)]["samples"]))
+    assert 0.5 <= statistics.median(ratios) <= 2.0, ratios
 
 
 @needs_two_cpus
