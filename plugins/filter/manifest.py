@@ -1,43 +1,23 @@
-"""Manifest fields derived from what actually happened on the host."""
+"""Manifest fields derived from what actually happened on the host (plugins/module_utils/manifest.py, which the
+fleetscope_pack module uses on the host)."""
 
 from __future__ import annotations
 
-
-def manifest_experiments(experiments, present_files):
-    """Experiment records with `file`, and the `raw` outputs, kept only where the file exists in
-    the bundle (a mode killed before it wrote anything leaves no file)."""
-    present = set(present_files)
-    out = []
-    for record in experiments:
-        record = dict(record)
-        if record.get("file") not in present:
-            record["file"] = None
-        if "raw" in record:
-            record["raw"] = [raw for raw in record["raw"] or [] if raw.get("path") in present]
-        if record.get("wall_s") is not None:
-            record["wall_s"] = float(record["wall_s"])
-        out.append(record)
-    return out
+import importlib.util
+from pathlib import Path
 
 
-def _measured_raw(record):
-    """Raw outputs that are measurements (MLC, fio, DiskSpd). perf counters of a kernel process are
-    not: without the kernel's points they say how long a failing process ran, nothing more."""
-    return any(raw.get("tool") != "perf" for raw in record.get("raw") or [])
+def _manifest():
+    """plugins/module_utils/manifest.py, loaded by path (this plugin may run from the repository or an installed
+    collection)."""
+    path = Path(__file__).resolve().parents[1] / "module_utils" / "manifest.py"
+    spec = importlib.util.spec_from_file_location("fleetscope_manifest", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def manifest_status(experiments, stage_error=None):
-    """complete: every experiment ok; partial: something measured but not all; failed: nothing.
-
-    A failed experiment that kept some points (its file is in the bundle) or tool outputs counts as
-    measured.
-    """
-    statuses = [record["status"] for record in experiments]
-    if stage_error is None and all(status in ("ok", "skipped") for status in statuses):
-        return "complete"
-    if any(record["status"] == "ok" or record.get("file") or _measured_raw(record) for record in experiments):
-        return "partial"
-    return "failed"
+manifest_experiments = _manifest().manifest_experiments
 
 
 def manifest_failed_experiments(experiments, error):
@@ -48,5 +28,4 @@ def manifest_failed_experiments(experiments, error):
 
 class FilterModule:
     def filters(self):
-        return {"manifest_experiments": manifest_experiments, "manifest_status": manifest_status,
-                "manifest_failed_experiments": manifest_failed_experiments}
+        return {"manifest_failed_experiments": manifest_failed_experiments}

@@ -1,5 +1,7 @@
 #!/usr/bin/python
 """Put a host's bundle into results/<run_id>/<host>/ on the controller.
+The task runs this code in the controller's own process (plugins/action/fleetscope_bundle.py); as a module it
+runs the same.
 
 The archive comes from a host, and a host is untrusted: it may be compromised or simply broken. So
 only regular files and folders are unpacked, each inside the bundle, owned by the controller's user
@@ -385,32 +387,43 @@ def write_manifest(dest: str, manifest: dict) -> dict:
     return install(dest, fill)
 
 
-def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            "dest": {"type": "path", "required": True},
-            "host": {"type": "str", "required": True},
-            "archive": {"type": "path"},
-            "manifest": {"type": "dict"},
-            "max_bytes": {"type": "int"},
-            "max_files": {"type": "int"},
-        },
-        mutually_exclusive=[("archive", "manifest")],
-        required_one_of=[("archive", "manifest")],
-        required_by={"archive": ("max_bytes", "max_files")},
-    )
-    params = module.params
+ARGUMENT_SPEC = {
+    "dest": {"type": "path", "required": True},
+    "host": {"type": "str", "required": True},
+    "archive": {"type": "path"},
+    "manifest": {"type": "dict"},
+    "max_bytes": {"type": "int"},
+    "max_files": {"type": "int"},
+}
+ARGUMENT_RULES = {
+    "mutually_exclusive": [("archive", "manifest")],
+    "required_one_of": [("archive", "manifest")],
+    "required_by": {"archive": ("max_bytes", "max_files")},
+}
+
+
+def run(params: dict) -> dict:
+    """The task's result for validated `params`: what was written, or failed with the refusal. The archive is
+    removed either way. plugins/action/fleetscope_bundle.py calls this in the controller's own process."""
     if params["manifest"] is not None:
         written = write_manifest(params["dest"], params["manifest"])
-        module.exit_json(changed=not written["kept"], **written)
+        return {"changed": not written["kept"], **written}
     try:
-        summary = unpack(params["archive"], params["dest"], params["max_bytes"], params["max_files"])
+        return {"changed": True, **unpack(params["archive"], params["dest"], params["max_bytes"], params["max_files"])}
     except Refused as refused:
-        module.fail_json(msg=f"{params['host']}: bundle refused, nothing of it was kept: {refused}")
+        return {"failed": True, "changed": False,
+                "msg": f"{params['host']}: bundle refused, nothing of it was kept: {refused}"}
     finally:
         if os.path.lexists(params["archive"]):
             os.unlink(params["archive"])
-    module.exit_json(changed=True, **summary)
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, **ARGUMENT_RULES)
+    result = run(module.params)
+    if result.get("failed"):
+        module.fail_json(**result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":
