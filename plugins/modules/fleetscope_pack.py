@@ -116,7 +116,10 @@ def main() -> None:
                                           "max_bytes": {"type": "int", "required": True}})
     params = module.params
     present = present_files(params["bundle"])
-    manifest = write_manifest(params["bundle"], params["manifest"], present)
+    try:
+        manifest = write_manifest(params["bundle"], params["manifest"], present)
+    except OSError as error:  # manifest.json planted as a link (O_NOFOLLOW), a full disk
+        module.fail_json(msg=f"{params['host']}: the bundle's manifest could not be written: {error}")
     module.run_command(["tar", "-C", params["bundle"], "-czf", params["archive"], "."], check_rc=True)
     size = os.stat(params["archive"]).st_size
     if size > params["max_bytes"]:

@@ -1,0 +1,119 @@
+"""The collect role's host-side pack (plugins/modules/fleetscope_pack.py): the manifest it writes from what the
+bundle holds, and the archive it packs and refuses over the cap, run by a real ansible-playbook on this machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+PLAYBOOK = """
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Pack
+      fleetscope.fleet.fleetscope_pack:
+        bundle: {bundle}
+        archive: {archive}
+        host: node1
+        max_bytes: {max_bytes}
+        manifest: {manifest}
+      register: packed
+      ignore_errors: true
+    - name: Keep what it returned
+      ansible.builtin.copy:
+        content: "{{{{ packed | to_json }}}}"
+        dest: {out}
+        mode: "0600"
+"""
+
+EXPERIMENTS = [
+    {"name": "latency_sweep", "status": "ok", "file": "results/latency_sweep.jsonl", "wall_s": "12",
+     "raw": [{"tool": "perf", "path": "raw/perf/latency_sweep/000.csv"},
+             {"tool": "perf", "path": "raw/perf/latency_sweep/001.csv"}]},
+    {"name": "tlb", "status": "skipped", "file": "results/tlb.jsonl", "error": "no huge pages"},
+]
+
+
+def bundle(tmp_path: Path) -> Path:
+    folder = tmp_path / "bundle"
+    (folder / "results").mkdir(parents=True)
+    (folder / "raw" / "perf" / "latency_sweep").mkdir(parents=True)
+    (folder / "results" / "latency_sweep.jsonl").write_text('{"point": 1}\n')
+    (folder / "raw" / "perf" / "latency_sweep" / "000.csv").write_text("1,cycles\n")
+    # a link is not a file the bundle holds: the experiment's raw output it names is left out
+    os.symlink("/etc/hostname", folder / "raw" / "perf" / "latency_sweep" / "001.csv")
+    return folder
+
+
+def pack(tmp_path: Path, folder: Path, max_bytes: int, error: str | None = None) -> dict:
+    out, archive = tmp_path / "out.json", tmp_path / "bundle.tar.gz"
+    manifest = {"bundle_schema": 1, "run_id": "20261128T120000Z-abcdef", "host": "node1", "error": error,
+                "experiments": EXPERIMENTS}
+    book = tmp_path / "book.yml"
+    book.write_text(PLAYBOOK.format(bundle=folder, archive=archive, max_bytes=max_bytes, out=out,
+                                    manifest=json.dumps(manifest)))
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(book)], cwd=PROJECT, env=env,
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("pack")
+    folder = bundle(tmp_path)
+    return tmp_path, folder, pack(tmp_path, folder, 1 << 20)
+
+
+def test_the_manifest_names_only_the_files_the_bundle_holds(packed):
+    _, folder, result = packed
+    assert not result.get("failed") and result["changed"]
+    assert result["files"] == ["raw/perf/latency_sweep/000.csv", "results/latency_sweep.jsonl"]
+    manifest = json.loads((folder / "manifest.json").read_text())
+    sweep, tlb = manifest["experiments"]
+    assert sweep["file"] == "results/latency_sweep.jsonl" and sweep["wall_s"] == 12.0
+    assert sweep["raw"] == [{"tool": "perf", "path": "raw/perf/latency_sweep/000.csv"}]
+    assert tlb["file"] is None
+    # one experiment measured, one skipped, no stage failed: complete
+    assert manifest["status"] == result["status"] == "complete"
+    assert ((folder / "manifest.json").stat().st_mode & 0o777) == 0o600
+
+
+def test_the_archive_holds_the_bundle_with_its_top_folder_first(packed):
+    tmp_path, _, result = packed
+    archive = tmp_path / "bundle.tar.gz"
+    assert result["size"] == archive.stat().st_size
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+    assert names[0] == "."
+    assert {"./manifest.json", "./results/latency_sweep.jsonl", "./raw/perf/latency_sweep/000.csv"} <= set(names)
+
+
+def test_a_stage_error_makes_the_run_partial_and_an_archive_over_the_cap_is_refused_on_the_host(tmp_path):
+    folder = bundle(tmp_path)
+    result = pack(tmp_path, folder, 64, error="stage restore failed")
+    assert result["failed"]
+    size = (tmp_path / "bundle.tar.gz").stat().st_size
+    assert result["msg"] == (f"node1: bundle refused, nothing of it was kept: the archive alone is {size} bytes, "
+                             "more than collect_max_bytes (64)")
+    assert json.loads((folder / "manifest.json").read_text())["status"] == "partial"
+
+
+def test_a_manifest_planted_as_a_link_is_not_written_through(tmp_path):
+    folder = bundle(tmp_path)
+    target = tmp_path / "elsewhere.json"
+    target.write_text("{}")
+    os.symlink(target, folder / "manifest.json")
+    result = pack(tmp_path, folder, 1 << 20)
+    assert result["failed"] and result["msg"].startswith("node1: the bundle's manifest could not be written: ")
+    assert "manifest.json" in result["msg"]
+    assert target.read_text() == "{}" and not (tmp_path / "bundle.tar.gz").exists()
