@@ -56,7 +56,7 @@ def test_list_tasks_shows_what_a_tag_selection_runs(argv, expected):
     assert selected(proc.stdout) == expected
     # Tuning, the build, the warehouse and the report run whatever the selection (restore and collect
     # too: they are the block's `always:`, which Ansible's listing does not show).
-    for always in ("tuning : Take the host's lock", "kernels : Compile the kernel suite", "Ingest results/",
+    for always in ("tuning : Take the host's lock", "kernels : Unpack and compile the kernel suite", "Ingest results/",
                    "Render reports/"):
         assert always in proc.stdout, always
 
