@@ -73,7 +73,7 @@ from dataclasses import dataclass, field, replace
 # best estimate and its method (9 on the sweeps branch before main's 10); 12: a rise ends at a shelf, TLB reaches
 # from the step's shape; 13: a shelf of three quarters of an octave ends a rise; 14: a level resting on one point
 # gives its bracket, not a number; 15: a TLB step on the curve's last point alone reads no L2 TLB.
-INFERENCE_VERSION = 15
+INFERENCE_VERSION = 16
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave
@@ -755,6 +755,7 @@ SET_MODEL_POLICIES = ("lru", "random")
 EVEN_MODEL_POLICIES = ("lru", "lru4", "random")  # evenly filled sets (a TLB): fully associative or 4-way LRU, random
 SHELF_FRACTION = 0.5            # a stretch of a rise that climbs less than this share of its steepest slope: a shelf
 SHELF_OCTAVES = 0.75            # ... and that wide at least (three quarter-octave refinement intervals)
+SHELF_SLOPE_OCTAVES = 0.25      # the steepest slope is read over this much of the rise at least (a refinement step)
 SHARP_RISE_OCTAVES = 0.55        # a rise from its onset to 90% of the step within this filled its sets evenly
 
 
@@ -877,9 +878,15 @@ def _shelf(x: Sequence[float], fit: Sequence[float], start: int, end: int, step_
     of an L3 that still climbs more than a plateau may, 18% per octave on the dev VM, before memory): this level's
     rise ends there, not in memory. One pass with a pointer moving forward: linear in the rise."""
     gain = math.log(step_ratio)
-    steepest, k = 0.0, start
+    steepest, k, j = 0.0, start, start
     for i in range(start + 1, end):
-        steepest = max(steepest, (fit[i] - fit[i - 1]) / max(x[i] - x[i - 1], 1e-9))
+        # the slope over SHELF_SLOPE_OCTAVES at least: on a dense sweep one point's jump (a buffer whose pages
+        # happened to crowd a few colours of sets) is not the rise's slope, and measured against it the rest of
+        # the rise would read as a shelf
+        while j + 1 < i and x[i] - x[j + 1] >= SHELF_SLOPE_OCTAVES - SIZE_ROUNDING_OCTAVES:
+            j += 1
+        if x[i] - x[j] >= SHELF_SLOPE_OCTAVES - SIZE_ROUNDING_OCTAVES:
+            steepest = max(steepest, (fit[i] - fit[j]) / (x[i] - x[j]))
         k = max(k, i + 1)
         while k < end and x[k] - x[i] < SHELF_OCTAVES - SIZE_ROUNDING_OCTAVES:
             k += 1

@@ -127,6 +127,22 @@ def test_a_shelf_of_three_quarters_of_an_octave_ends_the_rise_below_it():
     assert (curve.levels[1].capacity_bytes, curve.levels[1].size_method) == (1 * MIB, "sysfs")
 
 
+def test_a_dense_rise_whose_first_point_jumps_is_one_rise_not_a_shelf():
+    # 16 points an octave over a guest's 1.25 MiB 10-way LRU L2 (no noise): each point is a fresh buffer, and the
+    # first one past 0.55 x C whose pages crowded a colour of sets reads 3 x the L2 (15.6 ns, then 10 ns again).
+    # Measured between neighbours, that jump was the rise's steepest slope, the octave after it read as a shelf
+    # and the L2 as 0.55 x C (its onset); the steepest slope is read over a quarter octave at least
+    machine = Machine((Cache(48 * KIB, 12, "lru", 1.0), Cache(1280 * KIB, 10, "lru", 4.0)), 90.0,
+                      (Tlb(64, 4, "lru", 1.0), Tlb(2048, 16, "lru", 20.0)), SMALL_PAGE, SMALL_PAGE)
+    sizes = sorted({int(2 ** (step / 16) * 4096) // 64 * 64 for step in range(16 * 10 + 6)})
+    latency = [machine.latency(size, seed=size, passes=1) for size in sizes]
+    curve = infer_cache_levels(sizes, latency, sysfs_sizes=[48 * KIB, 1280 * KIB],
+                               placement=Placement(SMALL_PAGE, (4096, 128 * KIB)))
+    (brackets,) = [item for item in curve.brackets if item.level == "L2"]
+    assert brackets.estimator == "set-load"
+    assert abs(math.log2(brackets.measured_bytes / (1280 * KIB))) < 0.16  # nearer 1.25 MiB than 1 or 2 MiB
+
+
 def test_a_level_resting_on_one_point_gives_its_bracket_and_no_number():
     # the dev VM's quick THP curve (2026-11-27, 17:29): between the L2's rise and memory the guest's L3 share shows
     # in one point (1.19 MiB, 10.6 ns) of two spread rises; method 13 printed "1.19-1.41 MiB · onset 1.3 MiB"
