@@ -72,7 +72,8 @@ from dataclasses import dataclass, field, replace
 # (fleetscope.analyze.profiling); 11: sizes as brackets around the onset or the set-load model's capacity, with a
 # best estimate and its method (9 on the sweeps branch before main's 10); 12: a rise ends at a shelf, TLB reaches
 # from the step's shape; 13: a shelf of three quarters of an octave ends a rise; 14: a level resting on one point
-# gives its bracket, not a number; 15: a TLB step on the curve's last point alone reads no L2 TLB.
+# gives its bracket, not a number; 15: a TLB step on the curve's last point alone reads no L2 TLB; 16: a shelf is
+# measured against the rise's steepest slope over a quarter octave, not between neighbouring points.
 INFERENCE_VERSION = 16
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
@@ -827,8 +828,8 @@ def _set_model_fit(log_sizes: Sequence[float], measured_ln: Sequence[float], low
     table take its ends (prefix sums), and a candidate costs the cells inside the table's span, not the points.
     A cache's rise, and a host's sweep of tens of thousands of points (untrusted input), is searched at every 8th
     candidate first, then every candidate within 8 of the best: the basin of a rise is wider than 1/8 octave (the
-    same estimates as every candidate on 640 simulated sweeps, in an eighth of the time: ingest spent a tenth of
-    a bundle here)."""
+    same estimates as every candidate on 640 simulated sweeps, in half ingest's time here). A TLB's short curve
+    tries every candidate: searched at every 8th, one of 300 simulated TLB curves settled in another basin."""
     top = int(2 * SET_MODEL_SPAN / SET_MODEL_STEP)
     first, last = min(log_sizes), max(log_sizes)
     sums: dict[int, list[float]] = {}
@@ -843,7 +844,7 @@ def _set_model_fit(log_sizes: Sequence[float], measured_ln: Sequence[float], low
         count_before.append(count_before[-1] + count)
         total_before.append(total_before[-1] + total)
     steps = int((last - first + 2) / SET_MODEL_STEP)
-    stride = 8 if not even or len(cells) > 256 else 1  # a TLB's short curve: every candidate (a 4-way ramp's basins are narrow)
+    stride = 8 if not even or len(cells) > 256 else 1
     fits = {}
     for policy in EVEN_MODEL_POLICIES if even else SET_MODEL_POLICIES:
         shares = _even_model(policy) if even else _set_model(ways, policy)
