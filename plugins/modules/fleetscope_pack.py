@@ -103,7 +103,7 @@ def write_manifest(bundle: str, manifest: dict, present: list) -> dict:
     path = os.path.join(bundle, "manifest.json")
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-        os.fchmod(out.fileno(), 0o600)  # an older manifest.json keeps its mode through O_CREAT: set it on the file opened
+        os.fchmod(out.fileno(), 0o600)  # O_CREAT leaves an older manifest.json its mode
         out.write(json.dumps(manifest, indent=2, sort_keys=True, separators=(",", ": ")) + "\n")
     return manifest
 
