@@ -79,10 +79,9 @@ def settings(profile: str, facts: dict, overrides: dict | None = None, selected:
     overrides = overrides or {}
     kernels, context = role_variables("kernels", "kernels_", profile, overrides)
     table = context["__kernels_profile"]
-    names = [entry.name for entry in catalog.EXPERIMENTS
-             if entry.role == "kernels" and kernels.get(f"kernels_{entry.name}_enabled", True)]
-    if selected is not None:
-        names = [name for name in names if name in selected]
+    enabled = [entry.name for entry in catalog.EXPERIMENTS
+               if entry.role == "kernels" and kernels.get(f"kernels_{entry.name}_enabled", True)]
+    names = enabled if selected is None else [name for name in enabled if name in selected]
     fio, _context = role_variables("fio", "fio_", profile, overrides)
     storage = None
     if fio.get("fio_enabled", True) and (selected is None or "fio" in selected):
@@ -93,7 +92,7 @@ def settings(profile: str, facts: dict, overrides: dict | None = None, selected:
     priced = [_mlc_price(profile, facts, overrides, selected), _workloads_price(profile, facts, overrides, selected)]
     tuning = _yaml(ROLES_DIR / "tuning" / "vars" / "main.yml").get("__tuning_profiles", {}).get(profile, {})
     hugetlb = overrides.get("tuning_nr_hugepages", tuning.get("nr_hugepages"))
-    return {"profile": profile, "table": table, "variables": kernels, "selected": names,
+    return {"profile": profile, "table": table, "variables": kernels, "selected": names, "enabled": enabled,
             "paths": {"bin": "fleetscope-kernels", "bundle": "<bundle>", "aio_directory": "<scratch>/aio"},
             "hugetlb_pages": None if hugetlb is None else int(hugetlb), "storage": storage, "priced": priced}
 

@@ -1386,20 +1386,25 @@ REFINE_KEYS = ("refine_max_points", "refine_max_bytes", "refine_page_sizes", "re
 def host_plan(facts: dict, settings: dict) -> dict:
     """The host's plan: {profile, budget_s, bound_s, points, experiments: [record + points (the
     processes to run)], storage...}. settings: {profile, table (the profile's row of __kernels_profiles),
-    variables (every kernels_* variable), selected (the experiments to plan, in any order), paths
-    ({bin, bundle, aio_directory}), hugetlb_pages (free 2 MiB pages, or None before tuning),
-    storage (the fio role's priced record, or None), priced (the records the mlc and workloads roles priced,
-    each {} or None where the experiment does not run)}."""
+    variables (every kernels_* variable), selected (the experiments to plan, in any order), enabled (the
+    experiments a run without --tags would select: each selected one is fitted as in that run, so that --tags
+    chooses what runs, never how it is measured; absent: the selected ones), paths ({bin, bundle,
+    aio_directory}), hugetlb_pages (free 2 MiB pages, or None before tuning), storage (the fio role's priced
+    record, or None), priced (the records the mlc and workloads roles priced, each {} or None where the
+    experiment does not run)}."""
     host = Host(facts)
     table = settings.get("table") or {}
     profile = settings.get("profile")
     budget = table.get("budget_s", BUDGET_S.get(profile))
     allowances = table.get("allowance_s") or {}
     names = [name for name in settings.get("selected") or [] if name in _PLANNERS]
-    given = {name: float(allowances[name]) if budget is not None and name in allowances else None for name in names}
+    # A --tags run's experiments share the budget as they would in the whole run: what the others leave
+    # (a skip, room to spare) goes where it would go there, and a tag never buys an experiment more.
+    whole = list(dict.fromkeys([*(name for name in settings.get("enabled") or [] if name in _PLANNERS), *names]))
+    given = {name: float(allowances[name]) if budget is not None and name in allowances else None for name in whole}
     # what the other measuring roles run, priced by them (fio_price, mlc_price, workloads_price), in their order
     others = [priced for priced in [settings.get("storage"), *(settings.get("priced") or [])] if priced]
-    fitted = {name: _fit(name, host, settings, given[name]) for name in names}
+    fitted = {name: _fit(name, host, settings, given[name]) for name in whole}
     if budget is not None:
         fitted = _spend_leftover(host, settings, fitted, given)
         storage_s = float((settings.get("storage") or {}).get("bound_s") or 0.0)
