@@ -34,29 +34,49 @@ def rounds_needed(coarse_octaves: float, target_octaves: float) -> int:
     return (1 if coarse_octaves > target_octaves + WIDTH_SLACK_OCTAVES else 0) + 1
 
 
+def _bisection(parts: int) -> list[tuple[int, int]]:
+    """(depth, part) for the divisions 1 .. parts-1 of a bracket in bisection order: its middle first (depth 0),
+    then the middles of the two halves (depth 1), and so on."""
+    order: list[tuple[int, int]] = []
+    spans, depth = [(0, parts)], 0
+    while spans:
+        halves = []
+        for low, high in spans:
+            if high - low >= 2:
+                middle = (low + high) // 2
+                order.append((depth, middle))
+                halves += [(low, middle), (middle, high)]
+        spans, depth = halves, depth + 1
+    return order
+
+
 def _divide(brackets: Sequence[tuple[int, int]], measured: set[int], target_octaves: float, unit: int,
             max_size: int | None = None) -> list[int]:
     """Every bracket wider than the target divided into equal parts in log size no wider than it: the sizes (in
-    whole units) between the parts, once each, bracket by bracket in order; none past `max_size`."""
-    chosen: list[int] = []
-    for low, high in brackets:
+    whole units) between the parts, once each, none past `max_size`, breadth first: every bracket's middle
+    (closest level first), then every bracket's quarters, and so on. A budget that cannot divide every bracket
+    to the target then narrows each as far as it can, rather than the first ones to the target and the last not
+    at all (a guest's standard sweep spent its 14 points on its L1 and L2 brackets and left the L3's, an octave
+    past a 2 MiB L2, unmeasured: that one point then read as a level and the L2 as 0.35x its size)."""
+    ranked: list[tuple[int, int, int, int]] = []
+    for order, (low, high) in enumerate(brackets):
         width = math.log2(high / low)
         if width <= target_octaves + WIDTH_SLACK_OCTAVES:
             continue
         parts = math.ceil(width / target_octaves - WIDTH_SLACK_OCTAVES / target_octaves)
-        for part in range(1, parts):
+        for depth, part in _bisection(parts):
             size = int(low * 2 ** (width * part / parts)) // unit * unit
-            if (low < size < high and size not in measured and size not in chosen
-                    and (max_size is None or size <= max_size)):
-                chosen.append(size)
-    return chosen
+            if low < size < high and size not in measured and (max_size is None or size <= max_size):
+                ranked.append((depth, order, part, size))
+    return list(dict.fromkeys(size for *_rank, size in sorted(ranked)))
 
 
 def cache_refinement(sizes: Sequence[int], latency_ns: Sequence[float], *, target_octaves: float, budget: int,
                      reading: CurveReading = CurveReading(), max_bytes: int | None = None) -> list[int]:
     """Working-set sizes to measure next on a latency curve: every level's bracket (its onset or set-load
     bracket, as `reading`'s pages place its lines) still wider than `target_octaves` divided into target-wide
-    parts, closest level first, at most `budget` sizes and none past `max_bytes` (the plan's price of a point;
+    parts, breadth first (every level's middle, closest level first, then their quarters...), at most `budget`
+    sizes and none past `max_bytes` (the plan's price of a point;
     none where the curve gives no level to refine)."""
     if budget <= 0:
         return []
@@ -72,7 +92,8 @@ def cache_refinement(sizes: Sequence[int], latency_ns: Sequence[float], *, targe
 def tlb_refinement(pages: Sequence[int], latency_ns: Sequence[float], *, target_octaves: float,
                    budget: int) -> list[int]:
     """Page counts to measure next on a TLB curve: each TLB level's onset bracket (and a rise on the curve's last
-    point alone) still wider than `target_octaves` divided into target-wide parts, L1 first, at most `budget`."""
+    point alone) still wider than `target_octaves` divided into target-wide parts, breadth first (L1 first), at
+    most `budget`."""
     if budget <= 0:
         return []
     try:

@@ -12,7 +12,7 @@ import pytest
 
 from cachesim import (HUGE_PAGE, KIB, MIB, SMALL_PAGE, Cache, Machine, Tlb, _sweep_filters, latency_sweep, profiles,
                       tlb_sweep)
-from fleetscope.analyze.inference import Placement, infer_cache_levels, infer_tlb
+from fleetscope.analyze.inference import CurveReading, Placement, infer_cache_levels, infer_tlb
 from fleetscope.analyze.refine import cache_refinement, rounds_needed
 from fleetscope.units import format_count_bracket, format_size
 
@@ -252,16 +252,40 @@ def test_the_filter_plans_one_process_a_round_on_each_cpus_thp_curve_and_counts_
         assert argv[argv.index("--cpu") + 1] not in by_cpu  # one process per curve and round
         by_cpu[argv[argv.index("--cpu") + 1]] = [int(size) for size in argv[argv.index("--sizes") + 1].split(",")]
     assert sorted(by_cpu) == ["0", "4"]
-    # the step at 32-64 KiB, the closest level first, divided into quarter octaves in one round, whole lines
-    assert by_cpu["0"] == by_cpu["4"] == [38912, 46336, 55104]
+    # the steps at 32-64 KiB and 1-2 MiB divided into quarter octaves in one round, whole lines, breadth first:
+    # both middles, then the closest level's first quarter
+    assert by_cpu["0"] == by_cpu["4"] == [38912, 46336, 1482880]
     # the budget counts what earlier rounds added beyond the coarse pass: three spent, none left per curve
-    spent = measured + [(size, "thp", cpu, step_curve(size)) for size in (38912, 46336, 55104) for cpu in (0, 4)]
+    spent = measured + [(size, "thp", cpu, step_curve(size)) for size in (38912, 46336, 1482880) for cpu in (0, 4)]
     assert FILTERS.refine_points(records(spent), spec) == []
-    # with room for more, the next step (1-2 MiB) is divided likewise
+    # with room for more, what the first round left wider than a quarter octave: the L1 step lies at 32-38 KiB
+    # (done), the L2 step at 1-1.41 MiB (its middle)
     more = FILTERS.refine_points(records(spent), {**spec, "max_points": 6})
-    assert [int(size) for size in more[0]["argv"][more[0]["argv"].index("--sizes") + 1].split(",")] == [
-        1246912, 1482880, 1763456]
+    assert [int(size) for size in more[0]["argv"][more[0]["argv"].index("--sizes") + 1].split(",")] == [1246912]
 
+
+
+# The coarse THP curve (per-size minima, ns) of a standard run on the Emerald Rapids CI guest (L1d 48 KiB, L2 2 MiB;
+# the host's L3 holds about 4 MiB of this guest's lines, then memory), 2026-11-28.
+GUEST_COARSE = {4 * KIB: 1.86, 8 * KIB: 1.78, 16 * KIB: 1.89, 32 * KIB: 1.84, 64 * KIB: 5.43, 128 * KIB: 6.01,
+                256 * KIB: 6.61, 512 * KIB: 6.59, 1 * MIB: 8.19, 2 * MIB: 21.36, 4 * MIB: 42.68, 8 * MIB: 135.63,
+                16 * MIB: 146.26, 32 * MIB: 141.73, 64 * MIB: 139.35, 128 * MIB: 144.14, 256 * MIB: 173.07}
+
+
+def test_a_budget_too_small_for_every_bracket_narrows_each_breadth_first():
+    sizes = sorted(GUEST_COARSE)
+    latency = [GUEST_COARSE[size] for size in sizes]
+    reading = CurveReading("random-lines", SMALL_PAGE)
+    curve = infer_cache_levels(sizes, latency, reading=reading)
+    brackets = [level.onset if level.estimator == "onset" else level.set_load for level in curve.brackets]
+    assert len(brackets) == 3 and all(math.log2(high / low) == 1 for low, high in brackets)
+    # 21 eighths in all; 14 points give each bracket its middle and quarters, then the closest ones' eighths
+    chosen = cache_refinement(sizes, latency, target_octaves=0.125, budget=14, reading=reading)
+    inside = [[size for size in chosen if low < size < high] for low, high in brackets]
+    assert [len(points) for points in inside] == [7, 4, 3]
+    # the step past the 2 MiB L2, which decides where the L2's rise ends, is measured: filled closest first,
+    # it got no point, and the 2 MiB point (midway up the rise) read as a level of its own
+    assert sorted(inside[2]) == [int(2 * MIB * 2 ** (part / 8)) // 64 * 64 for part in (2, 4, 6)]
 
 def test_the_filter_plans_one_tlb_process_per_curve_from_the_paired_differences():
     coarse = FILTERS.sweep_sizes(8, 8192, 1, line_bytes=1)
