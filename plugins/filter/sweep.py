@@ -235,18 +235,21 @@ def refine_points(jsonl, spec):
     .refine). `jsonl` is the experiment's results file so far; spec: {experiment: latency_sweep | tlb, argv:
     the coarse pass's command (its --cpu replaced by each curve's), coarse: the sizes the coarse pass planned
     (latency: a list; tlb: {page size: page counts}), policies: the latency sweep's page policies, octaves,
-    max_points}. A round is one process per curve: the latency sweep's THP curve (or the first policy's) per CPU,
-    its sizes in one --sizes list; a TLB curve per page size and CPU."""
+    max_points, and where the role loops: rounds, the most rounds, and round, this one from 0}. A round is one
+    process per curve: the latency sweep's THP curve (or the first policy's) per CPU, its sizes in one --sizes
+    list; a TLB curve per page size and CPU. A round spends at most its share of what a curve has left (a half in
+    the first of two rounds): the points of the last round go where the earlier ones moved the brackets."""
     refine = _refine_module()
     records = _records(jsonl)
     octaves, max_points = float(spec["octaves"]), int(spec["max_points"])
+    rounds_left = max(1, int(spec.get("rounds") or 1) - int(spec.get("round") or 0))
     points = []
     if spec["experiment"] == "tlb":
         for (cpu, page_size), curve in sorted(_tlb_curves(records).items(), key=str):
             if spec.get("page_sizes") is not None and page_size not in spec["page_sizes"]:
                 continue  # a curve the plan did not price a refinement for keeps its coarse brackets
             coarse = {int(pages) for pages in (spec["coarse"].get(page_size) or [])}
-            budget = max_points - len(set(curve) - coarse)
+            budget = math.ceil((max_points - len(set(curve) - coarse)) / rounds_left)
             pages = sorted(curve)
             chosen = refine.tlb_refinement(pages, [curve[count] for count in pages], target_octaves=octaves,
                                            budget=budget)
@@ -259,7 +262,7 @@ def refine_points(jsonl, spec):
 
     coarse = {int(size) for size in spec["coarse"]}
     for (cpu, policy), curve in sorted(_latency_curves(records, spec.get("policies") or []).items(), key=str):
-        budget = max_points - len(set(curve) - coarse)
+        budget = math.ceil((max_points - len(set(curve) - coarse)) / rounds_left)
         sizes = sorted(curve)
         reading = CurveReading("random-lines", 2097152 if policy in ("thp", "hugetlb") and not spec.get("guest") else 4096)
         chosen = sorted(refine.cache_refinement(sizes, [curve[size] for size in sizes], target_octaves=octaves,

@@ -243,10 +243,10 @@ def latency_sweep(machine: Machine, profile: Profile, noise: float, seed: int, *
     rounds = min(filters.refine_rounds(profile.points_per_octave, profile.refine_octaves, profile.refine_max_points),
                  profile.refine_rounds or 99)
     ran = 0
-    for _ in range(rounds):
+    for index in range(rounds):
         jsonl = "\n".join(json.dumps({"params": {"working_set_bytes": size, "page_policy": "thp", "cpu": 0},
                                       "summary": {"min": value}}) for size, value in measured.items())
-        points = filters.refine_points(jsonl, spec)
+        points = filters.refine_points(jsonl, {**spec, "rounds": rounds, "round": index})
         if not points:
             break
         ran += 1
@@ -276,14 +276,14 @@ def tlb_sweep(machine: Machine, profile: Profile, noise: float, seed: int, *, mi
     rounds = min(filters.refine_rounds(profile.points_per_octave, profile.tlb_refine_octaves,
                                        profile.tlb_refine_max_points), profile.tlb_refine_rounds or 99)
     ran = 0
-    for _ in range(rounds):
+    for index in range(rounds):
         records = []
         for pages, value in measured.items():
             records.append({"params": {"pages": pages, "page_size": "4k", "chain": "control", "cpu": 0},
                             "summary": {"min": l1_ns}})
             records.append({"params": {"pages": pages, "page_size": "4k", "chain": "tlb", "cpu": 0},
                             "summary": {"min": value}, "context": {"paired_difference_median_ns": value - l1_ns}})
-        points = filters.refine_points("\n".join(map(json.dumps, records)), spec)
+        points = filters.refine_points("\n".join(map(json.dumps, records)), {**spec, "rounds": rounds, "round": index})
         if not points:
             break
         ran += 1

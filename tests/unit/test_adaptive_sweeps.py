@@ -287,6 +287,34 @@ def test_a_budget_too_small_for_every_bracket_narrows_each_breadth_first():
     # it got no point, and the 2 MiB point (midway up the rise) read as a level of its own
     assert sorted(inside[2]) == [int(2 * MIB * 2 ** (part / 8)) // 64 * 64 for part in (2, 4, 6)]
 
+
+def test_the_first_of_two_rounds_spends_half_so_the_second_can_follow_a_bracket_that_moved():
+    # The same guest's standard run: its first round spent all 14 points; they showed the L2 still hitting at
+    # 1.68 MiB (10.8 ns), its set-load bracket moved to 2-4 MiB, and no point was left to divide it: +41%.
+    coarse = sorted(GUEST_COARSE)
+    spec = {"experiment": "latency_sweep", "argv": ["bin", "chase", "--cpu", "0"], "coarse": coarse,
+            "policies": ["thp"], "octaves": 0.125, "max_points": 14, "guest": True, "rounds": 2}
+
+    def sizes(points):
+        (point,) = points
+        return [int(size) for size in point["argv"][point["argv"].index("--sizes") + 1].split(",")]
+    first = sizes(FILTERS.refine_points(records([(size, "thp", 0, GUEST_COARSE[size]) for size in coarse]),
+                                        {**spec, "round": 0}))
+    assert len(first) == 7
+    # what that run read at those sizes: the L1 step past 45 KiB, the L2 still hitting at 1.68 MiB, 2.83 MiB
+    # already on the L3's plateau
+    read = [1.70, 1.74, 5.66, 7.58, 8.80, 10.82, 38.9]
+    assert [round(size / KIB) for size in first] == [38, 45, 54, 1218, 1448, 1722, 2896]
+    measured = {**GUEST_COARSE, **dict(zip(first, read))}
+    second = sizes(FILTERS.refine_points(records([(size, "thp", 0, value) for size, value in measured.items()]),
+                                         {**spec, "round": 1}))
+    assert 0 < len(second) <= 7
+    # the L2's rise, now known to lie past 1.68 MiB, gets the second round's points there
+    assert any(1722 * KIB < size < 2896 * KIB for size in second), second
+    # without the loop's round, a round spends everything that is left (a caller that runs one round)
+    assert len(sizes(FILTERS.refine_points(records([(size, "thp", 0, GUEST_COARSE[size]) for size in coarse]),
+                                           {k: v for k, v in spec.items() if k != "rounds"}))) == 14
+
 def test_the_filter_plans_one_tlb_process_per_curve_from_the_paired_differences():
     coarse = FILTERS.sweep_sizes(8, 8192, 1, line_bytes=1)
     lines = []
