@@ -95,13 +95,20 @@ def test_a_class_this_cpu_lacks_is_refused_naming_it(run):
 
 # ---- peak_flops ----------------------------------------------------------------------------------
 
+def _twice(records: list[dict]) -> dict[str, tuple[float, float]]:
+    """{vector class: (fp32 GFLOP/s, fp64 GFLOP/s)}. Compared in GFLOP/s, not flop per cycle: the two run at one
+    vector width, so at one clock licence, while the clock ruler read in windows beside the loop moves by a third
+    on a shared guest (an Emerald Rapids guest's fma128 fp32 once read 21.2 flop/cycle, above the 16 its two
+    128-bit FMA ports can do, against fp64's 7.5)."""
+    gflops = {(record["params"]["class"], record["params"]["precision"]): record["summary"]["median"]
+              for record in records}
+    return {name: (gflops[(name, "fp32")], gflops[(name, "fp64")]) for name, _ in gflops if not name.startswith("scalar")}
+
+
 def _disturbed(records: list[dict]) -> list[str]:
     """Classes whose records a sibling thread's work disturbed: fp32 not twice fp64 within 15%, or the chains
     read as too few for a multiply-add latency the disturbance inflated."""
-    per_cycle = {(record["params"]["class"], record["params"]["precision"]): record["context"]["flop_per_cycle_per_core"]
-                 for record in records}
-    off = {name for name, _ in per_cycle if not name.startswith("scalar")
-           and per_cycle[(name, "fp32")] != pytest.approx(2 * per_cycle[(name, "fp64")], rel=0.15)}
+    off = {name for name, (fp32, fp64) in _twice(records).items() if fp32 != pytest.approx(2 * fp64, rel=0.15)}
     return sorted(off | {record["params"]["class"] for record in records
                          if record["context"]["chains_cover_latency"] is not True})
 
@@ -143,10 +150,8 @@ def test_flops_runs_every_class_of_this_cpu_in_both_precisions(flops):
 def test_fp32_does_twice_the_flop_per_cycle_of_fp64_on_a_vector_unit(flops):
     """The same instructions on twice the lanes: a property of every x86 and Arm vector unit, and a check
     that FLOP are counted per lane and that the FP32 loops keep their chains in registers."""
-    per_cycle = {(record["params"]["class"], record["params"]["precision"]): record["context"]["flop_per_cycle_per_core"]
-                 for record in flops}
-    for name in {name for name, _ in per_cycle if not name.startswith("scalar")}:
-        assert per_cycle[(name, "fp32")] == pytest.approx(2 * per_cycle[(name, "fp64")], rel=0.15), name
+    for name, (fp32, fp64) in _twice(flops).items():
+        assert fp32 == pytest.approx(2 * fp64, rel=0.15), name
 
 
 def test_the_chains_cover_the_multiply_add_latency(flops):
