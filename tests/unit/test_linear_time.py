@@ -186,7 +186,6 @@ def test_every_parser_and_pre_scan_takes_time_linear_in_its_input(case):
     assert_linear(case, function, small, large, len(large) / MIB)
 
 
-
 def test_the_ruler_fails_a_quadratic_parser():
     # A scan from the start of the text at every 512th character: quadratic, and at 1 MiB slow enough to
     # be judged. The re-measure in turn must not talk it down to linear.
