@@ -752,6 +752,9 @@ def _estimator(number: int, placement: Placement) -> tuple[str, str]:
 SET_MODEL_STEP = 1 / 64          # octaves between two candidate capacities (and two tabulated x)
 SET_MODEL_SPAN = 4               # the tables cover x from 2^-4 to 2^4
 SET_MODEL_WAYS = 8               # where the host does not say its ways
+SET_MODEL_MAX_WAYS = 64          # the most ways modelled: a set's load spreads by 1/sqrt(x W), 12% at 64 ways, so
+                                 # more ways change the rise less than the noise; a host's stated ways are
+                                 # untrusted, and a table costs time and memory in them (40 W set loads each)
 SET_MODEL_POLICIES = ("lru", "random")
 EVEN_MODEL_POLICIES = ("lru", "lru4", "random")  # evenly filled sets (a TLB): fully associative or 4-way LRU, random
 SHELF_FRACTION = 0.5            # a stretch of a rise that climbs less than this share of its steepest slope: a shelf
@@ -942,7 +945,7 @@ def _sized(level: CacheLevel, plateau: Plateau, following: Plateau | None, sizes
     # the set-load model: the points from the level's last flat run to the next level's, against each
     # replacement's modelled rise from this level's latency to the next's; its capacity inside two measured sizes
     span = placement.way_spans[number - 1] if number <= len(placement.way_spans) else None
-    ways = max(1, round(own / span)) if own and span else SET_MODEL_WAYS
+    ways = min(max(1, round(own / span)), SET_MODEL_MAX_WAYS) if own and span else SET_MODEL_WAYS
     window = range(last_run, window_end + 1)
     model_log2, policy = _set_model_fit([math.log2(sizes[index]) for index in window],
                                         [measured_ln[index] for index in window], math.exp(start), math.exp(high), ways)

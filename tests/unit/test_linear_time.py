@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from fleetscope.analyze.inference import infer_cache_levels, infer_tlb
+from fleetscope.analyze.inference import SET_MODEL_MAX_WAYS, Placement, infer_cache_levels, infer_tlb
 from fleetscope.ingest.parsers import ParseError, parser
 from fleetscope.ingest.parsers.curve import parse_curve
 from fleetscope.ingest.parsers.json_limits import MAX_JSON_DEPTH, parse_json
@@ -215,6 +215,29 @@ def test_inferring_a_sweep_takes_time_linear_in_its_points(shape):
         infer_tlb(*curve)
 
     assert_linear(f"inference, {shape}", infer, _sweep(8000, shape), _sweep(32000, shape), 1.0)
+
+
+def test_a_cache_stated_with_thousands_of_ways_costs_what_any_other_does():
+    """A host's facts state each cache's ways (untrusted: the schema allows up to 2^31 - 1), and the set-load
+    model's table of a W-way cache holds 40 W set loads: a 1 MiB L2 stated fully associative (16 384 ways of
+    one line) kept one sweep's inference running for minutes. The ways modelled are capped
+    (SET_MODEL_MAX_WAYS), so the statement costs what 16 ways cost, and reads as the most ways modelled."""
+    sizes = [int(2 ** (10 + index / 8)) // 64 * 64 for index in range(8 * 14)]
+    ns = [1.0 if size <= 48 * KIB else 4.0 if size <= MIB else 40.0 for size in sizes]
+    ns = [value * (1 + 0.01 * math.sin(index)) for index, value in enumerate(ns)]
+    stated = [48 * KIB, MIB]
+
+    def infer(spans: tuple[int, ...]):
+        return infer_cache_levels(sizes, ns, sysfs_sizes=stated, placement=Placement(4096, spans))
+
+    sensible = timed(lambda _unused: infer(tuple(size // 16 for size in stated)), "")
+    try:
+        absurd = timed(lambda _unused: infer((64, 64)), "")
+    except Slow as slow:
+        pytest.fail(f"caches stated with one line a way: {slow}")
+    assert absurd <= max(4 * sensible, SCALING_FLOOR_SECONDS), (absurd, sensible)
+    capped = tuple(size // SET_MODEL_MAX_WAYS for size in stated)
+    assert infer((64, 64)).brackets == infer(capped).brackets
 
 
 def test_infer_csv_reads_and_infers_in_time_linear_in_its_rows(tmp_path):
