@@ -752,9 +752,9 @@ def _estimator(number: int, placement: Placement) -> tuple[str, str]:
 SET_MODEL_STEP = 1 / 64          # octaves between two candidate capacities (and two tabulated x)
 SET_MODEL_SPAN = 4               # the tables cover x from 2^-4 to 2^4
 SET_MODEL_WAYS = 8               # where the host does not say its ways
-SET_MODEL_MAX_WAYS = 64          # the most ways modelled: a set's load spreads by 1/sqrt(x W), 12% at 64 ways, so
-                                 # more ways change the rise less than the noise; a host's stated ways are
-                                 # untrusted, and a table costs time and memory in them (40 W set loads each)
+# the most ways modelled: a set's load spreads by 1/sqrt(x W), 12% at 64 ways, so more ways change the rise less
+# than the noise; a host's stated ways are untrusted, and a table costs time and memory in them (40 W set loads)
+SET_MODEL_MAX_WAYS = 64
 SET_MODEL_POLICIES = ("lru", "random")
 EVEN_MODEL_POLICIES = ("lru", "lru4", "random")  # evenly filled sets (a TLB): fully associative or 4-way LRU, random
 SHELF_FRACTION = 0.5            # a stretch of a rise that climbs less than this share of its steepest slope: a shelf
