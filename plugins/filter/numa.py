@@ -8,14 +8,23 @@ Zen 3 socket, a big.LITTLE part's clusters): the c2c CPUs hold two CPUs of every
 from __future__ import annotations
 
 
+# The highest CPU number a host's facts may name, as the manifest schema bounds topology.cpus[].cpu: a list
+# reaching past it is no real host's, and expanding "0-300000000" would hold the controller for minutes.
+MAX_CPU = 65535
+
+
 def _cpus(cpulist) -> list[int]:
-    """A sysfs CPU list ("0-3,8") as CPUs; an unreadable item ends the list (the facts hold it raw)."""
-    cpus = []
+    """A sysfs CPU list ("0-3,8") as CPUs; an unreadable item, a range running backwards or past MAX_CPU, or
+    a list naming more than MAX_CPU + 1 CPUs, ends the list (the facts hold it raw, from the host)."""
+    cpus: list[int] = []
     for item in str(cpulist or "").split(","):
         first, _unused, last = item.strip().partition("-")
-        if not first.isdigit() or (last and not last.isdigit()):
+        if not first.isdigit() or (last and not last.isdigit()) or len(first) > 5 or len(last) > 5:
             break
-        cpus.extend(range(int(first), int(last or first) + 1))
+        low, high = int(first), int(last or first)
+        if low > high or high > MAX_CPU or len(cpus) + high - low >= MAX_CPU + 1:
+            break
+        cpus.extend(range(low, high + 1))
     return cpus
 
 

@@ -81,6 +81,9 @@ SAXPY_HIT_S = 2e-9
 # One c2c pair: thread start, the 5 ms warm-up, canaries; the first pair on a CPU also measures its clock.
 C2C_PAIR_S = 0.02
 CORECLOCK_S = 0.06
+# Every pair of LLC domains gets a c2c pair: past this many domains (no real host has them; 2 sockets of
+# 128 cores, each its own L2 as the last level sysfs shows, have 256) the pairs would grow as its square.
+C2C_MAX_DOMAINS = 1024
 # aio: writing its scratch file once per process (bytes per second).
 AIO_WRITE_BYTES_PER_S = 200e6
 # The compute family (core_clock, peak_flops): a point is its windows (one warm-up, then the measured
@@ -136,8 +139,9 @@ class Host:
         cpu = facts.get("cpu") or {}
         self.facts = facts
         self.topology = facts.get("topology") or {}
-        self.cpus = max(1, _int(cpu.get("logical_cpus"), 1))
-        self.cores = max(1, _int(cpu.get("physical_cores"), self.cpus) or self.cpus)
+        # no more CPUs than a CPU list may name: the count sizes the c2c and thread-count plans
+        self.cpus = min(max(1, _int(cpu.get("logical_cpus"), 1)), _numa.MAX_CPU + 1)
+        self.cores = min(max(1, _int(cpu.get("physical_cores"), self.cpus) or self.cpus), self.cpus)
         self.caches = [c for c in facts.get("caches") or [] if c.get("type") != "Instruction"]
         self.llc = max((_int(c.get("size_bytes")) for c in self.caches), default=0) or 32 * MIB
         # What the price counts as a chain the last-level cache holds: at most TRUSTED_LLC_PER_CPU for each CPU
@@ -627,7 +631,8 @@ def _c2c_pairs(host: Host) -> list[tuple[int, int]]:
     topology = host.topology
     records = {record["cpu"]: record for record in topology.get("cpus") or []}
     siblings = {cpu: set(_numa._cpus(record.get("smt_siblings"))) | {cpu} for cpu, record in records.items()}
-    domains = [_numa._cpus(text) for text in topology.get("llc_domains") or []] or [sorted(records)]
+    domains = [_numa._cpus(text) for text in (topology.get("llc_domains") or [])[:C2C_MAX_DOMAINS]] \
+        or [sorted(records)]
 
     def core_leaders(cpus):
         leaders, seen = [], set()
@@ -661,11 +666,7 @@ def _c2c_pairs(host: Host) -> list[tuple[int, int]]:
                   if cpu not in siblings.get(a_cpus[0] if a_cpus else -1, set())]
         if a_cpus and b_cpus:
             pairs.append((a_cpus[0], b_cpus[0]))
-    unique = []
-    for pair in pairs:
-        if pair not in unique and pair[0] != pair[1]:
-            unique.append(pair)
-    return unique
+    return [pair for pair in dict.fromkeys(pairs) if pair[0] != pair[1]]
 
 
 def _c2c(ctx: Context) -> Exp:

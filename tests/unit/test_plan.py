@@ -523,3 +523,34 @@ def test_a_chain_only_the_llc_would_hold_is_priced_at_dram_rates_past_a_cpus_pla
         lines = span // 64
         rate = module.CHAIN_LINE_S_CACHE if span <= trusted_mib << 20 else module.CHAIN_LINE_S_DRAM
         assert ctx.chain_setup_s(span, lines) == pytest.approx(span * module.FAULT_S_PER_BYTE + lines * rate)
+
+
+
+@pytest.mark.parametrize("logical_cpus, topology", [
+    (2 ** 31 - 1, {}),                                               # the CPU count alone sizes the c2c CPUs
+    (2, {"llc_domains": ["0-300000000", "1"]}),                      # one range past any CPU number
+    (2, {"llc_domains": ["0-65535," * 500 + "0"] * 64}),            # a range named again and again
+    (4096, {"llc_domains": [str(cpu) for cpu in range(4096)]}),       # domains' pairs grow as their square
+])
+def test_facts_that_claim_absurd_cpu_counts_plan_in_seconds(facts_of, logical_cpus, topology, tmp_path):
+    """A host's facts are its own word: 2^31 - 1 logical CPUs, a CPU list "0-300000000" or thousands of LLC
+    domains once made the planner (`fleetscope plan`, and the controller's plan filter) want 77 GB, or run
+    for minutes. CPU numbers stop at MAX_CPU, a list at MAX_CPU + 1 CPUs, and c2c covers the pairs of at
+    most C2C_MAX_DOMAINS domains: the plan is made in seconds within 2 GiB."""
+    import json
+    import resource
+    import subprocess
+    import sys
+
+    facts = {**facts_of("intel-xeon-e5-2node"), "cpu": {"logical_cpus": logical_cpus, "model_name": "claims"},
+             "topology": topology}
+    (tmp_path / "facts.json").write_text(json.dumps(facts))
+
+    def bounded():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+        resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
+
+    done = subprocess.run([sys.executable, "-m", "fleetscope", "plan", "--facts", str(tmp_path / "facts.json"),
+                           "--profile", "quick"], capture_output=True, text=True, preexec_fn=bounded, cwd=ROOT)
+    assert done.returncode in (0, 4), done.stderr[-2000:]   # 4: over the profile's budget, said
+    assert "c2c" in done.stdout
