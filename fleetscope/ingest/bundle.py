@@ -720,6 +720,17 @@ def _check_manifest_consistency(manifest: dict, bundle_root: Path, where: str) -
             if entry["name"] in seen:
                 raise BundleError(f"{where}: at $.{key}[{index}].name: {entry['name']!r} appears twice")
             seen.add(entry["name"])
+    # the views join points to CPUs and CPUs to core kinds (cpu_core_kinds, c2c_llc_domains): a CPU or kind
+    # named twice would multiply every row joined to it, as its square in c2c's pairs
+    topology = manifest.get("facts", {}).get("topology") or {}
+    for key, entries, field in (("cpus", topology.get("cpus") or [], "cpu"),
+                                ("core_kinds", topology.get("core_kinds") or [], "kind")):
+        named: set[object] = set()
+        for index, entry in enumerate(entries):
+            if entry[field] in named:
+                raise BundleError(f"{where}: at $.facts.topology.{key}[{index}].{field}: {entry[field]!r} appears "
+                                  f"twice: a host has each {'CPU' if field == 'cpu' else 'core kind'} once")
+            named.add(entry[field])
     files_seen: set[str] = set()
     for index, experiment in enumerate(manifest["experiments"]):
         file = experiment.get("file")

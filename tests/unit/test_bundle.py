@@ -121,6 +121,17 @@ CORRUPTIONS = {
             {"name": "latency_sweep", "status": "skipped", "file": None})),
         ["at $.experiments[1].name", "appears twice"],
     ),
+    "CPU listed twice in the topology": (
+        lambda bundle: edit_manifest(bundle, lambda document: document["facts"].update(topology={
+            "cpus": [{"cpu": 0, "llc": "0-1"}, {"cpu": 1, "llc": "0-1"}, {"cpu": 0, "llc": "0-1"}]})),
+        ["manifest.json", "at $.facts.topology.cpus[2].cpu", "0 appears twice"],
+    ),
+    "core kind listed twice": (
+        lambda bundle: edit_manifest(bundle, lambda document: document["facts"].update(topology={
+            "core_kinds": [{"kind": "P", "cpus": "0", "representative_cpu": 0, "caches": []},
+                           {"kind": "P", "cpus": "1", "representative_cpu": 1, "caches": []}]})),
+        ["manifest.json", "at $.facts.topology.core_kinds[1].kind", "'P' appears twice"],
+    ),
     "truncated last line": (
         _truncate_last_line,
         [f"{RESULTS_FILE}: line {{last_line}}", "truncated"],
