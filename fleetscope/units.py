@@ -219,15 +219,23 @@ def format_with_unit(value: float | None, unit: str | None) -> str:
 
 
 _SCIENTIFIC = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?[eE][+-]?\d+(?![\w.])")
-_BYTE_COUNT = re.compile(r"(?<![\w.])(\d{4,}) ?(?:B|bytes)(?![\w])")
+# at most 19 digits, an exabyte's count: a longer number (a host's note) stays as it was written
+_BYTE_COUNT = re.compile(r"(?<![\w.])(\d{4,19}) ?(?:B|bytes)(?![\w])")
+# the largest value written out in full: '1e308' would become 309 digits and commas, a page 100 times its note
+_PLAIN_LIMIT = 1e15
 # What Python's formatting makes of a value that is not finite, or of a tiny negative one ('%.3g')
 _NOT_FINITE = re.compile(r"(?<![\w.])[+-]?(?:inf|nan|infinity)(?![\w])", re.IGNORECASE)
 _MINUS_ZERO = re.compile(r"(?<![\w.])-0(?:\.0+)?(?![\w.])")
+
+
+def _plain(written: str) -> str:
+    value = float(written)
+    return format_number(value) if abs(value) < _PLAIN_LIMIT else written
 
 
 def readable_text(text: str) -> str:
     """Free text written by a kernel, the inference or a check (notes, evidence), with its numbers made
     readable: '268435456 B' -> '256 MiB', '1.638e+04' -> '16,380', '-0' -> '0', 'inf' -> NOT_FINITE."""
     text = _BYTE_COUNT.sub(lambda match: format_bytes(int(match.group(1))), text)
-    text = _SCIENTIFIC.sub(lambda match: format_number(float(match.group(0))), text)
+    text = _SCIENTIFIC.sub(lambda match: _plain(match.group(0)), text)
     return _MINUS_ZERO.sub("0", _NOT_FINITE.sub(NOT_FINITE, text))

@@ -81,6 +81,33 @@ def test_a_page_shows_no_infinite_negative_zero_nul_or_bidi_text(bundles, cli, t
         assert "gcc\\x00 12 \\u202egnp.exe\\u202c" in html or page.name == "index.html"
 
 
+def test_a_note_of_huge_numbers_reads_as_written_and_costs_its_size(bundles, cli, tmp_path):
+    """Notes are free text from the host, and numbers in them are made readable: '1e308' once became 309
+    digits with commas (a 1.26 MB manifest gave a 171 MB page) and a 401-digit byte count overflowed
+    format_bytes, failing the host's page. Past 1e15, and past 19 digits of bytes, a number stays as written."""
+    huge = "1e308 " * 10000  # as long as one text may be (MAX_TEXT_CHARS), ten times
+    manifest = bundles.manifest(host="huge-notes")
+    manifest["experiments"][0]["notes"] = [huge] * 10 + ["9" * 401 + " B of scratch", "a 2147483648 B buffer"]
+    bundles.write(manifest)
+    db = tmp_path / "fleet.duckdb"
+    ingest = cli("ingest", bundles.results_dir, "--db", db)
+    assert ingest.returncode == 0, ingest.stdout
+    report = cli("report", "--db", db, "--out", tmp_path / "reports")
+    assert report.returncode in (0, 1) and "Traceback" not in report.stderr, report.stderr
+    html = (tmp_path / "reports" / "huge-notes.html").read_text(encoding="utf-8")
+    assert "9" * 401 + " B of scratch" in html and "a 2 GiB buffer" in html
+    assert not re.search(r"\d{1,3}(,\d{3}){6,}", html)
+    assert len(html.encode()) < 4 * 10 * len(huge) + 4_000_000, len(html)
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("1e308 ns", "1e308 ns"), ("1e15 B", "1e15 B"), ("9.99e14 ns", "999,000,000,000,000 ns"),
+    ("1" * 19 + " B", "1,010,550 TiB"), ("1" * 20 + " B", "1" * 20 + " B"),
+])
+def test_numbers_past_what_is_written_out_stay_as_written(text, shown):
+    assert readable_text(text) == shown
+
+
 @pytest.mark.parametrize("value, shown", [
     (math.inf, "—"), (-math.inf, "—"), (math.nan, "—"), (-0.0, "0"), (-1e-9, "0"), (-0.00004, "0"),
 ])
