@@ -9,6 +9,7 @@ reason, so a missing check is never mistaken for a passed one. Rows are stored i
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import math
@@ -46,6 +47,8 @@ NT_SIZE_AGREEMENT = 0.2       # two such figures at different DRAM sizes within 
 # Consistency: two chases of one working set and page policy whose CI95s are further apart than this fraction
 # of the lower median disagree (the dev VM's experiments agree within ~4% outside contention).
 DISAGREEMENT_GAP = 0.25
+# experiments_disagree compares at most this many chases of one experiment, working set and page policy
+CHASES_PER_SET = 16
 LITTLE_FACTOR = 2.0           # I/Os in flight (IOPS x mean latency) vs the queue depth asked for, either way
 ONE_CPU_UTILIZED = 1.25       # threads placed apart that used at most this many CPUs' time ran on one
 # Noise, from a point's own samples (the same tests as the kernels' sampler: kernels/src/stats.c):
@@ -524,7 +527,7 @@ def stride_bytes_counted(run: Run) -> list[Flag]:
     for experiment, op, pattern, stride, span, lines, bytes_per_pass in run.rows("bandwidth_accounting"):
         if not (lines and bytes_per_pass and span and stride):
             continue
-        blocks = span // (64 if op in ("copy", "triad") else stride)
+        blocks = max(1, span // (64 if op in ("copy", "triad") else stride))  # a span under one stride: one block
         ratios = (bytes_per_pass / (64 * lines), lines / blocks)
         moved.append((f"{experiment}: {op} {pattern} {stride} B ({format_bytes(span)})",
                       max(ratios, key=lambda ratio: abs(ratio - 1))))
@@ -614,16 +617,10 @@ def _gap(one: _Chase, other: _Chase) -> float:
     return apart / min(one.median, other.median)
 
 
-def _sweep_bracket(sweep: list[_Chase], size: int) -> _Chase | None:
-    """What the latency sweep says of a size it did not measure: a chase's latency does not fall as its working
-    set grows, so the value lies between the lower CI bound of the next smaller swept size and the upper bound
-    of the next larger one."""
-    below = [chase for chase in sweep if chase.size < size]
-    above = [chase for chase in sweep if chase.size > size]
-    if not below or not above:
-        return None
-    lower = max(below, key=lambda chase: chase.size)
-    upper = min(above, key=lambda chase: chase.size)
+def _sweep_bracket(lower: _Chase, upper: _Chase, size: int) -> _Chase:
+    """What the latency sweep says of a size it did not measure, from the swept sizes either side of it: a
+    chase's latency does not fall as its working set grows, so the value lies between the lower CI bound of
+    the next smaller swept size and the upper bound of the next larger one."""
     return _Chase("latency_sweep", f"between {format_bytes(lower.size)} and {format_bytes(upper.size)}", size,
                   lower.policy, math.sqrt(lower.median * upper.median), lower.low, upper.high)
 
@@ -638,15 +635,26 @@ def experiments_disagree(run: Run) -> list[Flag]:
                      median, low, high, _canary(before, after))
               for experiment, _unused, level, size, policy, median, low, high, before, after in run.rows("chase_points")
               if median and median > 0 and low is not None and high is not None]
+    # a host could send thousands of chases of one working set: each experiment's first few stand for it, so
+    # the pairs stay linear in the points (a real run has one per size, page policy and core kind)
+    same_set: dict[tuple[int, str], list[_Chase]] = {}
+    swept: dict[str, dict[int, _Chase]] = {}  # page policy -> size -> the sweep's first chase of it
+    for chase in chases:
+        group = same_set.setdefault((chase.size, chase.policy), [])
+        if sum(other.experiment == chase.experiment for other in group) < CHASES_PER_SET:
+            group.append(chase)
+        if chase.experiment == "latency_sweep":
+            swept.setdefault(chase.policy, {}).setdefault(chase.size, chase)
+    swept_sizes = {policy: sorted(sizes) for policy, sizes in swept.items()}
     pairs: list[tuple[_Chase, _Chase]] = []
-    for index, one in enumerate(chases):
-        pairs += [(one, other) for other in chases[index + 1:] if other.experiment != one.experiment
-                  and other.size == one.size and other.policy == one.policy]
-        if one.experiment != "latency_sweep":
-            sweep = [chase for chase in chases if chase.experiment == "latency_sweep" and chase.policy == one.policy]
-            if all(chase.size != one.size for chase in sweep):
-                bracket = _sweep_bracket(sweep, one.size)
-                pairs += [(one, bracket)] if bracket else []
+    for group in same_set.values():
+        for index, one in enumerate(group):
+            pairs += [(one, other) for other in group[index + 1:] if other.experiment != one.experiment]
+            sizes = swept_sizes.get(one.policy, [])
+            at = bisect.bisect_left(sizes, one.size)
+            if one.experiment != "latency_sweep" and 0 < at < len(sizes) and sizes[at] != one.size:
+                below, above = swept[one.policy][sizes[at - 1]], swept[one.policy][sizes[at]]
+                pairs.append((one, _sweep_bracket(below, above, one.size)))
     if not pairs:
         return [Flag(rule, "not_run", "run", reason="no working set and page policy was chased by two experiments of "
                      "this run (latency sweep, zero_queue, write_cost read, mlp k = 1, pattern_stride random x 64 B)")]

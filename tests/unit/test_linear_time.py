@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from fleetscope.analyze.inference import SET_MODEL_MAX_WAYS, Placement, infer_cache_levels, infer_tlb
+from fleetscope.analyze.plausibility import Run, experiments_disagree
 from fleetscope.ingest.parsers import ParseError, parser
 from fleetscope.ingest.parsers.curve import parse_curve
 from fleetscope.ingest.parsers.json_limits import MAX_JSON_DEPTH, parse_json
@@ -238,6 +239,36 @@ def test_a_cache_stated_with_thousands_of_ways_costs_what_any_other_does():
     assert absurd <= max(4 * sensible, SCALING_FLOOR_SECONDS), (absurd, sensible)
     capped = tuple(size // SET_MODEL_MAX_WAYS for size in stated)
     assert infer((64, 64)).brackets == infer(capped).brackets
+
+
+class _Chases(Run):
+    """A run whose chase_points are the rows given (the rule's input, as warehouse/queries/plausibility/
+    chase_points.sql returns them, ordered by working set, page policy, experiment and point)."""
+
+    def __init__(self, chase_rows: list[tuple]):
+        super().__init__(None, "run", "host", {}, None)
+        self.chase_rows = chase_rows
+
+    def rows(self, query: str, *parameters: object) -> list[tuple]:
+        assert query == "chase_points"
+        return self.chase_rows
+
+
+def _chase_rows(points: int) -> list[tuple]:
+    # a host's worst: every point of two experiments on one working set, beside a sweep of distinct sizes
+    same = [(experiment, index, None, 1 << 20, "4k", 80.0 + index % 7, 79.0, 90.0, None, None)
+            for experiment in ("latency_sweep", "zero_queue") for index in range(points // 4)]
+    spread = [("latency_sweep" if index % 2 else "mlp", index, None, 4096 * (index + 1), "thp", 5.0, 4.0, 6.0, 1.0, 1.1)
+              for index in range(points // 2)]
+    return sorted(same + spread, key=lambda row: (row[3], row[4], row[0], row[1]))
+
+
+def test_the_experiments_disagree_rule_takes_time_linear_in_the_chases():
+    """Every chase of one working set was paired with every other experiment's, and each chase the sweep
+    passed looked through all of the sweep's: a host sending thousands of chases of one size made the rule
+    quadratic. 8 000 and 32 000 chase points here."""
+    assert_linear("experiments_disagree", lambda rows: experiments_disagree(_Chases(rows)), _chase_rows(8000),
+                  _chase_rows(32000), 1.0)
 
 
 def test_infer_csv_reads_and_infers_in_time_linear_in_its_rows(tmp_path):

@@ -297,6 +297,18 @@ def test_the_bandwidth_kernels_feed_the_bandwidth_rules(bundles, cli, tmp_path):
     assert by["huge_pages_not_granted"]["status"] == "clear"
 
 
+def test_a_stride_wider_than_its_span_counts_one_block(bundles, cli, tmp_path):
+    """A host's record of a 4 KiB span read at a 64 KiB stride (the kernel refuses it; a bundle may still say
+    it) divided by zero blocks and failed the run's flags. Such a span holds one block: two lines are too many."""
+    results = {"results/latency_sweep.jsonl": bundles.latency_points(),
+               "results/stride_bandwidth.jsonl": [
+                   bandwidth("stride_bandwidth", "read", "none", 3.0, stride=65536, size=4096, lines=lines)
+                   for lines in (1, 2)]}
+    (flag,) = [row for row in flags(load(bundles, cli, tmp_path, results=results), "stride_bytes_counted")
+               if row["subject"] == "bandwidth_points"]
+    assert flag["status"] == "flagged" and flag["value"] == 2.0 and "1 of 2 checked" in flag["evidence"], flag
+
+
 @pytest.mark.parametrize("larger_gb_s, status", [(39.0, "clear"), (20.0, "flagged")])
 def test_a_fast_nt_write_is_checked_by_size_scaling(bundles, cli, tmp_path, larger_gb_s, status):
     """Streaming stores at 40 GB/s over a 12 GB/s read: real when a second DRAM size agrees (Intel server
