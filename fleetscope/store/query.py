@@ -114,6 +114,9 @@ def _csv_cell(value: object) -> object:
     return "'" + text if text.startswith(_FORMULA_START) else text
 
 
+TEXT_COLUMN_MAX = 120
+
+
 def render(columns: list[str], rows: list[tuple], output_format: str) -> str:
     """The result as an aligned text table, CSV (RFC 4180) or a JSON array of objects (NaN and infinities
     as null)."""
@@ -127,7 +130,10 @@ def render(columns: list[str], rows: list[tuple], output_format: str) -> str:
         writer.writerows([_csv_cell(value) for value in row] for row in rows)
         return buffer.getvalue()
     texts = [[_cell_text(value) for value in row] for row in rows]
-    widths = [max([len(name)] + [len(row[index]) for row in texts]) for index, name in enumerate(columns)]
+    # a column is padded to its widest cell up to TEXT_COLUMN_MAX: one long note (a host's text) would pad every
+    # other row to its length, an output as large as the rows times that cell
+    widths = [min(max([len(name)] + [len(row[index]) for row in texts]), TEXT_COLUMN_MAX)
+              for index, name in enumerate(columns)]
     numeric = [
         bool(rows) and all(isinstance(row[index], (int, float, Decimal)) or row[index] is None for row in rows)
         for index in range(len(columns))

@@ -100,6 +100,17 @@ def test_a_note_of_huge_numbers_reads_as_written_and_costs_its_size(bundles, cli
     assert len(html.encode()) < 4 * 10 * len(huge) + 4_000_000, len(html)
 
 
+def test_one_long_text_does_not_pad_every_row_of_a_query_table():
+    """`fleetscope query`'s aligned table padded a column to its widest cell: one host's 64 KiB note made
+    every other row 64 KiB wide. Past TEXT_COLUMN_MAX a cell is shown whole and widens nothing."""
+    from fleetscope.store.query import TEXT_COLUMN_MAX, render
+
+    rows = [("x" * 65536, 1)] + [("short", index) for index in range(1000)]
+    table = render(["note", "n"], rows, "table")
+    assert len(table) < 65536 + 1000 * (TEXT_COLUMN_MAX + 20), len(table)
+    assert "x" * 65536 in table and table.splitlines()[3].startswith("short")
+
+
 @pytest.mark.parametrize("text, shown", [
     ("1e308 ns", "1e308 ns"), ("1e15 B", "1e15 B"), ("9.99e14 ns", "999,000,000,000,000 ns"),
     ("1" * 19 + " B", "1,010,550 TiB"), ("1" * 20 + " B", "1" * 20 + " B"),
