@@ -330,3 +330,36 @@ def test_query_shows_a_hosts_control_characters_escaped(tmp_path, bundles, cli):
     assert result.returncode == 0, result.stderr
     assert "gcc\\x1b[2J\\nloaded     forged" in result.stdout and "\x1b" not in result.stdout
     assert result.stdout.count("\n") == 4  # header, rule, one row, row count
+
+
+def test_a_point_repeated_by_a_host_adds_its_rows_and_no_more(tmp_path, cli):
+    """The views that divide by a baseline point (core_clock_curve by the one-core and scalar clocks,
+    saxpy_stride by stride 1, tlb_reach by the control chain, the NUMA matrices by the local cell) joined
+    every copy of it: 100 copies of one core_clock point took 79 s and 3.4 GB to report (cubic), 1,000 of a
+    saxpy point 299 MB of page. The baseline is one row per key, so each copy adds one row."""
+    import compute_bundles
+
+    bundle = compute_bundles.write_bundle(tmp_path / "results")
+    copies = 60
+
+    def repeat(experiment: str, chosen) -> int:
+        path = bundle / "results" / f"{experiment}.jsonl"
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        extra = [record for record in records if chosen(record["params"])][:1] * copies
+        path.write_text("".join(json.dumps(record) + "\n" for record in records + extra))
+        return len(records) + len(extra)
+
+    clocks = repeat("core_clock", lambda params: params.get("class") == "scalar_int" and params.get("active_cores") == 1)
+    saxpy = repeat("saxpy", lambda params: params.get("stride_elements") == 1)
+    repeat("tlb", lambda params: params.get("chain") == "control")
+    tlb_chains = repeat("tlb", lambda params: params.get("chain") == "tlb")
+    db = tmp_path / "fleet.duckdb"
+    ingest = cli("ingest", tmp_path / "results", "--db", db)
+    assert ingest.returncode == 0, ingest.stdout
+    with duckdb.connect(str(db), read_only=True) as connection:
+        counted = {view: connection.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
+                   for view in ("core_clock_curve", "saxpy_stride", "tlb_reach")}
+        clock_points = connection.execute("SELECT count(*) FROM points WHERE experiment = 'core_clock' "
+                                          "AND metric = 'core_clock'").fetchone()[0]
+    assert counted["core_clock_curve"] == clock_points <= clocks
+    assert counted["saxpy_stride"] <= saxpy and counted["tlb_reach"] <= tlb_chains, counted

@@ -30,6 +30,12 @@ WITH load AS (
         TRY_CAST(context ->> '$.l1_canary_cycles' AS DOUBLE)                 AS l1_canary_cycles
     FROM points
     WHERE experiment = 'core_clock' AND metric = 'core_clock' AND unit = 'GHz'
+),
+-- one clock per class and active count to divide by: a host repeating a point must not multiply the rows
+baseline AS (
+    SELECT run_id, host, class, active_cores, median(clock_ghz) AS clock_ghz
+    FROM load
+    GROUP BY ALL
 )
 SELECT
     l.run_id,
@@ -56,9 +62,9 @@ SELECT
     e.temperature_after_c,
     e.throttled
 FROM load AS l
-LEFT JOIN load AS one
+LEFT JOIN baseline AS one
   ON one.run_id = l.run_id AND one.host = l.host AND one.class = l.class AND one.active_cores = 1
-LEFT JOIN load AS scalar
+LEFT JOIN baseline AS scalar
   ON scalar.run_id = l.run_id AND scalar.host = l.host AND scalar.class = 'scalar_int'
  AND scalar.active_cores = l.active_cores
 LEFT JOIN cpu_core_kinds AS k

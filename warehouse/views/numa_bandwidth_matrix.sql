@@ -22,10 +22,17 @@ WITH cells AS (
         summary_ci95_high                                        AS ci95_high_gb_s
     FROM points
     WHERE experiment = 'numa_matrix' AND metric = 'bandwidth' AND unit = 'GB/s'
+),
+-- one local bandwidth per CPU node to divide by: a host repeating a cell must not multiply the rows
+local AS (
+    SELECT run_id, host, cpu_node, median(median_gb_s) AS median_gb_s
+    FROM cells
+    WHERE mem_node = cpu_node
+    GROUP BY ALL
 )
 SELECT
     c.*,
     c.median_gb_s / nullif(l.median_gb_s, 0)                       AS ratio_to_local
 FROM cells AS c
-LEFT JOIN cells AS l
-  ON l.run_id = c.run_id AND l.host = c.host AND l.cpu_node = c.cpu_node AND l.mem_node = l.cpu_node;
+LEFT JOIN local AS l
+  ON l.run_id = c.run_id AND l.host = c.host AND l.cpu_node = c.cpu_node;

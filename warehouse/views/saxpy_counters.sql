@@ -13,6 +13,17 @@ WITH counted AS (
                                                                                                  AS label_cpu
     FROM perf_counters
     WHERE experiment = 'saxpy'
+),
+-- the updates each stride's point timed, per CPU; a label without a CPU (one process per stride) takes the
+-- stride's first CPU, so a host naming many CPUs for one stride does not multiply its counters' rows
+per_cpu AS (
+    SELECT *, min(cpu) OVER (PARTITION BY run_id, host, stride_elements) AS first_cpu
+    FROM (
+        SELECT run_id, host, TRY_CAST(params ->> '$.stride_elements' AS INTEGER) AS stride_elements,
+               TRY_CAST(params ->> '$.cpu' AS INTEGER) AS cpu,
+               sum(TRY_CAST(params ->> '$.accesses_per_sample' AS DOUBLE) * summary_count) AS updates
+        FROM points WHERE kernel = 'saxpy' GROUP BY ALL
+    )
 )
 SELECT
     c.run_id,
@@ -24,11 +35,6 @@ SELECT
     c.value / nullif(p.updates, 0)                                  AS per_update,
     coalesce(c.label_cpu, p.cpu)                                    AS cpu
 FROM counted AS c
-LEFT JOIN (
-    SELECT run_id, host, TRY_CAST(params ->> '$.stride_elements' AS INTEGER) AS stride_elements,
-           TRY_CAST(params ->> '$.cpu' AS INTEGER) AS cpu,
-           sum(TRY_CAST(params ->> '$.accesses_per_sample' AS DOUBLE) * summary_count) AS updates
-    FROM points WHERE kernel = 'saxpy' GROUP BY ALL
-) AS p
+LEFT JOIN per_cpu AS p
   ON p.run_id = c.run_id AND p.host = c.host AND p.stride_elements = c.stride_elements
- AND (c.label_cpu IS NULL OR p.cpu = c.label_cpu);
+ AND p.cpu IS NOT DISTINCT FROM coalesce(c.label_cpu, p.first_cpu);

@@ -21,11 +21,17 @@ WITH per_stride AS (
         coalesce(TRY_CAST(params ->> '$.threads' AS INTEGER), 1)    AS threads
     FROM points
     WHERE kernel = 'saxpy' AND metric = 'saxpy' AND unit = 'ns'
+),
+-- one stride-1 time per CPU and thread count to divide by: a host repeating a point must not multiply the rows
+stride1 AS (
+    SELECT run_id, host, cpu, threads, median(ns_per_update) AS ns_per_update
+    FROM per_stride
+    WHERE stride_elements = 1
+    GROUP BY ALL
 )
 SELECT
     s.*,
     s.ns_per_update / one.ns_per_update                             AS slowdown_vs_stride1
 FROM per_stride AS s
-LEFT JOIN per_stride AS one
-  ON one.run_id = s.run_id AND one.host = s.host AND one.stride_elements = 1 AND one.cpu IS NOT DISTINCT FROM s.cpu
- AND one.threads = s.threads;
+LEFT JOIN stride1 AS one
+  ON one.run_id = s.run_id AND one.host = s.host AND one.cpu IS NOT DISTINCT FROM s.cpu AND one.threads = s.threads;

@@ -31,6 +31,14 @@ WITH chains AS (
         TRY_CAST(context ->> '$.paired_difference_min_ns' AS DOUBLE)    AS paired_min
     FROM points
     WHERE experiment = 'tlb' AND metric = 'latency' AND unit = 'ns'
+),
+-- one control per page size, count and CPU: a host repeating a point must not multiply the rows
+controls AS (
+    SELECT run_id, host, page_size, pages, cpu, median(summary_median) AS summary_median,
+           min(summary_min) AS summary_min
+    FROM chains
+    WHERE chain = 'control'
+    GROUP BY ALL
 )
 SELECT
     tlb.run_id,
@@ -51,7 +59,7 @@ SELECT
     tlb.huge_granted                                          AS huge_granted,
     tlb.cpu
 FROM chains AS tlb
-LEFT JOIN chains AS control
+LEFT JOIN controls AS control
   ON control.run_id = tlb.run_id AND control.host = tlb.host AND control.page_size = tlb.page_size
- AND control.pages = tlb.pages AND control.chain = 'control' AND control.cpu IS NOT DISTINCT FROM tlb.cpu
-WHERE (tlb.chain = 'tlb' AND control.chain IS NOT NULL) OR tlb.chain = 'published';
+ AND control.pages = tlb.pages AND control.cpu IS NOT DISTINCT FROM tlb.cpu
+WHERE (tlb.chain = 'tlb' AND control.pages IS NOT NULL) OR tlb.chain = 'published';

@@ -22,6 +22,8 @@ WITH timed AS (
         list_max(from_json(context -> '$.max_rss_bytes', '["UBIGINT"]'))          AS max_rss_bytes
     FROM points
     WHERE experiment = 'workloads' AND metric = 'wall_time'
+    -- one timing per workload (the role writes one): a host repeating it must not multiply its perf files' rows
+    QUALIFY row_number() OVER (PARTITION BY run_id, host, experiment, workload ORDER BY point_index) = 1
 ),
 perf_files AS (
     SELECT
