@@ -387,15 +387,21 @@ def derive_runs(connection: duckdb.DuckDBPyConnection, keys: list[tuple[str, str
     computed_runs: dict[tuple[str, str], dict[str, list[dict]]] = {}
     failed: dict[tuple[str, str], Exception] = {}
     batch = BatchRows(connection, keys)  # each query asked once for all the runs (fleetscope.analyze.batch_rows)
-    for run_id, host in keys:
-        computed: dict[str, list[dict]] = {}
+    for key in keys:
         try:
-            for derived in DERIVATIONS:
-                computed[derived.table] = derived.rows(batch, [run_id, host], computed)
+            computed_runs[key] = _derived_rows(batch, key)
         except Exception as error:  # noqa: BLE001 - hostile but schema-valid numbers fail one run, not the batch
-            failed[run_id, host] = error
-            continue
-        computed_runs[run_id, host] = computed
+            failed[key] = error
+    if len(keys) > 1:
+        # a query asked once for the batch fails every run that asks it when one run's rows break it (DuckDB
+        # out of memory on a host's repeated points): each failed run again, alone, so only that one fails
+        for key in list(failed):
+            try:
+                computed_runs[key] = _derived_rows(BatchRows(connection, [key]), key)
+            except Exception as error:  # noqa: BLE001 - as above
+                failed[key] = error
+                continue
+            del failed[key]
     try:
         _insert_derived(connection, computed_runs)
     except duckdb.Error:  # a value that does not fit: each run alone, to tell which
@@ -407,6 +413,13 @@ def derive_runs(connection: duckdb.DuckDBPyConnection, keys: list[tuple[str, str
                 _delete_derived(connection, [key])
                 failed[key] = error
     return failed
+
+
+def _derived_rows(batch: BatchRows, key: tuple[str, str]) -> dict[str, list[dict]]:
+    computed: dict[str, list[dict]] = {}
+    for derived in DERIVATIONS:
+        computed[derived.table] = derived.rows(batch, list(key), computed)
+    return computed
 
 
 def _insert_derived(connection: duckdb.DuckDBPyConnection, computed_runs: dict[tuple[str, str], dict]) -> None:

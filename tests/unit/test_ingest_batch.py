@@ -195,3 +195,27 @@ def test_a_fleet_of_whole_runs_loads_in_one_batch_row_for_row_as_one_at_a_time(b
     found = every_row(together)
     for table in expected:
         assert found[table] == expected[table], f"{table}: a batch's rows differ from one at a time"
+
+
+def test_a_derive_query_one_run_breaks_for_its_batch_fails_that_run_alone(bundles, tmp_path, monkeypatch):
+    """Derive asks each query once for the whole batch, so a query one host's rows break (DuckDB out of
+    memory on repeated points: 160 copies of a core_clock point did) failed every run of the batch: a good
+    host was refused beside the bad one. The failed runs are derived again, each alone, and only the run
+    that breaks it alone is refused. The breakage here is DuckDB's own error, raised for any batch the bad
+    run is in, as the real query raised it."""
+    from fleetscope.analyze import derive
+
+    first = derive.DERIVATIONS[0]
+
+    def breaks_with_the_bad_run(batch, key, computed):
+        if ("bad" in {host for _unused, host in batch.keys}):
+            raise duckdb.OutOfMemoryException("Out of Memory Error: could not allocate block")
+        return first.rows(batch, key, computed)
+
+    monkeypatch.setattr(derive, "DERIVATIONS", (derive.Derivation(first.table, breaks_with_the_bad_run),
+                                                *derive.DERIVATIONS[1:]))
+    good = write_hosts(bundles, ["good", "also-good"])
+    bad = write_hosts(bundles, ["bad"], seed=11)
+    outcomes = ingest(tmp_path / "fleet.duckdb", [good[0], *bad, good[1]], batch=32)
+    assert [outcome.action for outcome in outcomes] == ["loaded", "REFUSED", "loaded"], outcomes
+    assert "Out of Memory Error" in outcomes[1].detail and "bad" in outcomes[1].detail
