@@ -66,8 +66,8 @@ def _level_rows(connection: duckdb.DuckDBPyConnection, key: list, derived: dict[
     rows = []
     for kind, measured in _by_kind(_rows(connection, "latency_minima", key)):
         caches = _rows(connection, "sysfs_cache_sizes", [*key, kind["core_kind"]])
-        sysfs = [size for size, _ways in caches]
-        way_spans = tuple(size // ways if ways else None for size, ways in caches)
+        sysfs = [size for _level, size, _ways in caches]
+        way_spans = tuple(size // ways if ways else None for _level, size, ways in caches)
         points = [(*point[:3], point[3] if point[3] is not None else stated_clock) for point in measured
                   if relative or point[2] > 0]
         rows += [{**kind, **row} for row in _kind_levels(points, sysfs, way_spans, placed, stated_reading)]

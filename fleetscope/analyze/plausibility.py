@@ -451,7 +451,7 @@ def tlb_below_control(run: Run) -> list[Flag]:
     if not rows:
         return [Flag(rule, "not_run", subject, reason="no tlb point with a control chain in this run")]
     checked = [(f"{page_size} {pages} pages: tlb {tlb_min:.4g} ns, control {control_min:.4g} ns (minima)",
-                tlb_min / control_min) for page_size, pages, tlb_min, control_min in rows]
+                tlb_min / control_min) for page_size, pages, tlb_min, control_min, _cpu in rows]
     return [_against(rule, subject, checked, TLB_BELOW_CONTROL, "ratio",
                      f"tlb chain's minimum / its control's < {TLB_BELOW_CONTROL:g}",
                      lambda ratio: ratio < TLB_BELOW_CONTROL, min)]

@@ -14,7 +14,7 @@ caches AS (
     SELECT cache.level, cache.type, cache.size_bytes, cache.ways
     FROM (SELECT unnest(kind.caches) AS cache FROM kinds WHERE kind.kind = $3::VARCHAR)
 )
-SELECT max(size_bytes), arg_max(ways, size_bytes)
+SELECT level, max(size_bytes), arg_max(ways, size_bytes)  -- level: the ORDER BY term, a column of the answer for a batch
 FROM caches
 WHERE type <> 'Instruction' AND level IS NOT NULL
 GROUP BY level
