@@ -751,6 +751,9 @@ def _estimator(number: int, placement: Placement) -> tuple[str, str]:
 # cyclic working set twice its size: a long upper tail) and places C: LRU-like M(1) is about 0.55, random 0.2.
 SET_MODEL_STEP = 1 / 64          # octaves between two candidate capacities (and two tabulated x)
 SET_MODEL_SPAN = 4               # the tables cover x from 2^-4 to 2^4
+# The Poisson weights of a set's load are products from exp(-mean), which underflows to 0 past a mean of 745
+# (a 47-way cache at 16 x its capacity): from this mean on each weight is taken in logs.
+POISSON_LOG_FROM = 700
 SET_MODEL_WAYS = 8               # where the host does not say its ways
 # the most ways modelled: a set's load spreads by 1/sqrt(x W), 12% at 64 ways, so more ways change the rise less
 # than the noise; a host's stated ways are untrusted, and a table costs time and memory in them (40 W set loads)
@@ -786,6 +789,8 @@ def _set_model(ways: int, policy: str) -> list[float]:
             mean = ways * 2 ** (k * SET_MODEL_STEP - SET_MODEL_SPAN)
             probability, total = math.exp(-mean), 0.0
             for others in range(len(per_set)):
+                if mean > POISSON_LOG_FROM:  # exp(-mean) underflows to 0 past 745: each term in logs
+                    probability = math.exp(others * math.log(mean) - mean - math.lgamma(others + 1))
                 total += probability * per_set[others]
                 probability *= mean / (others + 1)
             table.append(min(1.0, total))

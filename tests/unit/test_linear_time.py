@@ -271,6 +271,17 @@ def test_the_experiments_disagree_rule_takes_time_linear_in_the_chases():
                   _chase_rows(32000), 1.0)
 
 
+@pytest.mark.parametrize("policy", ["lru", "random"])
+def test_the_set_load_model_of_the_most_ways_modelled_misses_every_access_far_past_capacity(policy):
+    """The model's Poisson weights started from exp(-mean), 0 past a mean of 745: a cache of more than 46
+    ways (up to SET_MODEL_MAX_WAYS) read as missing nothing from 11.6 x its capacity on, where it misses all."""
+    from fleetscope.analyze.inference import _set_model
+
+    for ways in (16, 47, SET_MODEL_MAX_WAYS):
+        table = _set_model(ways, policy)
+        assert table[-1] == pytest.approx(1.0) and all(a <= b + 1e-12 for a, b in zip(table, table[1:])), ways
+
+
 def test_infer_csv_reads_and_infers_in_time_linear_in_its_rows(tmp_path):
     """`fleetscope infer --csv`'s path: the CSV read, then the inference, at 25 000 and 100 000 rows."""
     def rows(count: int) -> str:
