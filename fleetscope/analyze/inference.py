@@ -792,7 +792,8 @@ def _set_model(ways: int, policy: str) -> list[float]:
                 if mean > POISSON_LOG_FROM:  # exp(-mean) underflows to 0 past 745: each term in logs
                     probability = math.exp(others * math.log(mean) - mean - math.lgamma(others + 1))
                 total += probability * per_set[others]
-                probability *= mean / (others + 1)
+                if mean <= POISSON_LOG_FROM:
+                    probability *= mean / (others + 1)
             table.append(min(1.0, total))
         _SET_MODEL_TABLES[key] = table
     return _SET_MODEL_TABLES[key]

@@ -639,10 +639,11 @@ def experiments_disagree(run: Run) -> list[Flag]:
     # the pairs stay linear in the points (a real run has one per size, page policy and core kind)
     same_set: dict[tuple[int, str], list[_Chase]] = {}
     swept: dict[str, dict[int, _Chase]] = {}  # page policy -> size -> the sweep's first chase of it
+    kept: Counter = Counter()
     for chase in chases:
-        group = same_set.setdefault((chase.size, chase.policy), [])
-        if sum(other.experiment == chase.experiment for other in group) < CHASES_PER_SET:
-            group.append(chase)
+        kept[chase.experiment, chase.size, chase.policy] += 1
+        if kept[chase.experiment, chase.size, chase.policy] <= CHASES_PER_SET:
+            same_set.setdefault((chase.size, chase.policy), []).append(chase)
         if chase.experiment == "latency_sweep":
             swept.setdefault(chase.policy, {}).setdefault(chase.size, chase)
     swept_sizes = {policy: sorted(sizes) for policy, sizes in swept.items()}
