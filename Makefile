@@ -22,12 +22,15 @@ TEST_WORKERS ?= 2
 # source, and every fleetscope command the package (a 4-host lab run: 13% more controller CPU).
 export PYTHONDONTWRITEBYTECODE :=
 
-# Debian packages the controller's tests need (the hosts' packages come from roles/provision;
+# Debian packages the controller's tests need (the hosts' packages come from roles/provision, below;
 # openssh-server runs the lab hosts of tests/lab). The cross compilers, their C libraries and qemu-user
 # build the kernels for aarch64, riscv64 and ppc64le and run them emulated (tests/kernels/test_cross_arch.py).
 CROSS_DEBS := gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-riscv64-linux-gnu libc6-dev-riscv64-cross \
 	gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross qemu-user
-TEST_DEBS := chromium fio openssh-server $(CROSS_DEBS)
+# The lab hosts share this machine's filesystem and have no route out, so the packages roles/provision installs
+# on a Debian host must be here before a lab test runs (on a fresh machine nothing else installs them first).
+PROVISION_DEBS := $(shell sed -n 's/^  - //p' roles/provision/vars/Debian.yml)
+TEST_DEBS := chromium openssh-server $(PROVISION_DEBS) $(CROSS_DEBS)
 
 .PHONY: run test lint sanity venv notebooks dev test-deps clean help
 

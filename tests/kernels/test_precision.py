@@ -442,7 +442,10 @@ def test_a_seeded_bank_lets_a_point_run_past_its_own_cap_and_the_leftover_is_rep
     grant = min(seed, 2 * cap)
     assert p["stop"] == "cap"
     assert math.isclose(p["cap_s"], cap + grant, rel_tol=1e-6)
-    assert p["sampling_s"] >= p["cap_s"] > cap
+    # the cap stops a point at its grown time, or when its sample store is full: a calibration taken while the
+    # machine was busy can settle on samples shorter than --min-sample-ms, and the store is sized for that floor
+    capacity = 5 + 4 * math.ceil(3 * cap * 1e3 / 2)
+    assert p["sampling_s"] >= p["cap_s"] or p["samples"] == capacity, (p, capacity)
     # stopped at its cap: it banked nothing back, so what is left is the seed less the grant
     assert math.isclose(bank_left(result.stderr), seed - grant, abs_tol=2e-6)
     assert result.stderr.splitlines()[-2:] == [f"fleetscope-kernels: bank left {seed - grant:.6f} s",

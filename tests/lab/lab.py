@@ -375,7 +375,7 @@ all:
     ansible_ssh_common_args: -o UserKnownHostsFile={self.known_hosts} -o StrictHostKeyChecking=yes
     ansible_python_interpreter: /usr/bin/python3
     # The lab namespaces have no route out: never refresh the package index there (the packages
-    # are the ones this machine already has).
+    # are the ones this machine already has: make test-deps installs roles/provision's Debian list here).
     provision_apt_cache_valid_time: 315360000
   children:
     lab:
