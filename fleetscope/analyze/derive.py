@@ -137,8 +137,10 @@ def _tlb_levels(curve: list[tuple]) -> dict:
             continue
         difference = paired if paired is not None else tlb_min - control_min
         latency.append(l1_ns + max(difference, -_TLB_FLOOR_SHARE * l1_ns))
+    controls = [row[4] for row in curve]
     try:
-        inferred = infer_tlb(pages, latency)
+        # the control chain's own curve says where its lines leave a data cache (a step there is no TLB's reach)
+        inferred = infer_tlb(pages, latency, control_ns=None if None in controls else controls)
     except InferenceError as error:
         return {"note": str(error)}
     fields = asdict(inferred)

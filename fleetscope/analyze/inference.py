@@ -73,8 +73,9 @@ from dataclasses import dataclass, field, replace
 # best estimate and its method (9 on the sweeps branch before main's 10); 12: a rise ends at a shelf, TLB reaches
 # from the step's shape; 13: a shelf of three quarters of an octave ends a rise; 14: a level resting on one point
 # gives its bracket, not a number; 15: a TLB step on the curve's last point alone reads no L2 TLB; 16: a shelf is
-# measured against the rise's steepest slope over a quarter octave, not between neighbouring points.
-INFERENCE_VERSION = 16
+# measured against the rise's steepest slope over a quarter octave, not between neighbouring points; 17: a TLB
+# step where the control chain leaves a data cache reads no L2 TLB.
+INFERENCE_VERSION = 17
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave
@@ -83,6 +84,7 @@ SUPPORT_RATIO = 1.10           # a measured point lies on its plateau when withi
 TWO_SIDED_SCATTER = 0.03       # ln: a median point this far above the lower envelope: noise both ways
 NOISE_STEP_FACTOR = 3          # a step within a level is reported when at least 3 x the points' scatter
 MIN_TLB_ENTRIES = 8            # no TLB has fewer entries: a step at fewer pages is not a TLB's reach
+CONTROL_STEP_RATIO = 1.5       # a TLB curve's control chain this much slower than before: its lines left a cache
 MAX_SET_ASIDE = 16             # lone low points set aside in one curve (each costs a fit of the whole curve)
 STEEP_FRACTION = 0.5           # a rise that never levels off: its pairs at least half as steep as the steepest
 SATURATION_FRACTION = 0.9      # MLP saturates at the first k reaching 90% of the largest MLP(k)
@@ -1026,14 +1028,29 @@ class TlbLevels:
     last_point_rise_pages: tuple[int, int] | None = None
 
 
+def _control_steps(pages: Sequence[int], control_ns: Sequence[float]) -> list[tuple[int, int]]:
+    """Where the control chain (the TLB chain's lines packed on few pages) itself steps up a data cache level, as
+    (last page count before, first after): each rise past CONTROL_STEP_RATIO x the level it last stepped to."""
+    ordered, values = per_size_minimum(pages, control_ns)
+    steps, level = [], values[0]
+    for index in range(1, len(values)):
+        if values[index] > level * CONTROL_STEP_RATIO:
+            steps.append((ordered[index - 1], ordered[index]))
+            level = values[index]
+    return steps
+
+
 def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
-              weights: Sequence[float] | None = None) -> TlbLevels:
+              weights: Sequence[float] | None = None, control_ns: Sequence[float] | None = None) -> TlbLevels:
     """TLB L1/L2 entries and the page-walk cost from ns per access vs pages touched.
 
     `latency_ns` is what a chain whose lines all hit L1 would take per access: the control chain's L1
     latency plus the paired TLB-minus-control difference (the warehouse), or a plain TLB sweep (a CSV).
     Costs are reported above the first plateau. `weights` (1/std^2) weight the least-squares fit.
+    `control_ns`, the control chain's own ns per access at the same page counts where it was measured: a
+    second step where the control chain leaves a data cache level is not read as an L2 TLB (method 17).
     """
+    control_steps = _control_steps(pages, control_ns) if control_ns is not None else []
     ordered, values = per_size_minimum(pages, latency_ns)
     _check_curve(ordered, values, "TLB curve")
     if weights is not None:
@@ -1117,7 +1134,21 @@ def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
     first = plateaus[0]
     second = plateaus[1] if len(plateaus) > 1 else None
     l1_entries, l1_onset, l1_completion, l1_low, l1_high = step(first)
-    l2_entries, l2_onset, l2_completion, l2_low, l2_high = step(second)
+    l2_plateau = second
+    l2_entries, l2_onset, l2_completion, l2_low, l2_high = step(l2_plateau)
+    confounded = next(((low, high) for low, high in control_steps
+                       if l2_low is not None and low < l2_high and l2_low < high), None)
+    if confounded is not None:
+        # The TLB chain's lines (one per page) outgrow a data cache where the control chain's do (as many lines,
+        # packed): the two chains' difference can move there with no TLB level at all, as what a translation costs
+        # changes with the cache the line comes from. A Zen 4 guest's quick curve stepped 0.45 ns from 512 to 608
+        # pages, where 512 lines fill its 32 KiB L1d, and levelled off: method 16 read it as a 558-entry L2 TLB
+        # (3,072). The L2 TLB is read from the next step, where the curve shows one.
+        notes.append(f"the step from {l2_low} to {l2_high} pages is where the control chain leaves a data cache "
+                     f"({confounded[0]} to {confounded[1]} lines): a translation cost that changes with the cache "
+                     "its lines come from, not a TLB's reach, so no L2 TLB is read from it")
+        l2_plateau = plateaus[2] if len(plateaus) > 2 else None
+        l2_entries, l2_onset, l2_completion, l2_low, l2_high = step(l2_plateau)
     last_point_rise = None
     if l2_low is not None and l2_low == ordered[-2] and l2_high == ordered[-1]:
         # The second step rises on the curve's last point alone: nothing past it shows the rise is a TLB's step
@@ -1141,11 +1172,12 @@ def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
     if l1_low is None:
         notes.append(f"no step after the first plateau (up to {ordered[-1]} pages): the sweep stays in the L1 TLB")
     if l2_low is not None:
-        walk_ns = fitted_ns[second.completion] - base
-        if len(plateaus) > 2:
-            walk_ns = math.exp(statistics.median(fit[plateaus[2].first:plateaus[2].last + 1])) - base
-        elif not second.rise_levels_off:
-            notes.append(f"page-walk cost taken where the second step ends ({ordered[second.completion]} pages); "
+        walk_ns = fitted_ns[l2_plateau.completion] - base
+        after = plateaus.index(l2_plateau) + 1
+        if len(plateaus) > after:
+            walk_ns = math.exp(statistics.median(fit[plateaus[after].first:plateaus[after].last + 1])) - base
+        elif not l2_plateau.rise_levels_off:
+            notes.append(f"page-walk cost taken where the L2 TLB's step ends ({ordered[l2_plateau.completion]} pages); "
                          f"it keeps growing to {fitted_ns[-1] - base:.3g} ns at {ordered[-1]} pages as page "
                          "tables spill out of the caches")
     elif second is not None and second.onset is None:

@@ -90,14 +90,14 @@ def cache_refinement(sizes: Sequence[int], latency_ns: Sequence[float], *, targe
 
 
 def tlb_refinement(pages: Sequence[int], latency_ns: Sequence[float], *, target_octaves: float,
-                   budget: int) -> list[int]:
+                   budget: int, control_ns: Sequence[float] | None = None) -> list[int]:
     """Page counts to measure next on a TLB curve: each TLB level's onset bracket (and a rise on the curve's last
     point alone) still wider than `target_octaves` divided into target-wide parts, breadth first (L1 first), at
-    most `budget`."""
+    most `budget`. `control_ns`: the control chain's ns at those page counts (infer_tlb)."""
     if budget <= 0:
         return []
     try:
-        inferred = infer_tlb(pages, latency_ns)
+        inferred = infer_tlb(pages, latency_ns, control_ns=control_ns)
     except InferenceError:
         return []
     # a rise on the curve's last point alone reads no L2 TLB, but points inside it may show the step's onset

@@ -149,9 +149,10 @@ def _latency_curves(records, policies):
 
 
 def _tlb_curves(records):
-    """{(cpu, page size): {pages: ns per access as an L1-resident chain would see it}}: the control chain's
-    L1 latency at the fewest pages plus the paired TLB-minus-control difference, as the warehouse reads it
-    (fleetscope.analyze.derive, clipped at minus half the L1 latency)."""
+    """{(cpu, page size): {pages: (ns per access as an L1-resident chain would see it, the control chain's ns)}}:
+    the control chain's L1 latency at the fewest pages plus the paired TLB-minus-control difference, as the
+    warehouse reads it (fleetscope.analyze.derive, clipped at minus half the L1 latency), and the control's own
+    (None where it was not measured at that page count)."""
     control, difference = {}, {}
     for record in records:
         params = record["params"]
@@ -168,7 +169,8 @@ def _tlb_curves(records):
         if not control.get(key):
             continue
         l1_ns = control[key][min(control[key])]
-        curves[key] = {pages: l1_ns + max(value, -0.5 * l1_ns) for pages, value in differences.items()}
+        curves[key] = {pages: (l1_ns + max(value, -0.5 * l1_ns), control[key].get(pages))
+                       for pages, value in differences.items()}
     return curves
 
 
@@ -251,8 +253,9 @@ def refine_points(jsonl, spec):
             coarse = {int(pages) for pages in (spec["coarse"].get(page_size) or [])}
             budget = math.ceil((max_points - len(set(curve) - coarse)) / rounds_left)
             pages = sorted(curve)
-            chosen = refine.tlb_refinement(pages, [curve[count] for count in pages], target_octaves=octaves,
-                                           budget=budget)
+            controls = [curve[count][1] for count in pages]
+            chosen = refine.tlb_refinement(pages, [curve[count][0] for count in pages], target_octaves=octaves,
+                                           budget=budget, control_ns=None if None in controls else controls)
             if chosen:
                 label = f"refine {page_size} pages {','.join(map(str, sorted(chosen)))}" + (f" (CPU {cpu})" if cpu is not None else "")
                 points.append({"label": label, "argv": _with_cpu(spec["argv"], cpu) + [

@@ -222,6 +222,49 @@ def test_a_second_step_on_the_last_point_alone_reads_no_l2_tlb():
     assert cut.l2_low_pages is None and "no L2 TLB is read" in cut.note, cut
 
 
+# A Zen 4 guest (EPYC family 25 model 17, L1d 32 KiB, L1 DTLB 72, L2 DTLB 3,072) measured with the tlb kernel,
+# 4 KiB pages, CPU 0: page counts, the paired TLB - control difference (median ns) and the control chain's minimum.
+ZEN4_GUEST_TLB = [(8, -0.008, 1.094), (16, -0.003, 1.089), (32, 0.003, 1.090), (64, 0.008, 1.092),
+                  (76, 1.959, 1.092), (90, 1.918, 1.090), (107, 1.973, 1.093), (128, 1.916, 1.092),
+                  (256, 1.947, 1.092), (512, 1.891, 1.164), (608, 2.258, 3.931), (724, 2.292, 3.861),
+                  (861, 2.245, 3.873), (1024, 2.244, 3.841)]
+
+
+def test_a_step_where_the_control_chain_leaves_the_l1d_reads_no_l2_tlb():
+    """Method 17: one line per page outgrows the 32 KiB L1d at 512 pages, as the control's packed lines do, and
+    the difference steps 0.35 ns there and levels off: no TLB's reach (this guest's L2 DTLB has 3,072 entries,
+    beyond the curve). Without the control's curve it reads as the L2 TLB, as method 16 did (558 entries)."""
+    pages = [count for count, _paired, _control in ZEN4_GUEST_TLB]
+    latency = [1.09 + paired for _count, paired, _control in ZEN4_GUEST_TLB]
+    control = [value for _count, _paired, value in ZEN4_GUEST_TLB]
+    blind = infer_tlb(pages, latency)
+    assert (blind.l2_low_pages, blind.l2_high_pages) == (512, 608), blind
+    inferred = infer_tlb(pages, latency, control_ns=control)
+    assert (inferred.l1_low_pages, inferred.l1_high_pages) == (64, 76)
+    assert inferred.l2_low_pages is None and inferred.l2_entries is None and inferred.walk_ns is None
+    assert "where the control chain leaves a data cache (512 to 608 lines)" in inferred.note
+    # and the refinement spends no point inside that step
+    assert all(not 512 < count < 608 for count in tlb_refinement(pages, latency, target_octaves=0.125, budget=6,
+                                                                   control_ns=control))
+
+
+def test_past_a_data_cache_step_the_l2_tlb_is_read_from_the_next_step():
+    """The same curve swept on to the L2 TLB (synthetic: the step at the L1d 0.8 ns, as an Emerald Rapids guest's
+    rose 1 ns, and a 3,072-entry L2 TLB whose misses add a 13 ns walk): the step at the L1d is passed over and the
+    L2 TLB read from the step after it, whatever the noise; without the control's curve it is read at the L1d."""
+    for seed in SEEDS:
+        rng = random.Random(seed)
+        pages = [8, 16, 32, 64, 76, 90, 128, 256, 512, 608, 724, 1024, 1448, 2048, 2435, 2896, 3444, 4096, 5793, 8192]
+        latency = [1.09 + (0 if count <= 72 else 1.9) + (0.8 if count > 512 else 0) + (13 if count > 3072 else 0)
+                   + rng.gauss(0, 0.03) for count in pages]
+        control = [1.09 if count <= 512 else 3.87 for count in pages]
+        assert (infer_tlb(pages, latency).l2_low_pages, infer_tlb(pages, latency).l2_high_pages) == (512, 608)
+        inferred = infer_tlb(pages, latency, control_ns=control)
+        assert (inferred.l2_low_pages, inferred.l2_high_pages) == (2896, 3444), inferred
+        assert inferred.walk_ns == pytest.approx(15.7, abs=0.5)
+        assert "where the control chain leaves a data cache" in inferred.note
+
+
 def test_mlp_saturation_is_the_first_k_near_the_largest_mlp():
     chains = list(range(1, 17))
     mlp = [min(k, 10) * (1 + 0.01 * (k % 3)) for k in chains]
