@@ -59,6 +59,7 @@ BIMODAL_SEPARATION = 3.0      # ... and this many times the larger group's own M
 BIMODAL_MIN_SHARE = 0.2       # each group holds at least this share of the samples (and at least 2)
 BIMODAL_MAX_SAMPLES = 100_000  # the kernels' sampler takes at most this many; a larger point is not split-tested
 CANARY_DRIFT = 1.3            # the L1 canary moved across a point, or read slower than the run's usual, by this
+C2C_ASYMMETRY = 2.0           # one direction of a c2c pair's fastest round trip over the other's, above this: flagged
 PLAN_OVERSHOOT = 1.25         # an experiment's wall time / the upper bound its plan priced it at (view plan_vs_actual)
 # A level whose size bracket lies further than a quarter octave (the adaptive sweep's resolution) from the size sysfs
 # or a reference's source states: what the chase could keep is not what the part has.
@@ -455,6 +456,23 @@ def tlb_below_control(run: Run) -> list[Flag]:
     return [_against(rule, subject, checked, TLB_BELOW_CONTROL, "ratio",
                      f"tlb chain's minimum / its control's < {TLB_BELOW_CONTROL:g}",
                      lambda ratio: ratio < TLB_BELOW_CONTROL, min)]
+
+
+def c2c_asymmetric(run: Run) -> list[Flag]:
+    """A c2c pair whose fastest round trip one way is more than C2C_ASYMMETRY x the other way's: a cache line bounced
+    between the same two CPUs takes the same path both ways, so the two directions met different placements (a
+    guest's vCPUs moved by the hypervisor between them: a Zen 4 guest read 158 ns from CPU 0 to 1 and 41 ns back,
+    another CCX's latency against the same one's). Minima, so a burst of load on some samples does not count; the
+    pair's figures are not the machine's."""
+    rule, subject = "c2c_asymmetric", "c2c_matrix"
+    rows = run.rows("c2c_pair_minima")
+    if not rows:
+        return [Flag(rule, "not_run", subject, reason="no c2c pair measured both ways in this run")]
+    checked = [(f"CPU {cpu_a} to {cpu_b}: {there:.4g} ns, back: {back:.4g} ns (minima)",
+                max(there, back) / min(there, back)) for cpu_a, cpu_b, there, back in rows]
+    return [_against(rule, subject, checked, C2C_ASYMMETRY, "ratio",
+                     f"one direction's fastest round trip / the other's > {C2C_ASYMMETRY:g}",
+                     lambda ratio: ratio > C2C_ASYMMETRY, max)]
 
 
 def _below_idle_flag(subject: str, idle_text: str, checked: list[tuple[str, float, bool]], threshold: float,
@@ -918,7 +936,7 @@ def plan_overshoot(run: Run) -> list[Flag]:
 RULES: tuple[Callable[[Run], list[Flag]], ...] = (
     dram_chase_too_fast, first_plateau_above_l1_hit, size_off_stated, bandwidth_above_dram_peak,
     firmware_claims_disagree, huge_pages_not_granted, loaded_idle_far_above_idle, loaded_below_idle, load_never_ran,
-    tlb_below_control,
+    tlb_below_control, c2c_asymmetric,
     stride_bytes_counted, nt_write_far_above_read, experiments_disagree, storage_littles_law, threads_shared_one_cpu,
     noisy_point, bimodal_point, canary_drift, measured_while_throttling, plan_overshoot,
 )

@@ -118,7 +118,8 @@ STATE_SENSITIVE = {"loaded_idle_far_above_idle", "nt_write_far_above_read", "hug
                    "loaded_below_idle",  # a neighbour busy while the idle point ran lifts it above a loaded one
                    "size_off_stated",  # a guest's L3 share (or a core shared with another guest) is not sysfs's size
                    "load_never_ran",  # a load thread that got no CPU beside the suite's other worker
-                   "tlb_below_control"}  # a neighbour on the core while the control chain's turns ran
+                   "tlb_below_control",  # a neighbour on the core while the control chain's turns ran
+                   "c2c_asymmetric"}  # a vCPU the hypervisor moved between a c2c pair's two directions
 # A flag is below its threshold for these rules (a share granted, CPUs used, load moved, a chain's minimum over its
 # control's), above it for the others.
 FLAGGED_BELOW = {"huge_pages_not_granted", "threads_shared_one_cpu", "load_never_ran", "tlb_below_control"}

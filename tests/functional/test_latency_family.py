@@ -115,12 +115,16 @@ def test_pattern_stride_and_write_cost_land(family):
     assert flush[0] == "clflush_mfence_round_trip" and flush[1] > 20
 
 
-def test_c2c_matrix_is_symmetric_within_noise(family):
-    # minima, as above: a busy sibling guest slows one direction's samples, not its fastest round trip
+def test_c2c_pairs_are_symmetric_or_flagged(family):
+    """Minima, as above: a busy sibling guest slows one direction's samples, not its fastest round trip. A pair
+    still far apart one way from the other (a Zen 4 guest read 158 ns from CPU 0 to 1 and 41 ns back: the
+    hypervisor had moved a vCPU between the two directions) is what c2c_asymmetric reports, with the pair."""
     matrix = {(a, b): ns for a, b, ns in rows(family, "select cpu_a, cpu_b, min_ns from c2c_matrix")}
-    assert matrix and all(a != b for a, b in matrix)
-    for (a, b), ns in matrix.items():
-        assert 0.33 < ns / matrix[(b, a)] < 3, (a, b, ns, matrix[(b, a)])
+    assert matrix and all(a != b for a, b in matrix) and all((b, a) in matrix for a, b in matrix)
+    worst = max(max(ns, matrix[(b, a)]) / min(ns, matrix[(b, a)]) for (a, b), ns in matrix.items())
+    ((status, value, threshold),) = rows(family, "select status, value, threshold from flags "
+                                                 "where rule = 'c2c_asymmetric'")
+    assert value == pytest.approx(worst) and (status == "flagged") == (worst > threshold), (matrix, status)
 
 
 def test_c2c_compares_llc_domains_or_says_why_it_cannot(family):

@@ -18,7 +18,7 @@ RULES = {"dram_chase_too_fast", "first_plateau_above_l1_hit", "bandwidth_above_d
          "huge_pages_not_granted", "loaded_idle_far_above_idle", "loaded_below_idle", "stride_bytes_counted",
          "nt_write_far_above_read", "experiments_disagree", "storage_littles_law", "threads_shared_one_cpu",
          "noisy_point", "bimodal_point", "canary_drift", "measured_while_throttling",
-         "plan_overshoot", "size_off_stated", "load_never_ran", "tlb_below_control"}
+         "plan_overshoot", "size_off_stated", "load_never_ran", "tlb_below_control", "c2c_asymmetric"}
 
 
 def point(experiment: str, kernel: str, params: dict, ns: float, context: dict | None = None) -> dict:
@@ -102,6 +102,7 @@ def test_a_clean_run_has_every_rule_and_no_flag(bundles, cli, tmp_path):
     assert by[("nt_write_far_above_read", "bandwidth_points")]["status"] == "not_run"
     assert all(row["reason"] for row in rows if row["status"] == "not_run")
     assert "no tlb point" in by[("tlb_below_control", "tlb_reach")]["reason"]
+    assert "no c2c pair measured both ways" in by[("c2c_asymmetric", "c2c_matrix")]["reason"]
 
 
 def test_a_dram_sized_chase_under_25_ns_is_flagged(bundles, cli, tmp_path):
@@ -230,6 +231,24 @@ def test_a_tlb_chain_faster_than_its_control_is_flagged(bundles, cli, tmp_path, 
     assert flag["item"] == f"4k 64 pages: tlb {tlb_min:.4g} ns, control 1.98 ns (minima)"
     assert flag["value"] == pytest.approx(tlb_min / 1.98) and flag["threshold"] == 0.9
     assert flag["evidence"].startswith(f"{int(status == 'flagged')} of 23 checked break it")
+
+
+C2C = TLB.with_name("c2c.jsonl")
+
+
+@pytest.mark.parametrize("there, status", [(158.4, "flagged"), (80.0, "clear")])
+def test_a_c2c_pair_much_slower_one_way_is_flagged(bundles, cli, tmp_path, there, status):
+    # a real run's c2c pair, its CPU 0 to 1 minimum raised to what a Zen 4 guest read against 41.5 ns back (its vCPU
+    # on another CCX for one direction): one line between the same two CPUs takes the same path both ways
+    points = [json.loads(line) for line in C2C.read_text().splitlines()]
+    for point in points:
+        point["summary"]["min"] = there if (point["params"]["cpu_a"], point["params"]["cpu_b"]) == (0, 1) else 41.5
+    results = {"results/latency_sweep.jsonl": bundles.latency_points(), "results/c2c.jsonl": points}
+    (flag,) = flags(load(bundles, cli, tmp_path, results=results), "c2c_asymmetric")
+    assert (flag["status"], flag["subject"]) == (status, "c2c_matrix")
+    assert flag["item"] == f"CPU 0 to 1: {there:.4g} ns, back: 41.5 ns (minima)"
+    assert flag["value"] == pytest.approx(there / 41.5) and flag["threshold"] == 2.0
+    assert flag["evidence"].startswith(f"{int(status == 'flagged')} of 1 checked break it")
 
 
 def test_loaded_points_within_the_idle_points_noise_are_clear(bundles, cli, tmp_path):
