@@ -41,6 +41,14 @@ def _l1_off_stated(connection) -> str | None:
     return row[0] if row and "thp L1 " in row[0] else None
 
 
+def _private_cache_off_stated(connection) -> str | None:
+    """The evidence of the run's size_off_stated flag where it names the THP curve's L1 or L2, the caches of one
+    core (a Zen 4 guest's 1 MiB L2 reads 724-790 KiB: its core shared with other work), else None."""
+    row = connection.execute("SELECT evidence FROM flags WHERE rule = 'size_off_stated' AND status = 'flagged'"
+                             ).fetchone()
+    return row[0] if row and ("thp L1 " in row[0] or "thp L2 " in row[0]) else None
+
+
 def test_l1_size_is_bracketed_to_a_quarter_octave_within_an_eighth_of_sysfs(warehouse):
     connection, _ = warehouse
     sysfs = connection.execute("SELECT size_bytes FROM cache_levels WHERE level = 1 AND type = 'Data'").fetchone()[0]
@@ -72,13 +80,15 @@ def test_l1_dtlb_step_is_within_one_step_of_the_documented_count(warehouse):
                        if v == vendor and f == family and model in models), None)
     if documented is None:
         pytest.skip(f"no documented L1 DTLB size for {vendor} family {family} model {model} in this test's table")
-    (entries, low, high), = connection.execute(
-        "SELECT l1_entries, l1_low_pages, l1_high_pages FROM inferred_tlb WHERE page_size = '4k'").fetchall()
+    (entries, low, high, note), = connection.execute(
+        "SELECT l1_entries, l1_low_pages, l1_high_pages, note FROM inferred_tlb WHERE page_size = '4k'").fetchall()
     assert low is not None, entries
-    if _l1_off_stated(connection) is not None:
-        # the run's own L1 reading says the core was shared (the test above): its DTLB is shared with the same
+    if _private_cache_off_stated(connection) is not None or "the points scatter around the fit" in (note or ""):
+        # the run's own L1 or L2 reading says the core was shared (the test above): its DTLB is shared with the same
         # neighbour, so the step holds fewer entries than the part's, never more (CI: 45-53 of 72 beside an L1 read
-        # at half)
+        # at half; a Zen 4 guest: 45-53 beside its L2 read at 724-790 KiB of 1 MiB). The same where the curve's own
+        # note says its points scatter (a Zen 4 guest's: misses from 53 pages, 0.56 ns of a 1.9 ns step at 64, and
+        # "steps smaller than 45% cannot be told from that noise"): the step's foot, not the count, starts it
         assert low <= documented * 1.15, (entries, low, high, documented)
         return
     # The claim is the step's bracket (its log-midpoint is the count, where the bracket is fine enough for one):
