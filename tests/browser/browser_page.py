@@ -158,6 +158,11 @@ class Browser:
         self.devtools = DevTools(next(target["webSocketDebuggerUrl"] for target in targets if target["type"] == "page"))
         for domain in ("Runtime", "Log", "Page", "Network"):
             self.devtools.call(f"{domain}.enable")
+        self.size = (width, height)
+        self.resize(width, height)
+
+    def resize(self, width: int, height: int) -> None:
+        """The page's viewport, width x height CSS pixels (the layout reflows at once)."""
         self.devtools.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
                            mobile=False)
 

@@ -1,5 +1,6 @@
 """A host page in headless Chromium: no console message of any level, no network request, the latency curve
-drawn with its sysfs rules and the inferred levels marked, a loaded-latency knee drawn as the interval it lies in
+drawn with its sysfs rules and the inferred levels marked, no summary card clipping what it holds (the hierarchy
+table's five columns), a loaded-latency knee drawn as the interval it lies in
 (and a flat curve named as having none), and core-to-core cells that print alike coloured alike."""
 
 from __future__ import annotations
@@ -46,6 +47,21 @@ def test_the_host_page_draws_its_latency_curve_without_console_messages(bundles,
     assert len(inferred) >= 2 and inferred[0].startswith("L1 16–32 KiB · sysfs 32 KiB")
     assert chart["rules"] == len(sysfs) + len(inferred) and chart["bands"] == len(inferred)
     assert {"4 KiB", "1 MiB", "256 MiB"} <= set(chart["axisLabels"])
+    # every summary card holds what it shows: at 1,300 px the hierarchy table's latency and cycles columns once
+    # ran past its card's edge, cut off
+    assert browser.evaluate("document.getElementById('summary-levels') !== null")
+    for width in (1300, 1100):
+        browser.resize(width, 900)
+        try:
+            clipped = browser.evaluate(CLIPPED_CARDS)
+        finally:
+            browser.resize(*browser.size)
+        assert clipped == [], (width, clipped)
+
+
+# the titles of the summary cards whose content is wider than the card
+CLIPPED_CARDS = """Array.from(document.querySelectorAll('#summary .card'))
+  .filter(card => card.scrollWidth > card.clientWidth + 1).map(card => card.querySelector('h2').textContent)"""
 
 
 LOADED_PROBE = """(() => {
