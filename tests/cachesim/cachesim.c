@@ -4,8 +4,8 @@
  * What is simulated, access by access:
  *   - the chase: one random cycle (Sattolo) over every 64-byte line of a buffer of `bytes`
  *     (pattern 0), or over one line per page of `bytes / page` pages, page i's line at offset
- *     (i mod 64) x 64 as the tlb kernel lays it out (pattern 1); one warm-up walk, then `passes`
- *     timed walks;
+ *     (i mod 64) x 64 as the tlb kernel lays it out (pattern 1); `warmup` untimed walks, then
+ *     `passes` timed walks;
  *   - physical placement: the buffer's virtual pages of `frame_bytes` (4 KiB, or 2 MiB for huge
  *     pages) land on random distinct physical frames, so a cache whose way span exceeds a frame sees
  *     its sets filled at random, one whose way span fits a frame sees them filled evenly;
@@ -230,7 +230,7 @@ static uint64_t *random_frames(uint64_t count)
 /* Mean ns per access of the chase over `bytes`; < 0 on a bad argument or no memory. */
 double cachesim_point(const struct level_spec *levels, uint32_t level_count, double memory_ns,
 		      const struct tlb_spec *tlbs, uint32_t tlb_count, uint64_t page_bytes,
-		      uint64_t frame_bytes, uint32_t pattern, uint64_t bytes, uint32_t passes, uint64_t seed,
+		      uint64_t frame_bytes, uint32_t pattern, uint64_t bytes, uint32_t warmup, uint32_t passes, uint64_t seed,
 		      uint64_t max_accesses)
 {
 	const uint64_t line_bytes = 64;
@@ -281,7 +281,7 @@ double cachesim_point(const struct level_spec *levels, uint32_t level_count, dou
 	}
 	/* chain now maps position -> element; walking i -> chain[i] from 0 visits every element once */
 	uint64_t lines_per_frame = frame_bytes / line_bytes, now = 1;
-	for (uint32_t pass = 0; pass <= passes; pass++) {
+	for (uint32_t pass = 0; pass < warmup + passes; pass++) {
 		uint64_t element = 0;
 		for (uint64_t step = 0; step < accesses; step++, now++) {
 			element = chain[element];
@@ -319,7 +319,7 @@ double cachesim_point(const struct level_spec *levels, uint32_t level_count, dou
 				cost += tlbs[t].miss_ns;
 				cache_insert(&tlb_caches[t], page, now);
 			}
-			if (pass > 0)
+			if (pass >= warmup)
 				total += cost;
 		}
 	}
