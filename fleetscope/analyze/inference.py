@@ -74,8 +74,9 @@ from dataclasses import dataclass, field, replace
 # from the step's shape; 13: a shelf of three quarters of an octave ends a rise; 14: a level resting on one point
 # gives its bracket, not a number; 15: a TLB step on the curve's last point alone reads no L2 TLB; 16: a shelf is
 # measured against the rise's steepest slope over a quarter octave, not between neighbouring points; 17: a TLB
-# step where the control chain leaves a data cache reads no L2 TLB.
-INFERENCE_VERSION = 17
+# step where the control chain leaves a data cache reads no L2 TLB; 18: a level its host states direct-mapped
+# (one way) is read by the set-load model, where it failed the whole run's derivation.
+INFERENCE_VERSION = 18
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave
@@ -753,9 +754,10 @@ def _estimator(number: int, placement: Placement) -> tuple[str, str]:
 # cyclic working set twice its size: a long upper tail) and places C: LRU-like M(1) is about 0.55, random 0.2.
 SET_MODEL_STEP = 1 / 64          # octaves between two candidate capacities (and two tabulated x)
 SET_MODEL_SPAN = 4               # the tables cover x from 2^-4 to 2^4
-# The Poisson weights of a set's load are products from exp(-mean), which underflows to 0 past a mean of 745
-# (a 47-way cache at 16 x its capacity): from this mean on each weight is taken in logs.
-POISSON_LOG_FROM = 700
+# A set's load is summed over Poisson(mean) within this many standard deviations (plus as many loads) of its
+# mean: the weight outside is below 1e-30, and the whole sum cost 40 W terms at every x, 0.4 s of a CLI
+# ingest building the tables of one host's levels.
+POISSON_SIGMAS = 12
 SET_MODEL_WAYS = 8               # where the host does not say its ways
 # the most ways modelled: a set's load spreads by 1/sqrt(x W), 12% at 64 ways, so more ways change the rise less
 # than the noise; a host's stated ways are untrusted, and a table costs time and memory in them (40 W set loads)
@@ -772,9 +774,13 @@ def _random_set_misses(lines: int, ways: int) -> float:
     """The share of a cyclic chase's accesses that miss in one random-replacement set holding `lines`."""
     if lines <= ways:
         return 0.0
+    if ways == 1:  # direct-mapped: no choice of victim, every other line's miss evicts it (as under LRU)
+        return 1.0
     rate, hit = (lines - 1) * -math.log1p(-1 / ways), 0.0
     for _round in range(200):  # the iteration from 0 climbs to the smaller fixed point (h = 1 is the other)
-        hit = math.exp(-rate * (1 - hit))
+        hit, last = math.exp(-rate * (1 - hit)), hit
+        if hit == last:  # reached: every later round gives the same number
+            break
     return 1 - hit
 
 
@@ -789,13 +795,16 @@ def _set_model(ways: int, policy: str) -> list[float]:
                               for lines in range(1, 40 * ways + 1)]
         for k in range(int(2 * SET_MODEL_SPAN / SET_MODEL_STEP) + 1):
             mean = ways * 2 ** (k * SET_MODEL_STEP - SET_MODEL_SPAN)
-            probability, total = math.exp(-mean), 0.0
-            for others in range(len(per_set)):
-                if mean > POISSON_LOG_FROM:  # exp(-mean) underflows to 0 past 745: each term in logs
-                    probability = math.exp(others * math.log(mean) - mean - math.lgamma(others + 1))
+            # the loads that weigh: within POISSON_SIGMAS standard deviations of the mean (the rest weigh less
+            # than 1e-30 together); the first weight in logs (exp(-mean) underflows to 0 past a mean of 745),
+            # the others from it by the recurrence
+            reach = POISSON_SIGMAS * math.sqrt(mean) + POISSON_SIGMAS
+            first, end = max(0, int(mean - reach)), min(len(per_set), int(mean + reach) + 1)
+            probability = math.exp(first * math.log(mean) - mean - math.lgamma(first + 1))
+            total = 0.0
+            for others in range(first, end):
                 total += probability * per_set[others]
-                if mean <= POISSON_LOG_FROM:
-                    probability *= mean / (others + 1)
+                probability *= mean / (others + 1)
             table.append(min(1.0, total))
         _SET_MODEL_TABLES[key] = table
     return _SET_MODEL_TABLES[key]

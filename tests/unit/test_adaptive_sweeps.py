@@ -108,6 +108,18 @@ def test_an_l2_behind_4k_pages_is_read_by_its_set_load(l2, ways, policy):
     assert brackets.onset[1] < 0.9 * l2
 
 
+@pytest.mark.parametrize("policy", ["lru", "random"])
+def test_a_direct_mapped_level_is_read_by_the_set_load_model_not_refused(policy):
+    # a host whose facts state one way for its L2 (size / way span = 1): random replacement's fixed point took
+    # log(1 - 1/ways) and raised a math domain error, so the ingest of such a host inferred no hierarchy
+    machine = Machine((Cache(32 * KIB, 8, "lru", 1.0), Cache(1 * MIB, 1, policy, 4.0), Cache(4 * MIB, 16, "lru", 30.0)),
+                      100.0, frame_bytes=SMALL_PAGE)
+    sizes, ns = sweep(machine, 4, smallest=8 * KIB, largest=16 * MIB)
+    curve = infer_cache_levels(sizes, ns, sysfs_sizes=[32 * KIB, 1 * MIB, 4 * MIB],
+                               placement=Placement(SMALL_PAGE, (4096, 1 * MIB, MIB)))
+    assert curve.levels[1].size_estimator == "set-load" and curve.levels[1].size_low_bytes < 1 * MIB
+
+
 def test_a_shelf_that_climbs_too_steeply_for_a_plateau_still_ends_the_rise_below_it():
     # the dev VM's quick THP curve (2026-11-27): the guest's L3 share climbs 18% an octave from 2 to 4 MiB, too
     # steep for a plateau, and memory follows at 8 MiB. The L2's rise ends at that shelf: fitted on to memory,
