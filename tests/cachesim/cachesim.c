@@ -230,8 +230,8 @@ static uint64_t *random_frames(uint64_t count)
 /* Mean ns per access of the chase over `bytes`; < 0 on a bad argument or no memory. */
 double cachesim_point(const struct level_spec *levels, uint32_t level_count, double memory_ns,
 		      const struct tlb_spec *tlbs, uint32_t tlb_count, uint64_t page_bytes,
-		      uint64_t frame_bytes, uint32_t pattern, uint64_t bytes, uint32_t warmup, uint32_t passes, uint64_t seed,
-		      uint64_t max_accesses)
+		      uint64_t frame_bytes, uint32_t pattern, uint64_t bytes, uint32_t warmup, uint32_t passes,
+		      uint64_t seed, uint64_t max_accesses)
 {
 	const uint64_t line_bytes = 64;
 	struct cache caches[8], tlb_caches[4];
