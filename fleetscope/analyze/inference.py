@@ -75,8 +75,9 @@ from dataclasses import dataclass, field, replace
 # gives its bracket, not a number; 15: a TLB step on the curve's last point alone reads no L2 TLB; 16: a shelf is
 # measured against the rise's steepest slope over a quarter octave, not between neighbouring points; 17: a TLB
 # step where the control chain leaves a data cache reads no L2 TLB; 18: a level its host states direct-mapped
-# (one way) is read by the set-load model, where it failed the whole run's derivation.
-INFERENCE_VERSION = 18
+# (one way) is read by the set-load model, where it failed the whole run's derivation; 19: a set-load rise that
+# fits both replacements within its points' scatter is bracketed across both readings, not given the nearer's number.
+INFERENCE_VERSION = 19
 
 FLAT_SLOPE = 0.15              # ln(latency) per octave: flatter than this is a plateau (16% per octave)
 MIN_PLATEAU_OCTAVES = 0.5      # a plateau spans at least half an octave
@@ -767,6 +768,11 @@ EVEN_MODEL_POLICIES = ("lru", "lru4", "random")  # evenly filled sets (a TLB): f
 SHELF_FRACTION = 0.5            # a stretch of a rise that climbs less than this share of its steepest slope: a shelf
 SHELF_OCTAVES = 0.75            # ... and that wide at least (three quarter-octave refinement intervals)
 SHELF_SLOPE_OCTAVES = 0.25      # the steepest slope is read over this much of the rise at least (a refinement step)
+# The set-load fits of the two replacements are told apart when the worse one's squared residuals exceed the better
+# one's by this many times the points' variance: twice the log of the likelihood ratio under lognormal noise, 2 is
+# odds of e:1, the least that counts as evidence. On 120 simulated machines (quick) it took the L2s shown as a
+# number from 98 to 75 and the wrong ones among them from 7 to 3 (4: 71 and 3; 1: 84 and 4; docs/methods.md).
+POLICY_EVIDENCE = 2.0
 SHARP_RISE_OCTAVES = 0.55        # a rise from its onset to 90% of the step within this filled its sets evenly
 
 
@@ -838,9 +844,19 @@ def _even_model(policy: str) -> list[float]:
     return _SET_MODEL_TABLES[key]
 
 
+@dataclass(frozen=True)
+class SetModelFit:
+    """The set-load model's best fit of a rise (log2 of the capacity, the replacement, the sum of squared ln
+    residuals) and the best fit of the other replacement(s), nearest first."""
+    capacity_log2: float
+    policy: str
+    squares: float
+    others: tuple[tuple[float, float, str], ...]   # (squares, capacity_log2, policy)
+
+
 def _set_model_fit(log_sizes: Sequence[float], measured_ln: Sequence[float], low_ns: float, high_ns: float,
-                   ways: int, even: bool = False) -> tuple[float, str]:
-    """log2 of the capacity, and the replacement, whose modelled rise (base `low_ns`, top `high_ns`) is nearest
+                   ways: int, even: bool = False) -> SetModelFit:
+    """The capacity (log2), and the replacement, whose modelled rise (base `low_ns`, top `high_ns`) is nearest
     the measured points in ln latency (lognormal noise): each policy on a grid of SET_MODEL_STEP octaves.
 
     The points are summed per cell of that grid once (count, sum of ln latency): a candidate capacity moves the
@@ -857,6 +873,7 @@ def _set_model_fit(log_sizes: Sequence[float], measured_ln: Sequence[float], low
         cell = sums.setdefault(round((x - first + 1 + SET_MODEL_SPAN) / SET_MODEL_STEP), [0.0, 0.0])
         cell[0] += 1
         cell[1] += y
+    squares = sum(y * y for y in measured_ln)  # error() leaves it out: the same for every candidate
     cells = sorted(sums)
     counts, totals = [sums[cell][0] for cell in cells], [sums[cell][1] for cell in cells]
     count_before, total_before = [0.0], [0.0]
@@ -887,11 +904,11 @@ def _set_model_fit(log_sizes: Sequence[float], measured_ln: Sequence[float], low
         if stride > 1:
             near = range(max(0, best[1] - stride), min(steps, best[1] + stride) + 1)
             best = min((error(step), step) for step in near)
-        fits[policy] = (best[0], first - 1 + best[1] * SET_MODEL_STEP, policy)
+        fits[policy] = (best[0] + squares, first - 1 + best[1] * SET_MODEL_STEP, policy)
     # the two differ mostly in the upper tail (random replacement still hits a fifth of the time at twice the
     # capacity): at 10% noise a few points there cannot always tell them apart (benchmarks/sweep_accuracy.py)
-    chosen = min(fits.values())
-    return chosen[1], chosen[2]
+    chosen, *others = sorted(fits.values())
+    return SetModelFit(chosen[1], chosen[2], max(chosen[0], 0.0), tuple(others))
 
 
 def _shelf(x: Sequence[float], fit: Sequence[float], start: int, end: int, step_ratio: float) -> tuple[int, int] | None:
@@ -964,15 +981,31 @@ def _sized(level: CacheLevel, plateau: Plateau, following: Plateau | None, sizes
     span = placement.way_spans[number - 1] if number <= len(placement.way_spans) else None
     ways = min(max(1, round(own / span)), SET_MODEL_MAX_WAYS) if own and span else SET_MODEL_WAYS
     window = range(last_run, window_end + 1)
-    model_log2, policy = _set_model_fit([math.log2(sizes[index]) for index in window],
-                                        [measured_ln[index] for index in window], math.exp(start), math.exp(high), ways)
+    fitted = _set_model_fit([math.log2(sizes[index]) for index in window],
+                            [measured_ln[index] for index in window], math.exp(start), math.exp(high), ways)
+    policy = fitted.policy
     # whatever the replacement, the capacity lies between the rise's onset and where the curve has covered 90% of
     # the step (LRU-like: about half missing at C; random: a fifth)
     done = math.exp(start) + 0.9 * (math.exp(high) - math.exp(start))
     finished = next((index for index in window if index > onset and math.exp(measured_ln[index]) >= done), window[-1])
-    model = min(max(2 ** model_log2, sizes[onset]), sizes[max(finished, onset + 1)])
-    inside = min(max(bisect.bisect_right(sizes, model) - 1, onset), max(finished - 1, onset), len(sizes) - 2)
-    estimator_bracket = (sizes[inside], sizes[inside + 1])
+
+    def within(capacity_log2: float) -> tuple[float, tuple[int, int]]:
+        """A capacity held between the onset and the 90% point, and the two measured sizes around it."""
+        capacity = min(max(2 ** capacity_log2, sizes[onset]), sizes[max(finished, onset + 1)])
+        inside = min(max(bisect.bisect_right(sizes, capacity) - 1, onset), max(finished - 1, onset), len(sizes) - 2)
+        return capacity, (sizes[inside], sizes[inside + 1])
+
+    model, estimator_bracket = within(fitted.capacity_log2)
+    # The two replacements read one rise half an octave apart (random at the smaller capacity), and after that
+    # shift their rises differ by only 3-5% of ln latency (docs/methods.md): where the points' scatter leaves the
+    # worse fit within POLICY_EVIDENCE of the better, the curve has not told which it is, and the bracket spans
+    # both readings (too wide for a number) rather than print the nearer fit's capacity as if it were known.
+    other_squares, other_log2, _other_policy = fitted.others[0]
+    variance = max(scatter * scatter, fitted.squares / max(1, len(window) - 2), 1e-12)
+    decided = other_squares - fitted.squares >= POLICY_EVIDENCE * variance
+    if not decided:
+        other_bracket = within(other_log2)[1]
+        estimator_bracket = (min(estimator_bracket[0], other_bracket[0]), max(estimator_bracket[1], other_bracket[1]))
     if estimator == "set-load" and math.log2(sizes[max(finished, onset + 1)] / sizes[onset]) <= SHARP_RISE_OCTAVES:
         # lines falling at random take more than an octave from 10% to 90% of the step (16 ways: 0.95; 8: 1.2):
         # a rise this sharp filled its sets evenly after all (the host gave contiguous memory), read at its onset
@@ -983,8 +1016,11 @@ def _sized(level: CacheLevel, plateau: Plateau, following: Plateau | None, sizes
     # inside its bracket: the onset at the middle (the rise's shape there depends on the replacement), the set
     # load at the model's capacity
     measured = log_midpoint(low, upper) if estimator == "onset" else min(max(model, low), upper)
-    if estimator == "set-load":
+    if estimator == "set-load" and decided:
         why += f" (its rise fits {'random' if policy == 'random' else 'LRU-like'} replacement)"
+    elif estimator == "set-load":
+        why += (" (its rise fits LRU-like and random replacement alike within its points' scatter: the bracket "
+                "spans both readings)")
     brackets = LevelBrackets(level.level, (sizes[onset], sizes[onset + 1]), estimator_bracket, estimator, measured)
     exclusive = stated[number - 2] + own if is_last_cache and own and number >= 2 else None
     if own is not None and low <= own <= upper:
@@ -1120,8 +1156,9 @@ def infer_tlb(pages: Sequence[int], latency_ns: Sequence[float], *,
             low, high = ordered[full - 1], ordered[full]
             entries = round(log_midpoint(low, high)) if math.log2(high / low) <= RESOLVED_OCTAVES else None
             return entries, ordered[plateau.onset], ordered[plateau.completion], low, high
-        reach_log2, policy = _set_model_fit([x[index] for index in window], [y[index] for index in window],
-                                            math.exp(level), high_ns, 1, even=True)
+        fitted = _set_model_fit([x[index] for index in window], [y[index] for index in window],
+                                math.exp(level), high_ns, 1, even=True)
+        reach_log2, policy = fitted.capacity_log2, fitted.policy
         # only a random TLB's foot hides in the scatter: under an LRU-like fit a point within the scatter of the
         # plateau is on it (a noisy high point there would otherwise pull a 4-way ramp below it)
         floor = plateau.last if policy == "random" else onset

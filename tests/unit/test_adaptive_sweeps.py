@@ -108,6 +108,27 @@ def test_an_l2_behind_4k_pages_is_read_by_its_set_load(l2, ways, policy):
     assert brackets.onset[1] < 0.9 * l2
 
 
+def test_a_rise_that_fits_both_replacements_is_bracketed_across_both_readings_not_given_a_number():
+    # a random 8-way 1 MiB L2 on 4 KiB pages swept at two points an octave: the LRU-like fit is the nearer (1.4 MiB,
+    # wrong) by less than the points' scatter can tell, so the bracket spans both fits' readings and holds the
+    # truth; at eight points an octave the shapes are told apart and the bracket is a narrow one around 1 MiB
+    caches = (Cache(32 * KIB, 8, "lru", 1.0), Cache(1 * MIB, 8, "random", 4.0), Cache(16 * MIB, 16, "bip", 14.0))
+    machine = Machine(caches, 90.0, frame_bytes=SMALL_PAGE)
+    placement = Placement(SMALL_PAGE, (4096, 128 * KIB, MIB))
+    coarse = infer_cache_levels(*sweep(machine, 2, smallest=8 * KIB, largest=12 * MIB), placement=placement)
+    (brackets,) = [item for item in coarse.brackets if item.level == "L2"]
+    assert brackets.measured_bytes > 1.25 * MIB                  # the nearer fit alone would misread it
+    low, high = brackets.set_load
+    assert low < 0.8 * MIB and high >= 1.4 * MIB and low <= 1 * MIB <= high
+    level = coarse.levels[1]
+    assert level.capacity_bytes is None and "LRU-like and random replacement alike" in level.note
+    fine = infer_cache_levels(*sweep(machine, 8, smallest=8 * KIB, largest=12 * MIB), placement=placement)
+    level = fine.levels[1]
+    assert level.size_method == "set-load" and abs(math.log2(level.capacity_bytes / MIB)) < 0.16
+    assert level.size_low_bytes <= 1 * MIB <= level.size_high_bytes
+    assert math.log2(level.size_high_bytes / level.size_low_bytes) <= inference.RESOLVED_OCTAVES
+
+
 @pytest.mark.parametrize("policy", ["lru", "random"])
 def test_a_direct_mapped_level_is_read_by_the_set_load_model_not_refused(policy):
     # a host whose facts state one way for its L2 (size / way span = 1): random replacement's fixed point took
