@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from fleetscope.store.warehouse import (MIGRATIONS_DIR, VIEWS_DIR, WAREHOUSE_DIR, apply_comments, apply_migrations,
                                   create_views, data_dictionary, open_warehouse)
 
@@ -101,3 +103,13 @@ def test_migration_numbers_are_unique_and_leave_no_gap_but_the_known_one():
     assert len(numbers) == len(set(numbers)), "two migrations share a number"
     gaps = set(range(1, numbers[-1] + 1)) - set(numbers)
     assert gaps == {7}, f"migration numbers missing: {sorted(gaps)} (only 007, explained in warehouse/README.md)"
+
+
+def test_the_writer_caps_its_page_cache_so_ingest_memory_does_not_grow_with_the_warehouse(tmp_path):
+    # DuckDB's default (80% of RAM) kept every block read or written: 1.3 GB at 1,000 hosts
+    # (benchmarks/ingest_scale.py gives the figures); the cap bounds it whatever the warehouse holds
+    with open_warehouse(tmp_path / "fleet.duckdb") as connection:
+        limit = connection.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    number, unit = limit.split()
+    assert float(number) * {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "KB": 1e3, "MB": 1e6, "GB": 1e9}[unit] == \
+        pytest.approx(512e6, rel=1e-3), limit
