@@ -41,9 +41,6 @@ DEFAULT_LOCK_WAIT_S = 60.0
 INSERT_BATCH_ROWS = 1000
 
 _MIGRATION_NAME = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
-# Every reader opens with the same settings, so two readers in one process (marimo sessions) share DuckDB's
-# instance; the sandbox (_SANDBOX) is then set on the running instance, and lock_configuration keeps a
-# query from SETting it back.
 # The writer's page cache: DuckDB keeps every block it has read or written until its memory limit (80% of RAM by
 # default), so an ingest's memory grew with the warehouse, not with what it loads (peak RSS 231, 475 and 1,312 MB
 # at 10, 100 and 1,000 hosts in benchmarks/ingest_scale.py). Capped, older blocks are dropped and read again
@@ -51,6 +48,9 @@ _MIGRATION_NAME = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
 # bundles/s, 5.0 uncapped). Primary-key checks load their index lazily (2 MB of ART for an insert into a
 # 400-host warehouse capped at 32 MB); a query larger than the cap spills to DuckDB's temporary folder.
 WRITER_MEMORY_LIMIT = "512MB"
+# Every reader opens with the same settings, so two readers in one process (marimo sessions) share DuckDB's
+# instance; the sandbox (_SANDBOX) is then set on the running instance, and lock_configuration keeps a
+# query from SETting it back.
 _NO_EXTERNAL_ACCESS = {"autoload_known_extensions": False, "autoinstall_known_extensions": False,
                        "allow_community_extensions": False}
 # DuckDB lets a database reach its own files with external access off (the file, its WAL, its temporary
