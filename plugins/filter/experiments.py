@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
+
+from ansible.plugins.filter.core import randomize_list  # the `shuffle` filter: the same order as the role's
 
 
 def _kernel_points():
@@ -16,8 +19,20 @@ def _kernel_points():
     return module
 
 
+def _sibling(name):
+    """A filter module of this folder, loaded by path (as plugins/filter/plan.py loads its own)."""
+    spec = importlib.util.spec_from_file_location(f"fleetscope_experiments_{name}", Path(__file__).resolve().parent
+                                                  / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 _points = _kernel_points()
 requeue_point, kernel_exit, kernel_status = _points.requeue_point, _points.kernel_exit, _points.kernel_status
+_plan, _kinds = _sibling("plan"), _sibling("core_kinds")
+# A kernel's note of what it left out (write_cost's flush on riscv64, bandwidth's non-temporal points in plain C).
+_SKIPPED = re.compile(r"(?m)^[a-z_0-9]+: skipped: (.+)$")
 
 
 def select_experiments(registry, tagged):
@@ -71,7 +86,78 @@ def failure_summary(result, tail_lines=5):
     return "\n".join(lines) or str(result.get("msg", "failed"))
 
 
+def experiment_segments(selected, registry):
+    """The selected experiments, in their (shuffled) order, as the task files that run them: an experiment
+    with tasks of its own (registry entry `tasks: true`: a plan made on the host, a refinement, a knob to
+    toggle) is its own segment, tasks/experiments/<name>.yml; each run of consecutive others, which need
+    nothing but the plan's points, is one segment, tasks/run_batch.yml, all of it one module call on the host.
+    Each segment: {file, experiment (the one, or None), batch (the names it runs)}."""
+    segments = []
+    for name in selected:
+        if registry[name].get("tasks"):
+            segments.append({"file": f"experiments/{name}.yml", "experiment": name, "batch": [name]})
+        elif segments and segments[-1]["experiment"] is None:
+            segments[-1]["batch"].append(name)
+        else:
+            segments.append({"file": "run_batch.yml", "experiment": None, "batch": [name]})
+    return segments
+
+
+def batch_experiments(batch, plan, registry, seed, settings):
+    """What the points module runs for a batch (tasks/run_batch.yml): per experiment its name, its points as
+    tasks/run_points.yml gives them for one experiment (the plan's, shuffled with the seed the role uses
+    unless the registry says `shuffle: false`, once per core kind where the plan runs it so, perf stat around
+    each where the host's perf counts) and its stderr log. `settings`: topology, per_core_kind,
+    per_core_kind_experiments, perf (the facts' record), perf_events, perf_stat."""
+    experiments = []
+    for name in batch:
+        points = _plan.plan_points(plan, name)
+        if registry[name].get("shuffle", True):
+            points = randomize_list(points, seed=f"{seed}{name}")
+        points = _kinds.core_kind_points(points, name, settings["topology"], _kind_experiments(plan, name, settings))
+        experiments.append({"name": name, "stderr_log": f"raw/{name}.stderr.log",
+                            "points": perf_points(points, name, settings["perf"], settings["perf_events"],
+                                                  settings["perf_stat"])})
+    return experiments
+
+
+def _kind_experiments(plan, name, settings):
+    """The experiments run once per core kind, unless the plan measures `name` on one kind (a budget's cut)."""
+    kinds = _plan.plan_entry(plan, name).get("kinds", 2)
+    return settings["per_core_kind_experiments"] if settings["per_core_kind"] and kinds > 1 else []
+
+
+def batch_records(experiments, measured, plan, settings, kernels_cpu, failure=None):
+    """The manifest's record of each experiment of a batch (fleet_experiments), as tasks/run_points.yml makes
+    one: its status, the failure summary of a failed one, its notes (the plan's, the core kinds', each
+    `<kernel>: skipped:` line of its stderr), its perf CSVs (second attempts' too) and its wall time on the
+    host. `measured` is the module's RV(experiments), None where the module did not run (check mode); with
+    `failure` (the module call failed whole: the host went away) each experiment is failed with it."""
+    outcomes = {outcome["name"]: outcome for outcome in measured or []}
+    records = []
+    for experiment in experiments:
+        name = experiment["name"]
+        outcome = outcomes.get(name) or {}
+        ran = outcome.get("results", []) + outcome.get("requeued", [])
+        notes = (_plan.plan_notes(plan, name)
+                 + _kinds.core_kind_notes(settings["topology"], name, _kind_experiments(plan, name, settings),
+                                          kernels_cpu)
+                 + list(dict.fromkeys(note for record in outcome.get("results", [])
+                                      for note in _SKIPPED.findall(record.get("stderr") or ""))))
+        failed = failure is not None or outcome.get("failed", False)
+        raw = ([point["raw"] for point in experiment["points"] if point.get("raw")]
+               + [record["item"]["raw"] for record in outcome.get("requeued", []) if record["item"].get("raw")])
+        records.append({
+            "name": name, "file": f"results/{name}.jsonl", "notes": notes, "status": "failed" if failed else "ok",
+            "error": (failure if failure is not None else failure_summary(outcome)) if failed else None, "raw": raw,
+            "wall_s": round(outcome["end"] - outcome["start"], 3) if "end" in outcome else 0.0,
+        })
+    return records
+
+
 class FilterModule:
     def filters(self):
         return {"select_experiments": select_experiments, "failure_summary": failure_summary,
-                "perf_points": perf_points, "requeue_point": requeue_point, "kernel_status": kernel_status}
+                "perf_points": perf_points, "requeue_point": requeue_point, "kernel_status": kernel_status,
+                "experiment_segments": experiment_segments, "batch_experiments": batch_experiments,
+                "batch_records": batch_records}

@@ -1,8 +1,9 @@
 #!/usr/bin/python
-"""Run one experiment's kernel processes on the host in one module call: each point's argv (perf stat around
+"""Run an experiment's kernel processes on the host in one module call: each point's argv (perf stat around
 it where the host's perf can count), one after another, judged by the kernel's own exit note; then, once, the
-points whose kernel asked for a re-queue. One task per experiment instead of a loop item per process: each
-loop item was a round trip to the host and controller CPU, per host (issue 33)."""
+points whose kernel asked for a re-queue. One task per experiment instead of a loop item per process, and one
+task for a run of experiments that need nothing but their points (O(experiments)): each loop item and each
+task was a round trip to the host and controller CPU, per host (issue 33)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ description:
   - Makes the folder of each point's perf CSV (each point's C(raw.path), relative to O(chdir)), mode 0700.
   - Fails when any process failed, with every process's record in RV(results) and RV(requeued), so the
     experiment's failure record keeps what was measured.
+  - "Given O(experiments) instead of O(points), runs each experiment in turn as above (its own stderr log, its
+    own second attempts, a time bank of its own starting at 0) and returns each one's outcome in
+    RV(experiments): a failed experiment is recorded there, with the message it would have failed with, and the
+    next one still runs; the module fails only on input it cannot run."
 author:
   - fleetscope maintainers (@fleetscope)
 options:
@@ -37,7 +42,13 @@ options:
         Other keys are kept and returned in each record's C(item).
     type: list
     elements: dict
-    required: true
+  experiments:
+    description:
+      - Several experiments, each a dict with C(name), C(points) (as O(points)) and C(stderr_log) (as
+        O(stderr_log), required here), run one after another in the order given. Exactly one of O(points) and
+        O(experiments) is given; O(bank_s) and O(stderr_log_append) apply to O(points) only.
+    type: list
+    elements: dict
   extra_args:
     description: Arguments appended to every point's argv (kernels_extra_args).
     type: list
@@ -93,11 +104,20 @@ requeued:
 bank_s:
   description: Seconds of sampling the processes were priced for and left unused, for the experiment's next call.
   type: float
-  returned: always
+  returned: with O(points)
+experiments:
+  description:
+    - One outcome per experiment of O(experiments), in their order, C(name), C(results), C(requeued) and
+      C(bank_s) as above, C(start) and C(end) (the host's clock, seconds since the epoch), C(failed), and
+      C(msg) where it failed (what the module would have failed with for that experiment alone).
+  type: list
+  elements: dict
+  returned: with O(experiments)
 """
 
 import datetime
 import os
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.fleetscope.fleet.plugins.module_utils.kernel_points import BANK_MAX_S, kernel_status, run_points
@@ -135,18 +155,11 @@ def write_stderr_log(path, records, append):
     os.chmod(path, 0o600)
 
 
-def main() -> None:
-    module = AnsibleModule(argument_spec={"points": {"type": "list", "elements": "dict", "required": True},
-                                          "extra_args": {"type": "list", "elements": "str", "default": []},
-                                          "chdir": {"type": "path", "required": True},
-                                          "requeue": {"type": "bool", "default": True},
-                                          "bank_s": {"type": "float", "default": 0.0},
-                                          "stderr_log": {"type": "path"},
-                                          "stderr_log_append": {"type": "bool", "default": False}})
-    points, chdir = module.params["points"], module.params["chdir"]
+def make_perf_folders(chdir, points):
+    """Each point's perf CSV folder, mode 0700; what could not be made, in words, or None."""
     for point in points:
         if not isinstance(point.get("label"), str) or not isinstance(point.get("argv"), list) or not point["argv"]:
-            module.fail_json(msg=f"each point needs a label and a non-empty argv: {point!r}")
+            return f"each point needs a label and a non-empty argv: {point!r}"
         raw = point.get("raw")
         if raw:
             folder = os.path.join(chdir, os.path.dirname(raw["path"]))
@@ -154,26 +167,65 @@ def main() -> None:
                 os.makedirs(folder, mode=0o700, exist_ok=True)
                 os.chmod(folder, 0o700)
             except OSError as error:
-                module.fail_json(msg=f"cannot make the perf folder {folder}: {error}", results=[], requeued=[],
-                                 bank_s=0.0)
+                return f"cannot make the perf folder {folder}: {error}"
+    return None
+
+
+def measure(module, points, bank_s, stderr_log, append):
+    """One experiment's processes (run_points), its stderr log written: (outcome, why it failed or None)."""
+    chdir = module.params["chdir"]
+    problem = make_perf_folders(chdir, points)
+    if problem:
+        return {"changed": False, "results": [], "requeued": [], "bank_s": 0.0}, problem
+    results, requeued, bank_s = run_points(runner(module, chdir), points,
+                                           [str(arg) for arg in module.params["extra_args"]],
+                                           module.params["requeue"], bank_s)
+    outcome = {"changed": bool(results), "results": results, "requeued": requeued, "bank_s": bank_s}
+    if stderr_log:
+        log = os.path.join(chdir, stderr_log)
+        try:
+            write_stderr_log(log, results + requeued, append)
+        except OSError as error:
+            return outcome, f"cannot write the kernels' stderr to {log}: {error}"
+    failed = [record for record in results + requeued if record["failed"]]
+    if failed:
+        return outcome, (f"{len(failed)} of {len(results) + len(requeued)} processes failed: "
+                         + "; ".join(f"{record['item']['label']}: {kernel_status(record)}" for record in failed))
+    return outcome, None
+
+
+def main() -> None:
+    module = AnsibleModule(argument_spec={"points": {"type": "list", "elements": "dict"},
+                                          "experiments": {"type": "list", "elements": "dict"},
+                                          "extra_args": {"type": "list", "elements": "str", "default": []},
+                                          "chdir": {"type": "path", "required": True},
+                                          "requeue": {"type": "bool", "default": True},
+                                          "bank_s": {"type": "float", "default": 0.0},
+                                          "stderr_log": {"type": "path"},
+                                          "stderr_log_append": {"type": "bool", "default": False}},
+                           required_one_of=[("points", "experiments")],
+                           mutually_exclusive=[("points", "experiments")])
+    experiments = module.params["experiments"]
+    if experiments is not None:
+        for entry in experiments:
+            if (not isinstance(entry.get("name"), str) or not isinstance(entry.get("points"), list)
+                    or not isinstance(entry.get("stderr_log"), str)):
+                module.fail_json(msg=f"each experiment needs a name, a list of points and a stderr_log: {entry!r}",
+                                 experiments=[])
+        outcomes = []
+        for entry in experiments:
+            started = time.time()
+            outcome, problem = measure(module, entry["points"], 0.0, entry["stderr_log"], False)
+            outcomes.append({**outcome, "name": entry["name"], "start": started, "end": time.time(),
+                             "failed": problem is not None, **({"msg": problem} if problem else {})})
+        module.exit_json(changed=any(outcome["changed"] for outcome in outcomes), experiments=outcomes)
     if not 0.0 <= module.params["bank_s"] <= BANK_MAX_S:
         module.fail_json(msg=f"bank_s {module.params['bank_s']!r} is not a number of seconds from 0 to {BANK_MAX_S:g}",
                          results=[], requeued=[], bank_s=0.0)
-    results, requeued, bank_s = run_points(runner(module, chdir), points,
-                                           [str(arg) for arg in module.params["extra_args"]],
-                                           module.params["requeue"], module.params["bank_s"])
-    failed = [record for record in results + requeued if record["failed"]]
-    outcome = {"changed": bool(results), "results": results, "requeued": requeued, "bank_s": bank_s}
-    if module.params["stderr_log"]:
-        log = os.path.join(chdir, module.params["stderr_log"])
-        try:
-            write_stderr_log(log, results + requeued, module.params["stderr_log_append"])
-        except OSError as error:
-            module.fail_json(msg=f"cannot write the kernels' stderr to {log}: {error}", **outcome)
-    if failed:
-        module.fail_json(msg=f"{len(failed)} of {len(results) + len(requeued)} processes failed: "
-                             + "; ".join(f"{record['item']['label']}: {kernel_status(record)}" for record in failed),
-                         **outcome)
+    outcome, problem = measure(module, module.params["points"], module.params["bank_s"], module.params["stderr_log"],
+                               module.params["stderr_log_append"])
+    if problem:
+        module.fail_json(msg=problem, **outcome)
     module.exit_json(**outcome)
 
 

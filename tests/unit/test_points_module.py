@@ -18,7 +18,8 @@ _spec = importlib.util.spec_from_file_location("kernel_points", PROJECT / "plugi
 kernel_points = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(kernel_points)
 sys.path.insert(0, str(PROJECT / "plugins" / "filter"))
-from experiments import failure_summary, kernel_status  # noqa: E402  (the role's filters, from their folder)
+from experiments import (  # noqa: E402  (the role's filters, from their folder)
+    batch_experiments, batch_records, experiment_segments, failure_summary, kernel_status)
 
 # A stand-in kernel: logs its argv to calls.log, writes its output line, then behaves as its first argument says.
 KERNEL = r"""#!/bin/sh
@@ -238,3 +239,126 @@ def test_the_module_under_ansible_takes_and_returns_the_experiments_bank(tmp_pat
     assert math.isclose(measured["bank_s"], 1.0)
     refused = run_module(tmp_path, [adaptive_point(exe, "bank", "a")], bank=-1.0)
     assert refused["failed"] and "bank_s -1.0 is not a number of seconds" in refused["msg"]
+
+
+BATCH_PLAYBOOK = """
+- hosts: localhost
+  connection: local
+  gather_facts: false
+  tasks:
+    - name: Run the batch
+      fleetscope.fleet.fleetscope_points:
+        experiments: {experiments}
+        chdir: {chdir}
+      register: measured
+      ignore_errors: true
+    - name: Keep what it returned
+      ansible.builtin.copy:
+        content: "{{{{ measured | to_json }}}}"
+        dest: {out}
+        mode: "0600"
+"""
+
+
+def run_batch(tmp_path: Path, experiments: list[dict]) -> dict:
+    out = tmp_path / "out.json"
+    book = tmp_path / "batch.yml"
+    (tmp_path / "raw").mkdir(exist_ok=True)
+    book.write_text(BATCH_PLAYBOOK.format(experiments=json.dumps(experiments), chdir=tmp_path, out=out))
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(book)], cwd=PROJECT, env=env,
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+# A host's plan as plugins/filter/plan.py makes it, cut to what the batch filters read.
+PLAN = {"experiments": [
+    {"name": "alpha", "notes": ["alpha: planned"], "cuts": [], "run": []},
+    {"name": "beta", "notes": [], "cuts": ["beta: one try a point"], "run": []},
+]}
+SETTINGS = {"topology": {}, "per_core_kind": True, "per_core_kind_experiments": ["alpha"], "perf": {},
+            "perf_events": ["task-clock"], "perf_stat": True}
+
+
+def test_a_batch_runs_each_experiment_in_turn_records_a_failed_one_and_goes_on(tmp_path):
+    """Several experiments in one module call (tasks/run_batch.yml): each with its own stderr log and second
+    attempts; one whose point crashed is failed in its outcome with the message the module would have failed
+    with, the next one still runs, and the call itself does not fail. batch_records then makes each one's
+    manifest record as tasks/run_points.yml did."""
+    exe = kernel(tmp_path)
+    experiments = [
+        {"name": "alpha", "stderr_log": "raw/alpha.stderr.log",
+         "points": [point(exe, "skip", "a0", raw="raw/perf/alpha/000.csv"), point(exe, "crash", "a1")]},
+        {"name": "beta", "stderr_log": "raw/beta.stderr.log",
+         "points": [point(exe, "drift", "b0", raw="raw/perf/beta/000.csv"), point(exe, "skip", "b1")]},
+    ]
+    measured = run_batch(tmp_path, experiments)
+    assert not measured.get("failed") and measured["changed"]
+    alpha, beta = measured["experiments"]
+    assert (alpha["name"], alpha["failed"], beta["name"], beta["failed"]) == ("alpha", True, "beta", False)
+    assert alpha["msg"] == "1 of 2 processes failed: a1: killed by signal 9" and "msg" not in beta
+    assert alpha["requeued"] == [] and [r["item"]["label"] for r in beta["requeued"]] == ["b0 (second attempt)"]
+    assert alpha["start"] <= alpha["end"] <= beta["start"] <= beta["end"]
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert [call.split()[0] for call in calls] == ["skip", "crash", "drift", "skip", "drift"]
+    assert "k: about to crash" in (tmp_path / "raw" / "alpha.stderr.log").read_text()
+    assert (tmp_path / "raw" / "beta.stderr.log").read_text().count("fleetscope-kernels: exit 0") == 3
+    assert (tmp_path / "raw" / "perf" / "beta").is_dir()
+
+    records = batch_records(experiments, measured["experiments"], PLAN, SETTINGS, 0)
+    assert [(r["name"], r["status"], r["file"]) for r in records] == [
+        ("alpha", "failed", "results/alpha.jsonl"), ("beta", "ok", "results/beta.jsonl")]
+    assert records[0]["error"] == "a1: killed by signal 9: k: about to crash" and records[1]["error"] is None
+    assert records[0]["notes"] == ["alpha: planned", "nt stores: no such instructions"]
+    assert records[1]["notes"] == ["beta: one try a point", "nt stores: no such instructions"]  # once, not per point
+    assert [raw["path"] for raw in records[1]["raw"]] == ["raw/perf/beta/000.csv", "raw/perf/beta/000.attempt2.csv"]
+    assert 0 <= records[0]["wall_s"] <= records[0]["wall_s"] + records[1]["wall_s"] < 60
+
+    # the module call failed whole (the host went away): every experiment of the batch is failed with its summary
+    lost = batch_records(experiments, None, PLAN, SETTINGS, 0, failure="host unreachable")
+    assert [(r["status"], r["error"], r["wall_s"]) for r in lost] == [("failed", "host unreachable", 0.0)] * 2
+    # check mode: the module did not run, nothing failed
+    assert [r["status"] for r in batch_records(experiments, None, PLAN, SETTINGS, 0)] == ["ok", "ok"]
+
+
+def test_a_batch_refuses_an_experiment_it_cannot_run_before_running_any(tmp_path):
+    exe = kernel(tmp_path)
+    measured = run_batch(tmp_path, [{"name": "alpha", "stderr_log": "raw/a.log", "points": [point(exe, "ok")]},
+                                    {"name": "beta", "points": [point(exe, "ok")]}])
+    assert measured["failed"] and "each experiment needs a name, a list of points and a stderr_log" in measured["msg"]
+    assert not (tmp_path / "calls.log").exists()
+
+
+def test_segments_keep_the_run_s_order_and_batch_each_run_of_experiments_without_tasks_of_their_own():
+    registry = {"a": {}, "b": {}, "sweep": {"tasks": True}, "c": {"shuffle": False}, "aio": {"tasks": True}}
+    segments = experiment_segments(["a", "b", "sweep", "c", "aio"], registry)
+    assert segments == [{"file": "run_batch.yml", "experiment": None, "batch": ["a", "b"]},
+                        {"file": "experiments/sweep.yml", "experiment": "sweep", "batch": ["sweep"]},
+                        {"file": "run_batch.yml", "experiment": None, "batch": ["c"]},
+                        {"file": "experiments/aio.yml", "experiment": "aio", "batch": ["aio"]}]
+    assert experiment_segments([], registry) == []
+
+
+def test_a_batch_s_points_are_the_plan_s_in_the_order_the_role_s_shuffle_gives_them():
+    from ansible.plugins.filter.core import randomize_list  # the role's `shuffle` filter
+
+    points = [{"label": f"p{index}", "argv": ["k", "--cpu", "0", "--size", str(index)]} for index in range(12)]
+    plan = {"experiments": [{"name": "alpha", "run": points}, {"name": "beta", "run": points, "kinds": 1}]}
+    topology = {"core_kinds": [{"kind": "P", "representative_cpu": 0, "cpus": "0-1"},
+                               {"kind": "E", "representative_cpu": 2, "cpus": "2-3"}]}
+    settings = dict(SETTINGS, topology=topology, per_core_kind_experiments=["alpha", "beta"])
+    alpha, beta = batch_experiments(["alpha", "beta"], plan, {"alpha": {}, "beta": {"shuffle": False}}, "run1host",
+                                    settings)
+    shuffled = randomize_list(points, seed="run1hostalpha")
+    assert shuffled != points
+    # alpha: shuffled as `shuffle(seed=fleet_run_id ~ inventory_hostname ~ experiment)`, then once per core kind
+    assert [p["label"] for p in alpha["points"]] == [f"{p['label']} on {kind} (CPU {cpu})"
+                                                    for p in shuffled for kind, cpu in (("P", 0), ("E", 2))]
+    assert alpha["stderr_log"] == "raw/alpha.stderr.log" and all(p["raw"] is None for p in alpha["points"])
+    # beta: the plan's order, and one kind (the plan cut it to one: kinds 1)
+    assert [p["label"] for p in beta["points"]] == [p["label"] for p in points]
+    counted = batch_experiments(["alpha"], plan, {"alpha": {}}, "run1host",
+                                dict(SETTINGS, perf={"capability": "software"}))[0]
+    assert counted["points"][0]["argv"][:2] == ["perf", "stat"]
+    assert counted["points"][0]["raw"]["path"] == "raw/perf/alpha/000.csv"

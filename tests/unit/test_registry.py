@@ -98,8 +98,14 @@ def test_every_place_names_the_catalogue_s_experiments(kernel_list, warehouse_vi
         if entry["enabled"].replace(" ", "") != f"{{{{kernels_{name}_enabled}}}}":
             problems.append(f"__kernels_experiments.{name}.enabled is {entry['enabled']!r}, "
                             f"not '{{{{ kernels_{name}_enabled }}}}'")
+    # A task file for each entry that says it has tasks of its own (`tasks: true`); the others run in batches
+    # (tasks/run_batch.yml), so a file of theirs would never run.
     task_files = {path.stem for path in (ROLES / "kernels" / "tasks" / "experiments").glob("*.yml")}
-    problems += differences("roles/kernels/tasks/experiments/", task_files, kernels_role)
+    problems += differences("roles/kernels/tasks/experiments/", task_files,
+                            {name for name, entry in table.items() if entry.get("tasks")})
+    problems += [f"__kernels_experiments.{name}: {key} is {entry[key]!r}, not a boolean"
+                 for name, entry in table.items() for key in ("tasks", "shuffle")
+                 if key in entry and not isinstance(entry[key], bool)]
     defaults = {match.group(1) for key in yaml_file(ROLES / "kernels" / "defaults" / "main.yml")
                 if (match := _ENABLED.match(key))}
     problems += differences("roles/kernels/defaults/main.yml kernels_<name>_enabled", defaults, kernels_role)
