@@ -138,7 +138,6 @@ def batch_records(experiments, measured, plan, settings, kernels_cpu, failure=No
     for experiment in experiments:
         name = experiment["name"]
         outcome = outcomes.get(name) or {}
-        ran = outcome.get("results", []) + outcome.get("requeued", [])
         notes = (_plan.plan_notes(plan, name)
                  + _kinds.core_kind_notes(settings["topology"], name, _kind_experiments(plan, name, settings),
                                           kernels_cpu)
