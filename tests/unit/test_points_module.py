@@ -161,14 +161,8 @@ PLAYBOOK = """
   connection: local
   gather_facts: false
   tasks:
-    - name: Run the points
-      fleetscope.fleet.fleetscope_points:
-        points: {points}
-        extra_args: {extra}
-        chdir: {chdir}
-        stderr_log: raw/zq.stderr.log
-        stderr_log_append: {append}
-        bank_s: {bank}
+    - name: Run the points module
+      fleetscope.fleet.fleetscope_points: {arguments}
       register: measured
       ignore_errors: true
     - name: Keep what it returned
@@ -179,18 +173,23 @@ PLAYBOOK = """
 """
 
 
-def run_module(tmp_path: Path, points: list[dict], extra: list[str] | None = None, append: bool = False,
-               bank: float = 0.0) -> dict:
+def run_points_module(tmp_path: Path, arguments: dict) -> dict:
+    """The module under a real ansible-playbook with `arguments` (its result, failed or not)."""
     out = tmp_path / "out.json"
     book = tmp_path / "book.yml"
     (tmp_path / "raw").mkdir(exist_ok=True)
-    book.write_text(PLAYBOOK.format(points=json.dumps(points), extra=json.dumps(extra or []), chdir=tmp_path, out=out,
-                                    append=json.dumps(append), bank=json.dumps(bank)))
+    book.write_text(PLAYBOOK.format(arguments=json.dumps({"chdir": str(tmp_path), **arguments}), out=out))
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", ANSIBLE_NOCOLOR="1")
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(book)], cwd=PROJECT, env=env,
                           capture_output=True, text=True, check=False, timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads(out.read_text())
+
+
+def run_module(tmp_path: Path, points: list[dict], extra: list[str] | None = None, append: bool = False,
+               bank: float = 0.0) -> dict:
+    return run_points_module(tmp_path, {"points": points, "extra_args": extra or [], "stderr_log": "raw/zq.stderr.log",
+                                        "stderr_log_append": append, "bank_s": bank})
 
 
 def test_the_module_under_ansible_returns_each_point_as_a_loop_would_and_makes_the_perf_folders(tmp_path):
@@ -241,35 +240,8 @@ def test_the_module_under_ansible_takes_and_returns_the_experiments_bank(tmp_pat
     assert refused["failed"] and "bank_s -1.0 is not a number of seconds" in refused["msg"]
 
 
-BATCH_PLAYBOOK = """
-- hosts: localhost
-  connection: local
-  gather_facts: false
-  tasks:
-    - name: Run the batch
-      fleetscope.fleet.fleetscope_points:
-        experiments: {experiments}
-        chdir: {chdir}
-      register: measured
-      ignore_errors: true
-    - name: Keep what it returned
-      ansible.builtin.copy:
-        content: "{{{{ measured | to_json }}}}"
-        dest: {out}
-        mode: "0600"
-"""
-
-
 def run_batch(tmp_path: Path, experiments: list[dict]) -> dict:
-    out = tmp_path / "out.json"
-    book = tmp_path / "batch.yml"
-    (tmp_path / "raw").mkdir(exist_ok=True)
-    book.write_text(BATCH_PLAYBOOK.format(experiments=json.dumps(experiments), chdir=tmp_path, out=out))
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", ANSIBLE_NOCOLOR="1")
-    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(book)], cwd=PROJECT, env=env,
-                          capture_output=True, text=True, check=False, timeout=120)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(out.read_text())
+    return run_points_module(tmp_path, {"experiments": experiments})
 
 
 # A host's plan as plugins/filter/plan.py makes it, cut to what the batch filters read.
