@@ -150,7 +150,9 @@ def facts_from_file(path: Path) -> dict:
         raise UserError(f"{path}: cannot read facts: {err}") from None
     if isinstance(data, dict) and isinstance(data.get("facts"), dict):
         data = data["facts"]
-    if isinstance(data, dict) and isinstance(data.get("fleetscope_facts"), dict):
+    if isinstance(data, dict) and isinstance(data.get("ansible_facts"), dict):  # the module's output
+        data = data["ansible_facts"].get("fleet_facts")
+    if isinstance(data, dict) and isinstance(data.get("fleetscope_facts"), dict):  # as the module gave it before
         data = data["fleetscope_facts"]
     if not isinstance(data, dict) or not isinstance(data.get("cpu"), dict):
         raise UserError(f"{path}: no facts in it (a manifest.json, or the fleetscope_facts module's output)")

@@ -17,24 +17,30 @@ description:
     reports it, memory and DIMMs (dmidecode; and the SMBIOS table read from sysfs with the DIMMs' theoretical
     peak), NUMA with the firmware's distances (SLIT) and HMAT figures, SMT, kernel and cmdline, THP, hugepages,
     governor, boost, perf_event_paranoid, virtualization, compiler, microcode and tool versions.
-options: {}
+  - Sets it as the host's fact C(fleet_facts) (the run's record of the host, which the manifest keeps), so
+    taking the snapshot is one task a host.
+options:
+  dram_peak_stated_gbps:
+    description: The host's DRAM peak as the inventory states it (fleet_dram_peak_gbps), kept in the snapshot
+      as C(memory.dram_peak_stated_gbps) beside what the host's firmware says.
+    type: float
 """
 
 EXAMPLES = r"""
 - name: Take the environment snapshot
   fleetscope.fleet.fleetscope_facts:
+    dram_peak_stated_gbps: 307.2
   environment:
     LC_ALL: C
-  register: snapshot
 
 - name: Show the caches sysfs reports
   ansible.builtin.debug:
-    var: snapshot.fleetscope_facts.caches
+    var: fleet_facts.caches
 """
 
 RETURN = r"""
-fleetscope_facts:
-  description: The snapshot, stored verbatim in the result bundle's manifest.
+ansible_facts:
+  description: The snapshot as the host's fact C(fleet_facts), stored verbatim in the result bundle's manifest.
   type: dict
   returned: always
 """
@@ -802,8 +808,15 @@ def collect() -> dict:
 
 
 def main() -> None:
-    module = AnsibleModule(argument_spec={}, supports_check_mode=True)
-    module.exit_json(changed=False, fleetscope_facts=collect())
+    module = AnsibleModule(argument_spec={"dram_peak_stated_gbps": {"type": "float"}}, supports_check_mode=True)
+    module.exit_json(changed=False, ansible_facts={"fleet_facts": with_stated(collect(), module.params)})
+
+
+def with_stated(snapshot: dict, params: dict) -> dict:
+    """The snapshot with what the inventory states of the host beside what it read (`params`, the module's)."""
+    if params.get("dram_peak_stated_gbps") is not None:
+        snapshot["memory"]["dram_peak_stated_gbps"] = float(params["dram_peak_stated_gbps"])
+    return snapshot
 
 
 if __name__ == "__main__":

@@ -465,6 +465,15 @@ def test_the_workloads_are_priced_from_what_the_role_runs(module):
     assert len(module.workloads_price(many, 1, 5, software)["notes"]) <= 64
 
 
+def test_facts_are_read_from_a_manifest_or_the_facts_module_s_output(tmp_path):
+    """`fleetscope plan --facts`: a manifest's facts, or what the module printed (ansible -m fleetscope_facts -o),
+    now its fact fleet_facts, or its result as earlier versions gave it."""
+    facts = {"cpu": {"logical_cpus": 2}, "memory": {}}
+    for document in ({"facts": facts}, {"ansible_facts": {"fleet_facts": facts}}, {"fleetscope_facts": facts}):
+        (tmp_path / "facts.json").write_text(__import__("json").dumps(document))
+        assert planning.facts_from_file(tmp_path / "facts.json") == facts
+
+
 def test_the_plan_prices_the_workloads_as_the_real_quick_run_took_them(module):
     """The workload_run fixture is a real quick run of the reference workload on the dev VM: its price on that
     host's own facts bounds the wall time it took."""

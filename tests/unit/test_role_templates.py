@@ -4,6 +4,8 @@ Jinja string's escape that Ansible keeps), and the facts carry the DRAM peak the
 
 from __future__ import annotations
 
+import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -50,14 +52,21 @@ def test_saxpys_notes_render_as_plain_words(capability, threads):
 
 @pytest.mark.parametrize("stated", [None, "307.2", 460.8])
 def test_the_facts_carry_the_dram_peak_the_inventory_states(stated):
-    keep = next(task for task in yaml.safe_load((ROLES / "facts" / "tasks" / "main.yml").read_text())
-                if task["name"].startswith("Keep the snapshot"))
+    take = next(task for task in yaml.safe_load((ROLES / "facts" / "tasks" / "main.yml").read_text())
+                if task["name"].startswith("Take the environment snapshot"))
+    templar = Templar(loader=DataLoader(), variables={"fleet_dram_peak_gbps": stated})
+    params = {name: templar.template(trust_as_template(value)) for name, value in take["fleetscope_facts"].items()}
     snapshot = {"memory": {"mem_total_bytes": 1 << 30, "smbios": {"source": None, "reason": "no table"}}}
-    templar = Templar(loader=DataLoader(), variables={"__facts_snapshot": {"fleetscope_facts": snapshot},
-                                                      "fleet_dram_peak_gbps": stated})
-    facts = templar.template(trust_as_template(keep["ansible.builtin.set_fact"]["fleet_facts"]))
+    facts = _facts_module().with_stated(json.loads(json.dumps(snapshot)), params)
     assert facts["memory"]["smbios"] == snapshot["memory"]["smbios"]  # what the host read is kept whole
     if stated is None:
         assert "dram_peak_stated_gbps" not in facts["memory"]
     else:
         assert facts["memory"]["dram_peak_stated_gbps"] == float(stated)
+
+
+def _facts_module():
+    spec = importlib.util.spec_from_file_location("fleetscope_facts_templates", ROLES.parent / "plugins/modules/fleetscope_facts.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
