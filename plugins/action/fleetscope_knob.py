@@ -85,20 +85,33 @@ def refusal(host: str, held_by: dict, verdict: str, state_file: str, action: str
 
 
 class ActionModule(ActionBase):
+    """`fact: <name>` (the controller's, not the module's) keeps the knobs' record as the host's fact <name> where
+    the call returns one, and apply's take-over of a dead run's lock is a warning: the tuning role's apply and
+    restore are one task a host each, where keeping the record and saying so were tasks of their own."""
+
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         args = dict(self._task.args)
         break_lock = args.pop("break_lock", None)
+        fact = args.pop("fact", None)
         me = run_owner()
         args["owner"] = me
         outcome = self._execute_module(module_name="fleetscope_knob", module_args=args, task_vars=task_vars)
         held_by = outcome.get("held_by")
-        if outcome.get("failed") or not held_by or args["action"] not in ("apply", "recover"):
-            return {**result, **outcome}
-        verdict = holder_state(held_by.get("owner"), me)
-        if verdict == "dead" or (break_lock is not None and break_lock == held_by["run_id"]):
+        if not outcome.get("failed") and held_by and args["action"] in ("apply", "recover"):
+            verdict = holder_state(held_by.get("owner"), me)
+            if not (verdict == "dead" or (break_lock is not None and break_lock == held_by["run_id"])):
+                return {**result, "failed": True, "changed": False, "knobs": [], "held_by": held_by,
+                        "holder_state": verdict, "msg": refusal(task_vars["inventory_hostname"], held_by, verdict,
+                                                                args["state_file"], args["action"])}
             outcome = self._execute_module(module_name="fleetscope_knob", module_args={**args, "takeover": held_by},
                                            task_vars=task_vars)
-            return {**result, **outcome}
-        return {**result, "failed": True, "changed": False, "knobs": [], "held_by": held_by, "holder_state": verdict,
-                "msg": refusal(task_vars["inventory_hostname"], held_by, verdict, args["state_file"], args["action"])}
+        if not outcome.get("failed"):
+            if fact and outcome.get("knobs"):
+                outcome["ansible_facts"] = {fact: outcome["knobs"]}
+            if args["action"] == "apply" and outcome.get("took_over"):
+                outcome.setdefault("warnings", []).append(
+                    f"{args['state_file']} was left by run {outcome['took_over']['run_id']}, which is no longer "
+                    "running: this run took its lock over, and its original values are kept and will be restored "
+                    "at the end of this run.")
+        return {**result, **outcome}

@@ -32,6 +32,9 @@ description:
   - C(restore), C(release) and C(recover) act only on a lock held by O(owner) or by O(takeover).
   - C(action=probe) only reads; it never changes anything.
   - A knob the host lacks is reported with C(available=false) and a note; it is not an error.
+  - Its action plugin, on the controller, takes two arguments the module never sees - C(break_lock) (the run id of
+    a lock held by another controller's run that is known to be over) and C(fact) (keep RV(knobs) as the host's
+    fact of that name where the call returns any) - and turns apply's RV(took_over) into a warning.
 options:
   action:
     description: What to do.

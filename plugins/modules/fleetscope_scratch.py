@@ -22,6 +22,9 @@ description:
     nobody else unless it is sticky (like /var/tmp).
   - A folder of the same run id left by an earlier attempt is removed when it is the run user's own;
     one of another user is left alone, named in a warning, and never used.
+  - Sets the host's facts C(fleet_scratch_dir) (the new directory, where the roles build, measure and collect) and
+    C(fleet_hugepages_free) (the hugetlbfs pages free in /proc/meminfo, which the kernels' plan prices the huge-page
+    points from). Read here, under the run's lock once the host is tuned, it needs no task of its own.
 author:
   - fleetscope maintainers (@fleetscope)
 options:
@@ -59,6 +62,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+ansible_facts:
+  description: C(fleet_scratch_dir), the new directory; C(fleet_hugepages_free), the free hugetlbfs pages (0 where the kernel
+    has none, null where /proc/meminfo cannot be read).
+  type: dict
+  returned: success
 path:
   description: The new scratch directory.
   type: str
@@ -134,6 +142,20 @@ def create(root: str, run_id: str, taken_over_run_id: str | None = None, folders
     return {"path": path, "removed": removed, "foreign": foreign}
 
 
+def hugepages_free(meminfo: str = "/proc/meminfo") -> int | None:
+    """The hugetlbfs pages of the default size free now: 0 where the kernel has none to give (no HugePages_Free
+    line), None where /proc/meminfo cannot be read."""
+    try:
+        with open(meminfo, encoding="ascii", errors="replace") as handle:
+            for line in handle:
+                name, _colon, value = line.partition(":")
+                if name == "HugePages_Free":
+                    return int(value.split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return 0
+
+
 def main() -> None:
     module = AnsibleModule(argument_spec={"root": {"type": "path", "required": True},
                                           "run_id": {"type": "str", "required": True},
@@ -154,7 +176,8 @@ def main() -> None:
     for leftover in created.pop("foreign"):
         module.warn(f"{leftover} is named like this run's scratch directory but is not the run's own: "
                     "left alone and not used")
-    module.exit_json(changed=True, **created)
+    module.exit_json(changed=True, ansible_facts={"fleet_scratch_dir": created["path"],
+                                                  "fleet_hugepages_free": hugepages_free()}, **created)
 
 
 if __name__ == "__main__":

@@ -108,3 +108,14 @@ def test_a_dead_run_s_scratch_directory_goes_with_its_lock(tmp_path):
     # an id that is no run id (it comes from the host's state file) widens nothing
     again = scratch.create(str(tmp_path), RUN_A, taken_over_run_id="20261122T060000Z")
     assert again["removed"] == [created["path"]] and other.exists()
+
+
+def test_the_free_huge_pages_are_read_for_the_plan(tmp_path):
+    """The module sets fleet_hugepages_free, which prices the TLB sweep's hugetlbfs points (roles/kernels)."""
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       24000000 kB\nHugePages_Total:     128\nHugePages_Free:      127\n")
+    assert scratch.hugepages_free(str(meminfo)) == 127
+    meminfo.write_text("MemTotal:       24000000 kB\n")  # a kernel without hugetlbfs has none to give
+    assert scratch.hugepages_free(str(meminfo)) == 0
+    assert scratch.hugepages_free(str(tmp_path / "missing")) is None
+    assert isinstance(scratch.hugepages_free(), int)  # this machine's own
