@@ -1,7 +1,8 @@
 """The controller's checks of one host's inputs, in one task (the module of the same name holds its documentation).
 
 Each check was a task of its own (an assert, or validate_argument_spec looped over seven roles): about 1.2 s of
-the controller's CPU a host, for forks and templating, in a lab run. Here they run in the order they had, on the
+the controller's CPU a host, for forks and templating, in a lab run. The fleet_* settings (`settings_role`'s
+argument spec) and whether they were loaded at all come first, as the play's first tasks checked them before. Here they run in the order they had, on the
 same values (the task's variables, templated as validate_argument_spec templates them; the host's variables as
 hostvars gives them to the negative and unknown-variable checks), and the first check that finds a problem fails
 the host with its messages joined by '; ', as its assert did.
@@ -61,7 +62,11 @@ class ActionModule(ActionBase):
         options = role_options(args["roles_dir"], list(args["roles"]))
         inputs, workloads = _filters("inputs"), _filters("workloads_input")
         host = task_vars["hostvars"][task_vars["inventory_hostname"]]
+        settings = args.get("settings_role")
         checks = (
+            ("settings_loaded", lambda: self._settings_loaded(task_vars)),
+            ("fleet_settings", lambda: self._fleet_settings(task_vars, role_options(args["roles_dir"], [settings])
+                                                            if settings else {})),
             ("ansible_version", lambda: self._ansible_version(task_vars["ansible_version"]["full"],
                                                               str(args["min_ansible"]))),
             ("role_inputs", lambda: self._role_inputs(task_vars, options)),
@@ -81,6 +86,20 @@ class ActionModule(ActionBase):
                 return result
         result.update(changed=False, msg=f"inputs of {', '.join(options)} checked", roles=list(options))
         return result
+
+    @staticmethod
+    def _settings_loaded(task_vars: dict) -> list[str]:
+        if "fleet_profile" in task_vars and "fleet_state_file" in task_vars:
+            return []
+        return ["The fleet_* settings are missing: run the playbooks of site.yml, whose plays load them from the fleet "
+                "role's defaults (roles/fleet/defaults/main.yml)."]
+
+    def _fleet_settings(self, task_vars: dict, options: dict) -> list[str]:
+        """The fleet_* settings (the argument spec of `settings_role`, the preflight role's own) first, one line per
+        mistake where the role's automatic validation printed the whole argument spec."""
+        errors = self._role_inputs(task_vars, options)
+        return errors and errors[:-1] + [f"{errors[-1]} (the fleet_* settings are described in roles/fleet/README.md; "
+                                         "set them in the inventory or with -e)"]
 
     @staticmethod
     def _ansible_version(running: str, minimum: str) -> list[str]:

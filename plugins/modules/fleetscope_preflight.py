@@ -12,6 +12,9 @@ author:
 description:
   - Runs on the controller, in one task per host, the checks of the preflight role in this order; the first
     that finds a problem fails the host with its messages joined by C(; ).
+  - The C(fleet_*) settings loaded at all (C(fleet_profile) and C(fleet_state_file) defined, as the plays of
+    site.yml load them from the fleet role's defaults).
+  - The C(fleet_*) settings against O(settings_role)'s C(meta/argument_specs.yml), one line per mistake.
   - The Ansible version against O(min_ansible).
   - Each role's inputs against its C(meta/argument_specs.yml), as M(ansible.builtin.validate_argument_spec)
     reads them from the task's variables (one line per mistake, not the whole argument spec).
@@ -35,6 +38,10 @@ options:
     description: The oldest ansible-core the playbooks support.
     type: str
     required: true
+  settings_role:
+    description: The role in O(roles_dir) whose argument spec declares the C(fleet_*) settings, checked first (the
+      preflight role, whose own automatic validation would print the whole argument spec on a mistake).
+    type: str
 """
 
 EXAMPLES = r"""
@@ -43,6 +50,7 @@ EXAMPLES = r"""
     roles_dir: "{{ role_path | dirname }}"
     roles: [provision, tuning, kernels, fio, mlc, workloads, collect]
     min_ansible: "2.19"
+    settings_role: preflight
 """
 
 RETURN = r"""
@@ -51,8 +59,8 @@ msg:
   returned: always
   type: str
 check:
-  description: The check that failed (ansible_version, role_inputs, workloads, dram_peak, fio_device, negative,
-    unknown, run_id).
+  description: The check that failed (settings_loaded, fleet_settings, ansible_version, role_inputs, workloads,
+    dram_peak, fio_device, negative, unknown, run_id).
   returned: failed
   type: str
 roles:
