@@ -33,19 +33,23 @@ def provision(tmp_path, *extra: str) -> subprocess.CompletedProcess:
                           env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
+INSTALL = "Install the packages the experiments need that are missing"
+
+
 def test_an_unknown_os_family_stops_with_what_to_set(tmp_path):
     proc = provision(tmp_path, "-e", "__provision_os_family=Gentoo")
     assert proc.returncode != 0
     said = " ".join(proc.stdout.split())
     assert "family Gentoo" in said and "Debian and RedHat families" in said, proc.stdout
     assert "Set provision_packages" in said
-    assert "Install the packages" not in proc.stdout  # stopped before any install task
+    assert task_outcome(proc.stdout, INSTALL) == "fatal"  # refused before dpkg or any package manager ran
+    assert "installed_already" not in proc.stdout
 
 
 def test_provision_packages_stands_in_for_an_unknown_family(tmp_path):
-    proc = provision(tmp_path, "-e", "__provision_os_family=Gentoo", "-e", '{"provision_packages": []}')
+    proc = provision(tmp_path, "-v", "-e", "__provision_os_family=Gentoo", "-e", '{"provision_packages": []}')
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Refuse an OS family" in proc.stdout and "skipping" in proc.stdout
+    assert task_outcome(proc.stdout, INSTALL) == "ok" and "no package to install" in proc.stdout
 
 
 def task_outcome(stdout: str, task: str) -> str:
@@ -57,13 +61,12 @@ def task_outcome(stdout: str, task: str) -> str:
 
 def test_apt_runs_only_for_a_package_dpkg_does_not_have_installed(tmp_path):
     """Every package installed: dpkg's database says so and apt (which opens its whole cache, seconds a run)
-    is skipped. One missing, or a name only apt can judge (a version): apt runs, and here refuses the name."""
-    installed = provision(tmp_path, "--check")
+    does not run. One missing, or a name only apt can judge (a version): apt runs, and here refuses the name."""
+    installed = provision(tmp_path, "--check", "-v")
     assert installed.returncode == 0, installed.stdout + installed.stderr
-    assert task_outcome(installed.stdout, "Ask dpkg whether every package is installed already (Debian family)") == "ok"
-    assert task_outcome(installed.stdout, "Install the packages the experiments need (Debian family)") == "skipping"
+    assert task_outcome(installed.stdout, INSTALL) == "ok"
+    assert "installed_already: true" in installed.stdout and "dpkg has every package installed" in installed.stdout
     for name in ("fleetscope-no-such-package", "tar=0.0-fleetscope"):
         missing = provision(tmp_path, "--check", "-e", json.dumps({"provision_extra_packages": [name]}))
-        assert task_outcome(missing.stdout, "Install the packages the experiments need (Debian family)") == "fatal", \
-            missing.stdout
+        assert task_outcome(missing.stdout, INSTALL) == "fatal", missing.stdout
         assert name.split("=")[0] in missing.stdout
