@@ -4,6 +4,7 @@ fleetscope_pack module uses on the host)."""
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -26,6 +27,25 @@ def manifest_failed_experiments(experiments, error):
     return [dict(record, status="failed", error=error) for record in manifest_experiments(experiments, ())]
 
 
+def measure_stage(host, check_mode=False):
+    """The stage of the measure play (playbooks/measure.yml) a host failed or dropped out in, told from how far it
+    got, for the manifest's error: `host` is its variables (hostvars[<host>]). Before measuring started: facts; until
+    the lock is taken and the scratch directory made (skipped in check mode): tune; until the kernels built (skipped
+    in check mode too): build; then characterize. A task a stage recorded it as it began, three tasks a host."""
+    if "fleet_started_at" not in host:
+        return "facts"
+    if not _done(host.get("__tuning_applied")) or ("fleet_scratch_dir" not in host and not check_mode):
+        return "tune"
+    if not check_mode and not _done(host.get("__kernels_build")):
+        return "build"
+    return "characterize"
+
+
+def _done(result) -> bool:
+    """A registered task result that neither failed nor lost the host."""
+    return isinstance(result, Mapping) and not result.get("failed") and not result.get("unreachable")
+
+
 class FilterModule:
     def filters(self):
-        return {"manifest_failed_experiments": manifest_failed_experiments}
+        return {"manifest_failed_experiments": manifest_failed_experiments, "measure_stage": measure_stage}

@@ -58,6 +58,7 @@ def test_runs_are_refused_on_a_host_another_run_holds_or_whose_state_file_is_tru
     assert refused["fslab1"]["run_id"] != lock["run_id"]
     assert holder in refused["fslab1"]["error"] and "still running: wait for it to finish" in refused["fslab1"]["error"]
     assert truncated in refused["fslab2"]["error"] and f"then delete {STATE_FILE}" in refused["fslab2"]["error"]
+    assert all(refused[host]["error"].startswith("stage tune failed in ") for host in ("fslab1", "fslab2"))
     for proc in (second, restore):
         said = flat(proc.stdout + proc.stderr)
         assert holder in said and truncated in said and "JSONDecodeError" not in said

@@ -1,0 +1,37 @@
+"""The stage a failed or lost host was in (plugins/filter/manifest.py, measure_stage), which its manifest's error
+names ("stage build failed in ..."), told from how far the host got in playbooks/measure.yml: the facts it set and
+the results it registered, as hostvars gives them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "plugins" / "filter"))
+from manifest import measure_stage  # noqa: E402  (the collection's filter, from its folder)
+
+STARTED = {"fleet_started_at": "2026-11-29T16:00:00Z"}
+TUNED = {**STARTED, "__tuning_applied": {"changed": True, "knobs": [], "locked": True}}
+SCRATCH = {**TUNED, "fleet_scratch_dir": "/var/tmp/fleetscope-x"}
+BUILT = {**SCRATCH, "__kernels_build": {"changed": True, "rc": 0}}
+
+
+@pytest.mark.parametrize("host, stage", [
+    ({}, "facts"),  # dropped out before the measure play began
+    (STARTED, "tune"),  # lost while taking the lock
+    ({**STARTED, "__tuning_applied": {"failed": True, "msg": "in use by run ..."}}, "tune"),
+    ({**STARTED, "__tuning_applied": {"unreachable": True}}, "tune"),
+    (TUNED, "tune"),  # the scratch directory was not made
+    (SCRATCH, "build"),  # lost before or while building
+    ({**SCRATCH, "__kernels_build": {"failed": True, "rc": 2}}, "build"),
+    (BUILT, "characterize"),
+])
+def test_the_stage_is_read_from_how_far_the_host_got(host, stage):
+    assert measure_stage(host) == stage
+
+
+def test_in_check_mode_neither_the_scratch_directory_nor_the_build_is_waited_for():
+    assert measure_stage(TUNED, check_mode=True) == "characterize"
+    assert measure_stage({**STARTED, "__tuning_applied": {"failed": True}}, check_mode=True) == "tune"
