@@ -1,10 +1,12 @@
 """Install the packages the experiments need that a host lacks, in one task (the module of the same name holds its
 documentation).
 
-Refusing an OS family fleetscope has no package names for, asking dpkg whether every package is installed, and
-installing through apt or through the host's own package manager were four tasks a host, three of them skipped on
-every run of a provisioned host: each a fork and templating on the controller. Here the controller decides, and
-the host sees one command (dpkg-query) when nothing is missing, or the package manager's module when something is.
+Learning the OS family (setup), refusing a family fleetscope has no package names for, asking dpkg whether every
+package is installed, and installing through apt or through the host's own package manager were five tasks a host,
+three of them skipped on every run of a provisioned host: each a fork and templating on the controller. Here the
+controller decides; the host sees setup's minimal facts (kept as the host's facts, as the setup task kept them: the
+fio role reads the OS family), then one command (dpkg-query) when nothing is missing, or the package manager's
+module when something is.
 """
 
 from __future__ import annotations
@@ -19,20 +21,42 @@ from ansible.plugins.action import ActionBase
 PLAIN = re.compile(r"[a-z0-9][a-z0-9.+-]*(:[a-z0-9]+)?\Z")
 
 
+def to_install(family: str, table: dict, packages, extra) -> list[str] | None:
+    """`packages` (provision_packages) where set, else the family's names from `table`, plus `extra`; None for a
+    family `table` lacks when `packages` is not set."""
+    if packages is None and family not in table:
+        return None
+    return [str(name) for name in (packages if packages is not None else table[family])] + [str(name) for name in extra]
+
+
+def refusal(table: dict, facts: dict, family: str) -> str:
+    return (f"fleetscope knows the package names of the {' and '.join(sorted(table))} families "
+            f"(roles/provision/vars/main.yml); this host is {facts.get('ansible_distribution', '?')} "
+            f"{facts.get('ansible_distribution_version', '')}, family {family}. Set provision_packages for this host "
+            "or its group to this OS's names for: a C compiler (gcc), make, the C library headers, perf, dmidecode, "
+            "util-linux, numactl, tar, kmod and fio (provision_packages: [] if they are installed already).")
+
+
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         args = self._task.args
-        names = args.get("names")
+        setup = self._execute_module(module_name="ansible.legacy.setup", module_args={"gather_subset": ["min"]},
+                                     task_vars=task_vars)
+        if setup.get("failed") or setup.get("unreachable"):
+            return {**result, **setup}
+        facts = setup.get("ansible_facts") or {}
+        result["ansible_facts"] = facts
+        family = args.get("family") or facts.get("ansible_os_family") or "unknown"
+        table = args.get("table") or {}
+        names = to_install(family, table, args.get("packages"), args.get("extra") or [])
         if names is None:
-            return {**result, "failed": True, "changed": False,
-                    "msg": args.get("refusal") or f"fleetscope has no package names for the {args.get('family')} family"}
-        names = [str(name) for name in names]
+            return {**result, "failed": True, "changed": False, "msg": refusal(table, facts, family)}
         if not names:
             return {**result, "changed": False, "msg": "no package to install (provision_packages is [])"}
-        if args.get("family") == "Debian":
+        if family == "Debian":
             if all(PLAIN.match(name) for name in names) and self._installed(names):
                 return {**result, "changed": False, "installed_already": True,
                         "msg": f"dpkg has every package installed: {', '.join(names)}"}
@@ -40,11 +64,11 @@ class ActionModule(ActionBase):
                 "name": names, "state": "present", "update_cache": True,
                 "cache_valid_time": int(args.get("apt_cache_valid_time", 86400))}
         else:
-            manager = args.get("manager") or "unknown"
+            manager = str(facts.get("ansible_pkg_mgr") or "unknown")
             if not re.fullmatch(r"[a-z0-9_]+", manager) or manager == "unknown":
                 return {**result, "failed": True, "changed": False,
-                        "msg": f"no package manager found on this host (ansible_facts.pkg_mgr is {manager!r}) to "
-                               f"install {', '.join(names)}: install them by hand and set provision_packages: []"}
+                        "msg": f"no package manager found on this host (ansible_pkg_mgr is {manager!r}) to install "
+                               f"{', '.join(names)}: install them by hand and set provision_packages: []"}
             module, module_args = f"ansible.legacy.{manager}", {"name": names, "state": "present"}
         return {**result, "installed_already": False,
                 **self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars)}

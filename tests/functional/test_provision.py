@@ -33,7 +33,7 @@ def provision(tmp_path, *extra: str) -> subprocess.CompletedProcess:
                           env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
-INSTALL = "Install the packages the experiments need that are missing"
+INSTALL = "Learn the OS family and install the packages the experiments need that are missing"
 
 
 def test_an_unknown_os_family_stops_with_what_to_set(tmp_path):
