@@ -94,6 +94,7 @@ def test_execution_environment_makes_a_build_context(tmp_path):
     containerfile = next(context.glob("[CD]*file")).read_text()
     assert re.search(r"ansible-galaxy collection install .*/build/collection/fleetscope-fleet-\*\.tar\.gz", containerfile)
     assert "--require-hashes -r /tmp/requirements.lock" in containerfile
+    assert "-m compileall -q /usr/share/ansible/collections/ansible_collections/fleetscope/fleet/plugins" in containerfile
     assert (context / "_build" / "python" / "requirements.lock").read_bytes() == (PROJECT / "requirements.lock").read_bytes()
     assert list((context / "_build" / "collection").glob("fleetscope-fleet-*.tar.gz"))
     assert "ansible.windows" in (context / "_build" / "requirements.yml").read_text()
