@@ -1400,7 +1400,8 @@ def _plain(value):
 def host_plan(facts: dict, settings: dict) -> dict:
     """The host's plan: {profile, budget_s, bound_s, points, experiments: [record + points (the
     processes to run)], storage...}. settings: {profile, table (the profile's row of __kernels_profiles),
-    variables (every kernels_* variable), selected (the experiments to plan, in any order), enabled (the
+    variables (every kernels_* variable), selected (the experiments to plan, in any order; absent: those of `enabled`
+    named in `tagged`, the experiments --tags/--skip-tags kept, fleet_tagged_experiments), enabled (the
     experiments a run without --tags would select: each selected one is fitted as in that run, so that --tags
     chooses what runs, never how it is measured; absent: the selected ones), paths ({bin, bundle,
     aio_directory}), hugetlb_pages (free 2 MiB pages, or None before tuning), storage (the fio role's priced
@@ -1412,7 +1413,11 @@ def host_plan(facts: dict, settings: dict) -> dict:
     profile = settings.get("profile")
     budget = table.get("budget_s", BUDGET_S.get(profile))
     allowances = table.get("allowance_s") or {}
-    names = [name for name in settings.get("selected") or [] if name in _PLANNERS]
+    selected = settings.get("selected")
+    if selected is None:  # the role's: the enabled experiments --tags/--skip-tags kept (rendering the registry once)
+        tagged = set(settings.get("tagged") or ())
+        selected = [name for name in settings.get("enabled") or [] if name in tagged]
+    names = [name for name in selected if name in _PLANNERS]
     # A --tags run's experiments share the budget as they would in the whole run: what the others leave
     # (a skip, room to spare) goes where it would go there, and a tag never buys an experiment more.
     whole = list(dict.fromkeys([*(name for name in settings.get("enabled") or [] if name in _PLANNERS), *names]))
