@@ -98,7 +98,7 @@ def settings(profile: str, facts: dict, overrides: dict | None = None, selected:
 
 
 def _mlc_price(profile: str, facts: dict, overrides: dict, selected: list[str] | None) -> dict:
-    """Intel MLC's record as roles/mlc/tasks/plan.yml prices it: a skip saying why unless -e mlc_path names it."""
+    """Intel MLC's record as the mlc role's __mlc_price prices it: a skip saying why unless -e mlc_path names it."""
     mlc, context = role_variables("mlc", "mlc_", profile, overrides, facts)
     if not mlc.get("mlc_enabled", True) or (selected is not None and "mlc" not in selected):
         return {}
@@ -112,8 +112,8 @@ def _mlc_price(profile: str, facts: dict, overrides: dict, selected: list[str] |
 
 
 def _workloads_price(profile: str, facts: dict, overrides: dict, selected: list[str] | None) -> dict:
-    """The workloads' record as roles/workloads/tasks/plan.yml prices it: the reference workload at the profile's
-    size, then -e fleet_workloads (the fleet role's default: none)."""
+    """The workloads' record as the workloads role's __workloads_price prices it: the reference workload at the
+    profile's size, then -e fleet_workloads (the fleet role's default: none)."""
     variables, context = role_variables("workloads", "workloads_", profile, overrides)
     if not variables.get("workloads_enabled", True) or (selected is not None and "workloads" not in selected):
         return {}
