@@ -1,11 +1,11 @@
 """The controller's checks of one host's inputs, in one task (the module of the same name holds its documentation).
 
 Each check was a task of its own (an assert, or validate_argument_spec looped over seven roles): about 1.2 s of
-the controller's CPU a host, for forks and templating, in a lab run. The fleet_* settings (`settings_role`'s
-argument spec) and whether they were loaded at all come first, as the play's first tasks checked them before. Here they run in the order they had, on the
-same values (the task's variables, templated as validate_argument_spec templates them; the host's variables as
-hostvars gives them to the negative and unknown-variable checks), and the first check that finds a problem fails
-the host with its messages joined by '; ', as its assert did.
+the controller's CPU a host, for forks and templating, in a lab run. Here they run in the order they had (whether
+the fleet_* settings were loaded, then `settings_role`'s argument spec for them, as the play's first tasks checked
+them), on the same values (the task's variables, templated as validate_argument_spec templates them; the host's
+variables as hostvars gives them to the negative and unknown-variable checks), and the first check that finds a
+problem fails the host with its messages joined by '; ', as its assert did.
 """
 
 from __future__ import annotations
@@ -59,14 +59,14 @@ class ActionModule(ActionBase):
         for required in ("roles_dir", "roles", "min_ansible"):
             if required not in args:
                 raise AnsibleActionFail(f"fleetscope_preflight needs {required}")
-        options = role_options(args["roles_dir"], list(args["roles"]))
+        settings = args.get("settings_role")
+        options = role_options(args["roles_dir"], [*args["roles"], *([settings] if settings else [])])
+        settings_options = {settings: options.pop(settings)} if settings else {}
         inputs, workloads = _filters("inputs"), _filters("workloads_input")
         host = task_vars["hostvars"][task_vars["inventory_hostname"]]
-        settings = args.get("settings_role")
         checks = (
             ("settings_loaded", lambda: self._settings_loaded(task_vars)),
-            ("fleet_settings", lambda: self._fleet_settings(task_vars, role_options(args["roles_dir"], [settings])
-                                                            if settings else {})),
+            ("fleet_settings", lambda: self._fleet_settings(task_vars, settings_options)),
             ("ansible_version", lambda: self._ansible_version(task_vars["ansible_version"]["full"],
                                                               str(args["min_ansible"]))),
             ("role_inputs", lambda: self._role_inputs(task_vars, options)),

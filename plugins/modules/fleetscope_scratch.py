@@ -63,8 +63,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 ansible_facts:
-  description: C(fleet_scratch_dir), the new directory; C(fleet_hugepages_free), the free hugetlbfs pages (0 where the kernel
-    has none, null where /proc/meminfo cannot be read).
+  description: C(fleet_scratch_dir), the new directory; C(fleet_hugepages_free), the free hugetlbfs pages (0 where
+    the kernel has none, null where /proc/meminfo cannot be read).
   type: dict
   returned: success
 path:

@@ -66,7 +66,8 @@ def test_the_facts_carry_the_dram_peak_the_inventory_states(stated):
 
 
 def _facts_module():
-    spec = importlib.util.spec_from_file_location("fleetscope_facts_templates", ROLES.parent / "plugins/modules/fleetscope_facts.py")
+    spec = importlib.util.spec_from_file_location("fleetscope_facts_templates",
+                                                  ROLES.parent / "plugins" / "modules" / "fleetscope_facts.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
