@@ -260,10 +260,20 @@ def _values_fine(value: object) -> bool:
     pending = [value]
     while pending:
         item = pending.pop()
-        if isinstance(item, dict):
+        kind = type(item)  # JSON's own types by identity first (a parser's rows are many small dicts), subclasses after
+        if kind is dict:
             texts.extend(item)
-            pending.extend(item.values())
-        elif isinstance(item, list):
+            for member in item.values():  # a member that is a scalar costs no trip through `pending`
+                kind = type(member)
+                if kind is float:
+                    floats.append(member)
+                elif kind is str:
+                    texts.append(member)
+                elif kind is int:
+                    integers.append(member)
+                elif kind is not bool and member is not None:
+                    pending.append(member)
+        elif kind is list:
             types = set(map(type, item))
             if types == {float}:
                 floats.extend(item)
@@ -273,6 +283,17 @@ def _values_fine(value: object) -> bool:
                 texts.extend(item)
             else:
                 pending.extend(item)
+        elif kind is str:
+            texts.append(item)
+        elif kind is float:
+            floats.append(item)
+        elif kind is int:
+            integers.append(item)
+        elif isinstance(item, dict):
+            texts.extend(item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
         elif isinstance(item, str):
             texts.append(item)
         elif isinstance(item, bool):
@@ -578,12 +599,20 @@ def _upgrade_manifest(manifest: dict, where: str) -> dict:
 
 # ---- files -----------------------------------------------------------------------------------------
 
-def _resolve(bundle_root: Path, relative: str, where: str) -> Path:
-    """The file a bundle names, refusing anything that resolves outside the bundle."""
+def _resolve(bundle_root: Path, relative: str, where: str, folders: dict[Path, Path] | None = None) -> Path:
+    """The file a bundle names, refusing anything that resolves outside the bundle. `folders` keeps each
+    folder resolved for the bundle's next file in it: a file that is no symlink then costs one lstat, not one
+    per component of its path (the same result: a path resolves as its folder does, then its own name)."""
     if Path(relative).is_absolute():
         raise BundleError(f"{where}: {relative!r} is an absolute path: files must be named relative to the bundle")
+    path = bundle_root / relative
     try:
-        resolved = (bundle_root / relative).resolve()
+        if folders is None or "\0" in relative or path.name in ("", ".", "..") or os.path.islink(path):
+            resolved = path.resolve()
+        else:
+            if path.parent not in folders:
+                folders[path.parent] = path.parent.resolve()
+            resolved = folders[path.parent] / path.name
     except (OSError, ValueError) as error:  # a NUL, a name too long, a loop of links
         raise BundleError(f"{where}: {relative!r} cannot be a file of the bundle ({error})") from None
     if not resolved.is_relative_to(bundle_root):
@@ -592,6 +621,15 @@ def _resolve(bundle_root: Path, relative: str, where: str) -> Path:
             "a bundle may only name its own files (no '..', no symlinks out)"
         )
     return resolved
+
+
+def _regular_size(path: Path) -> int:
+    """A regular file's size (following links, as opening it will); 0 for anything else or nothing there."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return 0
+    return status.st_size if stat.S_ISREG(status.st_mode) else 0
 
 
 def _open_regular(path: Path, relative: str, where: str):
@@ -778,9 +816,10 @@ def _named_files(manifest: dict, bundle_root: Path, display: str) -> list[tuple[
 def _hash_files(manifest: dict, manifest_bytes: bytes, bundle_root: Path, display: str) -> tuple[str, list[BundleFile]]:
     """The content hash (manifest and named files, as ingest has always computed it) and each file's own
     hash; refuses a bundle larger than MAX_BUNDLE_BYTES before reading any of it."""
-    named = [(index, relative, raw_index, _resolve(bundle_root, relative, where), where)
+    folders: dict[Path, Path] = {}
+    named = [(index, relative, raw_index, _resolve(bundle_root, relative, where, folders), where)
              for index, relative, raw_index, where in _named_files(manifest, bundle_root, display)]
-    sizes = {relative: path.stat().st_size if path.is_file() else 0 for _unused, relative, _unused, path, _unused in named}
+    sizes = {relative: _regular_size(path) for _unused, relative, _unused, path, _unused in named}
     total = len(manifest_bytes) + sum(sizes.values())
     if total > MAX_BUNDLE_BYTES:
         largest = max(sizes, key=sizes.get)

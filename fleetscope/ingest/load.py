@@ -47,9 +47,10 @@ RUN_TABLES = ("tool_samples", "raw_outputs", "point_samples", "points", "plan_ex
               "cache_levels", "facts", "runs")
 # What the stage holds of one run: its own rows, the host's row and its derived rows.
 STAGED_TABLES = (*RUN_TABLES, "hosts", *DERIVED_TABLES)
-# Samples per INSERT, and per row of point_samples: a point of millions is cut into rows of this many.
+# Samples per row of point_samples: a point of millions is cut into rows of this many.
 SAMPLE_BATCH = 65536
-# Raw outputs per INSERT: as many as hold this many bytes of the files (each parsed output goes in whole).
+# The stage takes the waiting bundles' rows (_Rows.due) once they hold 16 x SAMPLE_BATCH samples, or raw
+# outputs of this many bytes of the files.
 RAW_BATCH_BYTES = 8 * 2**20
 # host -> its inventory groups, as the controller knows them (fleetscope.ingest.inventory_groups); None: not given
 Groups = Mapping[str, tuple[str, ...]] | None
@@ -220,10 +221,9 @@ class _Loaded:
 
 
 class _Rows:
-    """The rows of whole bundles waiting to go into the stage together: one INSERT per table (per
-    INSERT_BATCH_ROWS rows; raw outputs per RAW_BATCH_BYTES of the files, samples per SAMPLE_BATCH samples)
-    for all of them, not one per bundle; a DuckDB statement costs about a millisecond however few rows it
-    carries. `due` says when enough waits that it should go (the memory it holds stays bounded)."""
+    """The rows of whole bundles waiting to go into the stage together: one INSERT per table for all of them,
+    not one per bundle; a DuckDB statement costs about a millisecond however few rows it carries. `due` says
+    when enough waits that it should go (the memory it holds stays bounded)."""
 
     def __init__(self) -> None:
         self.bundles: list[tuple[tuple[str, str], dict[str, list[dict]], list[dict], int]] = []
@@ -271,29 +271,8 @@ def _write_rows(connection: duckdb.DuckDBPyConnection, bundles: list) -> None:
     hosts = {row["host"]: row for _key, tables, _chunks, _bytes in bundles for row in tables["hosts"]}
     connection.execute(sql("ingest/insert_hosts"), [json.dumps(list(hosts.values()))])
     for table in reversed(RUN_TABLES):  # a run's parents first
-        if table == "raw_outputs":
-            rows, size = [], 0
-            for _key, tables, _chunks, _bytes in bundles:
-                for row in tables[table]:
-                    rows.append(row)
-                    size += row["bytes"] or 0
-                    if size >= RAW_BATCH_BYTES:
-                        insert_rows(connection, table, rows)
-                        rows, size = [], 0
-            insert_rows(connection, table, rows)
-        elif table == "point_samples":
-            waiting, count = [], 0
-            for _key, _tables, chunks, _bytes in bundles:
-                for chunk in chunks:
-                    waiting.append(chunk)
-                    count += len(chunk["sample_values"])
-                    if count >= SAMPLE_BATCH:
-                        connection.execute(sql("ingest/insert_samples"), [json.dumps(waiting)])
-                        waiting, count = [], 0
-            if waiting:
-                connection.execute(sql("ingest/insert_samples"), [json.dumps(waiting)])
-        else:
-            insert_rows(connection, table, (row for _key, tables, _chunks, _bytes in bundles for row in tables[table]))
+        insert_rows(connection, table, (row for _key, tables, chunks, _bytes in bundles
+                                        for row in (chunks if table == "point_samples" else tables[table])))
 
 
 def _derive_failure(bundle: Bundle, error: Exception) -> BundleError:
