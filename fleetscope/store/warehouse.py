@@ -415,18 +415,24 @@ def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, rows: Iterabl
     than the json module (benchmarks/ingest_scale.py). Rows are encoded one by one into the file, so memory
     stays flat however many come, and the file lasts one statement.
     """
-    inserted, longest = 0, _READ_JSON_OBJECT_BYTES
-    with tempfile.NamedTemporaryFile(prefix="fleetscope-rows-", suffix=".ndjson") as file:
-        for row in rows:
-            line = _ENCODER.encode(row)
-            longest = max(longest, len(line))  # read_json refuses a row longer than its cap: the longest sets it
-            file.write(line)
-            file.write(b"\n")
-            inserted += 1
-        if inserted:
-            file.flush()
-            statement, columns = _insert_statement(connection, table)
-            connection.execute(statement, [file.name, columns, longest + 1])
+    inserted, longest, name = 0, _READ_JSON_OBJECT_BYTES, None
+    try:
+        with tempfile.NamedTemporaryFile(prefix="fleetscope-rows-", suffix=".ndjson") as file:
+            name = file.name
+            for row in rows:
+                line = _ENCODER.encode(row)
+                longest = max(longest, len(line))  # read_json refuses a row longer than its cap: the longest sets it
+                file.write(line)
+                file.write(b"\n")
+                inserted += 1
+            if inserted:
+                file.flush()
+                statement, columns = _insert_statement(connection, table)
+                connection.execute(statement, [file.name, columns, longest + 1])
+    except OSError as error:  # a full temporary folder: the message names the file it could not write
+        if error.filename is not None or name is None:
+            raise
+        raise OSError(error.errno, error.strerror, name) from None
     return inserted
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+DEFAULT_RUN = Path(__file__).resolve().parents[1] / "fixtures" / "default_run" / "results"
+
 TABLES = ("hosts", "runs", "facts", "experiments", "points", "samples")
 
 
@@ -103,17 +105,22 @@ needs_mounts = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") i
 @needs_mounts
 def test_a_full_or_read_only_disk_under_any_verb_is_a_message_not_a_traceback(bundles, cli, tmp_path):
     """Issue 27 item 8: the first ingest onto a full disk, `report --out` and `export` onto a full disk,
-    `import curve` and `reference load` onto a read-only results folder each ended in a traceback."""
+    `import curve` and `reference load` onto a read-only results folder each ended in a traceback; an ingest
+    whose temporary folder is full says which file it could not write."""
     bundles.write()
     db = tmp_path / "fleet.duckdb"
     assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
     curve = Path(__file__).resolve().parents[2] / "fleetscope" / "references" / "rpi4b_cortex-a72_ramlat.csv"
-    full, read_only = tmp_path / "full", tmp_path / "read-only"
-    full.mkdir()
-    read_only.mkdir()
+    full, read_only, scratch = tmp_path / "full", tmp_path / "read-only", tmp_path / "scratch"
+    for folder in (full, read_only, scratch):
+        folder.mkdir()
     fleetscope = f"{sys.executable} -m fleetscope"
     cases = {
         "first ingest": f"{fleetscope} ingest {bundles.results_dir} --db {full}/new.duckdb",
+        # the rows go to DuckDB through a temporary file (fleetscope.store.warehouse.insert_rows); the default
+        # run's points take more than the page the folder has left (Python's check that it is writable fits)
+        "ingest, temporary folder full": f"TMPDIR={scratch} {fleetscope} ingest {DEFAULT_RUN} "
+                                         f"--db {tmp_path}/elsewhere.duckdb",
         "report": f"{fleetscope} report --db {db} --out {full}/reports",
         "export": f"{fleetscope} export --db {db} --parquet {full}/lake",
         "import curve": f"{fleetscope} import curve --host ref-a72 --cpu-model Cortex-A72 --db {db} "
@@ -122,6 +129,8 @@ def test_a_full_or_read_only_disk_under_any_verb_is_a_message_not_a_traceback(bu
     }
     script = "\n".join([f"mount -t tmpfs -o size=64k tmpfs {full}",
                         f"head -c 60000 /dev/zero > {full}/filler || true",
+                        f"mount -t tmpfs -o size=64k tmpfs {scratch}",
+                        f"head -c 60000 /dev/zero > {scratch}/filler || true",
                         f"mount -t tmpfs -o ro tmpfs {read_only}"]
                        + [f"echo '### {name}'; {command}; echo \"### exit $?\"" for name, command in cases.items()])
     result = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
@@ -134,6 +143,7 @@ def test_a_full_or_read_only_disk_under_any_verb_is_a_message_not_a_traceback(bu
     for name, verb in (("first ingest", "ingest"), ("report", "report"), ("export", "export")):
         assert name in exits and f"fleetscope {verb}: error: " in result.stderr
     assert "No space left on device" in result.stderr and "Read-only file system" in result.stderr, result.stderr
+    assert f"fleetscope ingest: error: {scratch}/fleetscope-rows-" in result.stderr, output
     for verb in ("ingest", "report", "export", "import", "reference"):
         assert f"fleetscope {verb}: error: " in result.stderr, (verb, result.stderr)
 
