@@ -46,6 +46,13 @@ _MIGRATION_NAME = re.compile(r"(\d{3})_[a-z0-9_]+\.sql")
 # bundles/s, 5.0 uncapped). Primary-key checks load their index lazily (2 MB of ART for an insert into a
 # 400-host warehouse capped at 32 MB); a query larger than the cap spills to DuckDB's temporary folder.
 WRITER_MEMORY_LIMIT = "512MB"
+# How much WAL the writer lets grow before DuckDB checkpoints it into the file. A checkpoint costs more the larger
+# the warehouse (it writes the tables' metadata and primary-key indexes again): at DuckDB's 16 MB one ran after
+# nearly every batch of 32 bundles, and handing a batch over took 40 ms a bundle at 600 hosts against 15 at 20.
+# At 256 MB ingest held 8.1 bundles/s from 100 to 1,000 hosts where it fell from 8.2 to 6.5, with a lower peak
+# RSS (759 MB against 846) and a smaller file (benchmarks/ingest_scale.py). A writer that dies leaves at most this
+# much WAL, which the next opener replays.
+WRITER_CHECKPOINT_THRESHOLD = "256MB"
 # Every reader opens with the same settings, so two readers in one process (marimo sessions) share DuckDB's
 # instance; the sandbox (_SANDBOX) is then set on the running instance, and lock_configuration keeps a
 # query from SETting it back.
@@ -260,7 +267,8 @@ def open_warehouse(
             raise UserError(f"no warehouse at {db_path}: load bundles first with `fleetscope ingest`")
         db_path.parent.mkdir(parents=True, exist_ok=True)
     connection = _connect(db_path, lock_wait_s, read_only=False,
-                          config={**_NO_EXTERNAL_ACCESS, "memory_limit": WRITER_MEMORY_LIMIT})
+                          config={**_NO_EXTERNAL_ACCESS, "memory_limit": WRITER_MEMORY_LIMIT,
+                                  "checkpoint_threshold": WRITER_CHECKPOINT_THRESHOLD})
     try:
         _refuse_newer(_applied(connection), db_path)
         apply_migrations(connection)
