@@ -194,4 +194,8 @@ def plan(facts: dict, profile: str, overrides: dict | None = None, selected: lis
     if not int(memory.get("mem_available_bytes") or 0):
         raise UserError("the facts say nothing of the host's available memory: give it with --mem-available "
                         "(e.g. 64g); the DRAM working sets and the memory cap follow from it")
-    return plan_module().host_plan(facts, settings(profile, facts, overrides, selected))
+    module = plan_module()
+    try:
+        return module.host_plan(facts, settings(profile, facts, overrides, selected))
+    except module.PlanInputError as error:
+        raise UserError(str(error)) from None

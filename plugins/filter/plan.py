@@ -132,6 +132,22 @@ def _cpu_count(cpulist) -> int:
     return count
 
 
+class PlanInputError(ValueError):
+    """A setting the host cannot be planned with (a pinned CPU it does not have): the run's input, not a plan's fault."""
+
+
+def _check_pinned_cpu(variables: Mapping, host: Host) -> None:
+    """kernels_cpu names a CPU of the host: every pinned point runs there. Checked as the plan is made, so preflight
+    refuses it before any host is changed (a task of its own did, on every host, once the host was tuned)."""
+    cpu = variables.get("kernels_cpu", 0)
+    try:
+        number = int(cpu)  # -e kernels_cpu=N gives text
+    except (TypeError, ValueError):
+        raise PlanInputError(f"kernels_cpu={cpu!r} is not a CPU number") from None
+    if not 0 <= number < host.cpus:
+        raise PlanInputError(f"kernels_cpu={cpu} but this host has {host.cpus} CPUs (0-{host.cpus - 1})")
+
+
 class Host:
     """What the plan needs of a host, from its facts (plugins/modules/fleetscope_facts.py)."""
 
@@ -1409,6 +1425,7 @@ def host_plan(facts: dict, settings: dict) -> dict:
     experiment does not run)}."""
     facts, settings = _plain(facts), _plain(settings)
     host = Host(facts)
+    _check_pinned_cpu(settings.get("variables") or {}, host)
     table = settings.get("table") or {}
     profile = settings.get("profile")
     budget = table.get("budget_s", BUDGET_S.get(profile))

@@ -563,3 +563,15 @@ def test_facts_that_claim_absurd_cpu_counts_plan_in_seconds(facts_of, logical_cp
                            "--profile", "quick"], capture_output=True, text=True, preexec_fn=bounded, cwd=ROOT)
     assert done.returncode in (0, 4), done.stderr[-2000:]   # 4: over the profile's budget, said
     assert "c2c" in done.stdout
+
+
+def test_a_pinned_cpu_the_host_lacks_is_refused_as_the_plan_is_made(facts_of):
+    """kernels_cpu is checked by the plan, so preflight refuses it before any host is tuned (a task of its own
+    did, on every host, after tuning); -e gives it as text."""
+    facts = facts_of(REAL[0])
+    count = facts["cpu"]["logical_cpus"]
+    with pytest.raises(UserError, match=f"kernels_cpu={count} but this host has {count} CPUs"):
+        planning.plan(facts, "quick", overrides={"kernels_cpu": count})
+    with pytest.raises(UserError, match="kernels_cpu='first' is not a CPU number"):
+        planning.plan(facts, "quick", overrides={"kernels_cpu": "first"})
+    assert planning.plan(facts, "quick", overrides={"kernels_cpu": str(count - 1)})["experiments"]
