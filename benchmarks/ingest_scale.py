@@ -197,7 +197,7 @@ def main() -> int:
 
         workers = build(arguments.bundle, work / "jobs", held, 100)
         result = ingest(db, workers, jobs=arguments.jobs)
-        print(f"--jobs {arguments.jobs} (worker processes validate, load and derive; this one writes), 100 bundles at "
+        print(f"--jobs {arguments.jobs} (worker processes open, validate and parse; this one derives and writes), 100 bundles at "
               f"{held} hosts: {rate(result['stamps']):.2f} bundles/s between batches, {command_rate(result):.2f}/s over "
               f"the command ({result['wall_s']:.1f} s) | peak "
               f"RSS of the writer {result['rss_mb']:.0f} MB | {busy(result)} (the writer's)", flush=True)

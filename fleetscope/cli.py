@@ -43,7 +43,7 @@ examples:
   fleetscope ingest results/
   fleetscope ingest results/20261122T034500Z-a1b2c3/node1/
   fleetscope ingest --db /data/lab.duckdb results/ old-results/
-  fleetscope ingest --jobs 4 results/      # 4 processes validate and derive, this one writes
+  fleetscope ingest --jobs 4 results/      # 4 processes validate, this one derives and writes
   fleetscope ingest --batch 128 results/   # 128 bundles a transaction (default 32)
   ansible-inventory -i inventory/lab.yml --list > groups.json
   fleetscope ingest --inventory-groups groups.json results/   # the hosts' groups, from the inventory
@@ -789,8 +789,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ingest.add_argument(
         "--jobs", type=int, default=1, metavar="N",
-        help="processes validating, loading and deriving bundles beside the one that writes the warehouse "
-             "(default: 1, all in one process)",
+        help="processes opening, validating and parsing bundles beside the one that derives them and writes "
+             "the warehouse (default: 1, all in one process)",
     )
     ingest.add_argument(
         "--batch", type=_positive_int, default=DEFAULT_INGEST_BATCH, metavar="N",

@@ -19,8 +19,6 @@ import json
 import multiprocessing
 import os
 import re
-import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack
@@ -39,8 +37,7 @@ from fleetscope.errors import UserError
 from fleetscope.analyze.inference import INFERENCE_VERSION
 from fleetscope.store.query import printable
 from fleetscope.resources import sql
-from fleetscope.store.warehouse import (STAGE, apply_migrations, attach_stage, create_views, detach_stage_schema,
-                                        insert_rows, quoted, using)
+from fleetscope.store.warehouse import STAGE, attach_stage, detach_stage_schema, insert_rows, quoted, using
 
 # Every table holding rows of one (run_id, host); `hosts` is shared by all runs of a host.
 RUN_TABLES = ("tool_samples", "raw_outputs", "point_samples", "points", "plan_experiments", "experiments", "knob_values",
@@ -346,52 +343,28 @@ def _unchanged_outcome(path: Path) -> Outcome:
     return Outcome(path, "unchanged", f"run {path.parent.name}, host {path.name}: already loaded, unchanged")
 
 
-# ---- several processes: N validate, load and derive a batch's bundles, the one writer stages and hands them over ----
+# ---- several processes: N open, validate and build the rows of a batch's bundles; the writer does the rest ----
 
 _WORKER: dict = {}
 
 
-def _worker_start(folder: str, groups: Groups) -> None:
-    """A worker's stage: an in-memory database of its own with the warehouse's schema."""
-    connection = duckdb.connect(config={"autoload_known_extensions": False, "autoinstall_known_extensions": False})
-    apply_migrations(connection)
-    create_views(connection, every=True)
-    _WORKER.update(connection=connection, folder=Path(folder), staged=0, groups=groups)
+def _worker_start(groups: Groups) -> None:
+    _WORKER.update(groups=groups)
 
 
-def _literal(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
-
-
-def _worker_stage(path: Path, loaded_at: str) -> tuple[Bundle | None, _Loaded | str, Path | None]:
-    """In a worker: validate, load and derive one bundle in the worker's stage and write the staged rows to
-    a folder of the shared one, a Parquet file per table (a DuckDB file's checkpoint costs ten times more):
-    (bundle, what was loaded, folder), or (None, why it was refused, None)."""
-    connection = _WORKER["connection"]
+def _worker_rows(path: Path, loaded_at: str) -> tuple[Bundle | None, tuple | str]:
+    """In a worker: open and validate one bundle and build its rows, the Python half of what a bundle costs:
+    (bundle, (tables, chunks, loaded)), or (None, why it was refused). The writer stages the batch's rows,
+    derives them together and hands the batch over, as in one process (a worker that staged and derived each
+    bundle alone, one query per run, and wrote its tables to Parquet for the writer, made `--jobs 2` run at a
+    third of one process's rate)."""
     try:
         bundle = open_bundle(path)
-        tables, chunks, loaded = _bundle_rows(bundle, loaded_at, _WORKER["groups"])
-        _write_rows(connection, [((bundle.run_id, bundle.host), tables, chunks, 0)])
-        error = derive_runs(connection, [(bundle.run_id, bundle.host)]).get((bundle.run_id, bundle.host))
-        if error is not None:
-            raise error if isinstance(error, duckdb.Error) else _derive_failure(bundle, error)
-        _WORKER["staged"] += 1
-        folder = _WORKER["folder"] / f"{os.getpid()}-{_WORKER['staged']}"
-        folder.mkdir()
-        for table in STAGED_TABLES:
-            connection.execute(f"COPY memory.main.{table} TO {_literal(folder / table)} (FORMAT parquet)")
-        return bundle, loaded, folder
+        return bundle, _bundle_rows(bundle, loaded_at, _WORKER["groups"])
     except BundleError as error:
-        return None, _reason(str(error)), None
-    except duckdb.Error as error:
-        if _is_storage_failure(error):
-            raise
-        return None, _reason(f"{path}: could not be stored ({error}); nothing was loaded"), None
+        return None, _reason(str(error))
     except Exception as error:  # noqa: BLE001 - as in _classified: the bundle is refused, the ingest goes on
-        return None, _unforeseen(path, error), None
-    finally:
-        for table in STAGED_TABLES:
-            connection.execute(f"DELETE FROM memory.main.{table}")
+        return None, _unforeseen(path, error)
 
 
 def _refused(connection: duckdb.DuckDBPyConnection, path: Path, reason: str) -> Outcome:
@@ -552,7 +525,13 @@ def _stage_batch(connection: duckdb.DuckDBPyConnection, pending: list[_Pending],
     with using(connection, STAGE):
         for item in pending:
             try:
-                bundle = _classified(item.path, lambda item=item: open_bundle(item.path))
+                built = None
+                if item.future is not None:  # a worker opened it and built its rows (--jobs)
+                    bundle, built = item.future.result()
+                    if bundle is None:
+                        raise _Refused(built)
+                else:
+                    bundle = _classified(item.path, lambda item=item: open_bundle(item.path))
                 key = (bundle.run_id, bundle.host)
                 if _action(item, bundle) == "reinferred":  # loaded by an older inference method: derive it again
                     try:
@@ -562,7 +541,7 @@ def _stage_batch(connection: duckdb.DuckDBPyConnection, pending: list[_Pending],
                         raise
                     loaded = None
                 else:
-                    tables, chunks, loaded = _classified(
+                    tables, chunks, loaded = built or _classified(
                         item.path, lambda bundle=bundle: _bundle_rows(bundle, loaded_at, groups))
                     rows.add(key, tables, chunks)
                 opened[key] = (item, bundle, loaded)
@@ -584,25 +563,6 @@ def _stage_batch(connection: duckdb.DuckDBPyConnection, pending: list[_Pending],
                     f"{bundle.path}: its points passed validation but deriving the hierarchy and flags from them "
                     f"failed ({type(error).__name__}: {str(error)[:200]}); nothing of it was loaded")))
     return [_Staged(item, bundle, loaded, _action(item, bundle)) for item, bundle, loaded in opened.values()]
-
-
-def _stage_from_worker(connection: duckdb.DuckDBPyConnection, pending: _Pending) -> _Staged:
-    """With --jobs: a worker validated, loaded and derived the bundle in a stage of its own and wrote its rows
-    to Parquet files; they go into the stage here. Raises _Refused, with the stage as it was before."""
-    bundle, loaded, folder = pending.future.result()
-    if bundle is None:
-        raise _Refused(loaded)
-    key = (bundle.run_id, bundle.host)
-    try:
-        for table in (*RUN_TABLES, *DERIVED_TABLES):
-            _classified(pending.path, lambda table=table: connection.execute(
-                f"INSERT INTO {quoted(STAGE)}.main.{table} BY NAME SELECT * FROM read_parquet({_literal(folder / table)})"))
-    except BaseException:
-        _unstage(connection, key)
-        raise
-    finally:
-        shutil.rmtree(folder)
-    return _Staged(pending, bundle, loaded, _action(pending, bundle))
 
 
 def _hand_over(connection: duckdb.DuckDBPyConnection, staged: list[_Staged], forget: list[str], signed: list[dict],
@@ -683,21 +643,15 @@ def _ingest_batch(connection: duckdb.DuckDBPyConnection, chunk: list[tuple[Path,
 
     if pool is not None:
         for item in pending:
-            item.future = pool.submit(_worker_stage, item.path, loaded_at)
+            item.future = pool.submit(_worker_rows, item.path, loaded_at)
     staged: list[_Staged] = []
     if pending:
         attach_stage(connection)
     warehouse = connection.execute("SELECT current_database()").fetchone()[0]
     failed = None
     try:
-        if pool is None and pending:
+        if pending:
             staged = _stage_batch(connection, pending, warehouse, loaded_at, groups, refusals)
-        else:
-            for item in pending:
-                try:
-                    staged.append(_stage_from_worker(connection, item))
-                except _Refused as refusal:
-                    refusals.append((item.index, str(refusal)))
         failed = _hand_over_all(connection, staged, forget, signed, refusals, loaded_at)
     except duckdb.Error as error:
         raise UserError(f"cannot write the warehouse while loading the batch of {chunk[0][0]} .. {chunk[-1][0]} "
@@ -764,9 +718,8 @@ def ingest_bundles(connection: duckdb.DuckDBPyConnection, paths: list[Path], job
     with ExitStack() as stack:
         pool = None
         if jobs > 1:
-            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="fleetscope-ingest-"))
             pool = stack.enter_context(ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver"),
-                                                           initializer=_worker_start, initargs=(folder, groups)))
+                                                           initializer=_worker_start, initargs=(groups,)))
         stack.callback(detach_stage_schema, connection)
         for chunk in _chunks(paths, batch):
             loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
