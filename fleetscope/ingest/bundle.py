@@ -258,20 +258,17 @@ def _values_fine(value: object) -> bool:
     floats: list[float] = []
     integers: list[int] = []
     pending = [value]
+    sinks = {float: floats.append, str: texts.append, int: integers.append}  # JSON's scalars, by their exact type
     while pending:
         item = pending.pop()
-        kind = type(item)  # JSON's own types by identity first (a parser's rows are many small dicts), subclasses after
+        kind = type(item)  # by identity first (a parser's rows are many small dicts), subclasses after
         if kind is dict:
             texts.extend(item)
-            for member in item.values():  # a member that is a scalar costs no trip through `pending`
-                kind = type(member)
-                if kind is float:
-                    floats.append(member)
-                elif kind is str:
-                    texts.append(member)
-                elif kind is int:
-                    integers.append(member)
-                elif kind is not bool and member is not None:
+            for member in item.values():  # a scalar member costs no trip through `pending`
+                sink = sinks.get(type(member))
+                if sink is not None:
+                    sink(member)
+                elif member is not None and type(member) is not bool:
                     pending.append(member)
         elif kind is list:
             types = set(map(type, item))
@@ -283,12 +280,8 @@ def _values_fine(value: object) -> bool:
                 texts.extend(item)
             else:
                 pending.extend(item)
-        elif kind is str:
-            texts.append(item)
-        elif kind is float:
-            floats.append(item)
-        elif kind is int:
-            integers.append(item)
+        elif kind in sinks:
+            sinks[kind](item)
         elif isinstance(item, dict):
             texts.extend(item)
             pending.extend(item.values())
