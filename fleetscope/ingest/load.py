@@ -42,8 +42,6 @@ from fleetscope.store.warehouse import STAGE, attach_stage, detach_stage_schema,
 # Every table holding rows of one (run_id, host); `hosts` is shared by all runs of a host.
 RUN_TABLES = ("tool_samples", "raw_outputs", "point_samples", "points", "plan_experiments", "experiments", "knob_values",
               "cache_levels", "facts", "runs")
-# What the stage holds of one run: its own rows, the host's row and its derived rows.
-STAGED_TABLES = (*RUN_TABLES, "hosts", *DERIVED_TABLES)
 # Samples per row of point_samples: a point of millions is cut into rows of this many.
 SAMPLE_BATCH = 65536
 # The stage takes the waiting bundles' rows (_Rows.due) once they hold 16 x SAMPLE_BATCH samples, or raw
@@ -270,12 +268,6 @@ def _write_rows(connection: duckdb.DuckDBPyConnection, bundles: list) -> None:
     for table in reversed(RUN_TABLES):  # a run's parents first
         insert_rows(connection, table, (row for _key, tables, chunks, _bytes in bundles
                                         for row in (chunks if table == "point_samples" else tables[table])))
-
-
-def _derive_failure(bundle: Bundle, error: Exception) -> BundleError:
-    """Hostile but schema-valid numbers that deriving trips on refuse one bundle, not the ingest."""
-    return BundleError(f"{bundle.path}: its points passed validation but deriving the hierarchy and flags from "
-                       f"them failed ({type(error).__name__}: {str(error)[:200]}); nothing of it was loaded")
 
 
 def _rollback(connection: duckdb.DuckDBPyConnection) -> None:
