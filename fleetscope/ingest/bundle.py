@@ -265,10 +265,11 @@ def _values_fine(value: object) -> bool:
         if kind is dict:
             texts.extend(item)
             for member in item.values():  # a scalar member costs no trip through `pending`
-                sink = sinks.get(type(member))
+                kind = type(member)
+                sink = sinks.get(kind)
                 if sink is not None:
                     sink(member)
-                elif member is not None and type(member) is not bool:
+                elif kind is not bool and member is not None:
                     pending.append(member)
         elif kind is list:
             types = set(map(type, item))
