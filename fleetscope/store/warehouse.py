@@ -420,8 +420,8 @@ def insert_rows(connection: duckdb.DuckDBPyConnection, table: str, rows: Iterabl
     table's column types (a key the table lacks is left out, a column no row names is NULL). Binding Python
     lists or calling executemany costs ~0.5 ms per row in DuckDB; from_json over a JSON text bound as a
     parameter cost ~30 us per row of points, read_json ~5 us, and msgspec encodes a row ten times faster
-    than the json module (benchmarks/ingest_scale.py). Rows are encoded one by one into the file, so memory
-    stays flat however many come, and the file lasts one statement.
+    than the json module (docs/internals.md, "A warehouse of a thousand hosts"). Rows are encoded one by one
+    into the file, so memory stays flat however many come, and the file lasts one statement.
     """
     inserted, longest, name = 0, _READ_JSON_OBJECT_BYTES, None
     try:
