@@ -1413,6 +1413,12 @@ def _plain(value):
     return value
 
 
+# host_plan's settings: those that stay the same through a run (the profile, its row, the kernels_* variables, the
+# experiments tagged and enabled), kept in the plan as `inputs`, and those of the host's situation when it is planned.
+INPUT_KEYS = ("profile", "table", "variables", "selected", "enabled", "tagged")
+SITUATION_KEYS = ("paths", "hugetlb_pages", "storage", "priced")
+
+
 def host_plan(facts: dict, settings: dict) -> dict:
     """The host's plan: {profile, budget_s, bound_s, points, experiments: [record + points (the
     processes to run)], storage...}. settings: {profile, table (the profile's row of __kernels_profiles),
@@ -1422,8 +1428,15 @@ def host_plan(facts: dict, settings: dict) -> dict:
     chooses what runs, never how it is measured; absent: the selected ones), paths ({bin, bundle,
     aio_directory}), hugetlb_pages (free 2 MiB pages, or None before tuning), storage (the fio role's priced
     record, or None), priced (the records the mlc and workloads roles priced, each {} or None where the
-    experiment does not run)}."""
-    facts, settings = _plain(facts), _plain(settings)
+    experiment does not run), inputs (an earlier plan's `inputs` in the same run, or None: taken instead of the
+    INPUT_KEYS above)}."""
+    # Under Ansible the settings are lazy: only the keys read are rendered, so an earlier plan's inputs leave the
+    # settings' own templates for them unrendered (the measure play's plan reuses preflight's: about 50 ms of the
+    # controller's CPU a host).
+    inputs = settings.get("inputs")
+    facts = _plain(facts)
+    settings = {key: _plain(inputs.get(key) if inputs and key in INPUT_KEYS else settings.get(key))
+                for key in (*INPUT_KEYS, *SITUATION_KEYS)}
     host = Host(facts)
     _check_pinned_cpu(settings.get("variables") or {}, host)
     table = settings.get("table") or {}
@@ -1453,6 +1466,7 @@ def host_plan(facts: dict, settings: dict) -> dict:
     bound = round(sum(e["bound_s"] for e in experiments), 3)
     in_budget = round(sum(e["bound_s"] for e in experiments if e["name"] not in OUTSIDE_BUDGET), 3)
     return {"profile": profile, "budget_s": budget, "bound_s": bound,
+            "inputs": {key: settings[key] for key in INPUT_KEYS},
             "points": sum(e["points"] for e in experiments),
             "within_budget": None if budget is None else in_budget <= float(budget),
             "experiments": experiments}
@@ -1504,8 +1518,8 @@ def plan_notes(plan: dict, experiment: str) -> list[str]:
 
 
 def plan_record(plan: dict) -> dict:
-    """What the manifest keeps: the plan without the processes' argv."""
-    return {**{key: value for key, value in plan.items() if key != "experiments"},
+    """What the manifest keeps: the plan without the processes' argv and the inputs it was made from."""
+    return {**{key: value for key, value in plan.items() if key not in ("experiments", "inputs")},
             "experiments": [{key: value for key, value in entry.items() if key not in ("run", *REFINE_KEYS)}
                             for entry in plan.get("experiments") or []]}
 

@@ -575,3 +575,29 @@ def test_a_pinned_cpu_the_host_lacks_is_refused_as_the_plan_is_made(facts_of):
     with pytest.raises(UserError, match="kernels_cpu='first' is not a CPU number"):
         planning.plan(facts, "quick", overrides={"kernels_cpu": "first"})
     assert planning.plan(facts, "quick", overrides={"kernels_cpu": str(count - 1)})["experiments"]
+
+
+def test_a_later_plan_of_the_run_takes_the_earlier_plan_s_inputs_without_reading_its_own(facts_of, module):
+    """The measure play plans again (the scratch paths, the free huge pages, fresh facts) but takes the profile,
+    the kernels_* variables and the experiments from preflight's plan: under Ansible each of the settings' own
+    copies is a template rendered when read, so the plan must not read them at all."""
+    facts = facts_of(REAL[0])
+    settings = planning.settings("quick", facts)
+    first = module.host_plan(facts, settings)
+    assert set(first["inputs"]) == set(module.INPUT_KEYS)
+    assert "inputs" not in module.plan_record(first)
+
+    class Unread(dict):
+        """The settings with every run-invariant key unreadable, as a lazy template that must stay unrendered."""
+        def get(self, key, default=None):
+            assert key not in module.INPUT_KEYS or key == "inputs", f"the plan read settings[{key!r}]"
+            return super().get(key, default)
+
+        def __getitem__(self, key):
+            return self.get(key)
+
+    situation = {**settings, "paths": {"bin": "/scratch/bin", "bundle": "/scratch/bundle",
+                                       "aio_directory": "/scratch/aio"}}
+    again = module.host_plan(facts, Unread({**situation, "variables": None, "inputs": first["inputs"]}))
+    assert again == module.host_plan(facts, situation)
+    assert again["experiments"] != first["experiments"]   # the paths are the later plan's own
