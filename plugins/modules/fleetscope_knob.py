@@ -27,7 +27,7 @@ description:
     named in O(takeover)) is reused with its originals; one held by anyone else is returned as
     C(held_by) and nothing is changed.
   - C(action=restore) writes the recorded originals back and verifies them; the lock stays.
-  - C(action=release) removes O(state_file), the lock.
+  - C(action=release) removes O(state_file), the lock; with O(scratch), the run's scratch directory first.
   - C(action=recover) is restore and release at once, for a run that will never do them itself.
   - C(restore), C(release) and C(recover) act only on a lock held by O(owner) or by O(takeover).
   - C(action=probe) only reads; it never changes anything.
@@ -59,6 +59,13 @@ options:
   takeover:
     description: The C(held_by) of a holder judged dead; its lock is taken over only if it is still the holder.
     type: dict
+  scratch:
+    description:
+      - With C(action=release), the run's scratch directory (C(fleet_scratch_dir)), removed before the lock is
+        released, while no other run can use the host. Only a folder of this run (named
+        C(fleetscope-<run_id>-...)) is removed; anything else fails the task, as does a folder that cannot be
+        removed, but either way the lock is released (the knobs were restored before).
+    type: path
 """
 
 EXAMPLES = r"""
@@ -76,6 +83,13 @@ EXAMPLES = r"""
     action: restore
     state_file: /var/lib/fleetscope/tuning-state.json
     run_id: 20261122T034500Z-a1b2c3
+
+- name: Remove the run's scratch directory, then release the host
+  fleetscope.fleet.fleetscope_knob:
+    action: release
+    state_file: /var/lib/fleetscope/tuning-state.json
+    run_id: 20261122T034500Z-a1b2c3
+    scratch: /var/tmp/fleetscope-20261122T034500Z-a1b2c3-k2v9x0
 
 - name: Read the knobs without changing anything
   fleetscope.fleet.fleetscope_knob:
@@ -107,6 +121,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
 from contextlib import contextmanager
@@ -409,14 +424,34 @@ def restore(module: AnsibleModule, release: bool) -> dict:
     return outcome
 
 
+def remove_scratch(path: str, run_id: str) -> str | None:
+    """Remove the run's scratch directory `path`: None, or why it was not removed. Only a real folder named as
+    fleetscope_scratch names this run's (fleetscope-<run_id>-...) is removed, never what a link points to."""
+    if not run_id or not os.path.basename(os.path.normpath(path)).startswith(f"fleetscope-{run_id}-"):
+        return f"{path} is not a scratch directory of run {run_id!r} (fleetscope-{run_id}-...): left alone"
+    try:
+        if os.path.islink(path) or not os.path.isdir(path):
+            return None if not os.path.lexists(path) else f"{path} is not a folder: left alone"
+        shutil.rmtree(path)
+    except OSError as error:
+        return f"cannot remove {path}: {error}"
+    return None
+
+
 def release(module: AnsibleModule) -> dict:
     params, state_file = module.params, module.params["state_file"]
+    problem = None
     with exclusive(state_file, module.check_mode):
         state = load_state(state_file)
         if (nothing := nothing_to_do(state, params)) is not None:
             return nothing
         if not module.check_mode:
+            if params.get("scratch"):
+                problem = remove_scratch(params["scratch"], params["run_id"])
             remove_state(state_file)
+    if problem:
+        module.fail_json(msg=f"the lock is released, but the scratch directory was not removed: {problem}",
+                         changed=True, knobs=[])
     return {"changed": True, "knobs": []}
 
 
@@ -437,6 +472,7 @@ def main() -> None:
             "run_id": {"type": "str", "default": ""},
             "owner": {"type": "dict"},
             "takeover": {"type": "dict"},
+            "scratch": {"type": "path"},
         },
         required_if=[("action", action, ["owner"]) for action in ("apply", "restore", "release", "recover")],
         supports_check_mode=True,

@@ -117,6 +117,42 @@ def test_the_lock_names_its_run_and_a_second_run_changes_nothing(host):
     assert os.listdir(host["state_file"].parent) == []  # no temporary file left
 
 
+def test_release_removes_the_run_s_own_scratch_directory_first_and_releases_the_lock_whatever_it_finds(
+        host, tmp_path):
+    """Release takes the run's scratch directory with it, in the same call (it was a task of its own): only a
+    folder named as the run's, never what a link points to; a folder it will not or cannot remove fails the call
+    with the folder named, and the lock is released all the same (the knobs were restored before)."""
+    def release(scratch: Path, run_id: str = RUN_A) -> str | None:
+        first = owner()
+        run("apply", host, run_id, first)
+        module = Module(action="release", state_file=str(host["state_file"]), run_id=run_id, owner=first,
+                        scratch=str(scratch))
+        try:
+            knob.release(module)
+            message = None
+        except Failed as failure:
+            message = str(failure)
+        assert not host["state_file"].exists(), "the lock is released whatever became of the scratch directory"
+        return message
+
+    own = tmp_path / f"fleetscope-{RUN_A}-k2v9x0"
+    (own / "kernels" / "build").mkdir(parents=True)
+    (own / "kernels" / "build" / "fleetscope-kernels").write_text("binary")
+    assert release(own) is None and not own.exists()
+    assert release(own) is None, "a folder already gone is nothing to do"
+
+    other = tmp_path / f"fleetscope-{RUN_B}-a1b2c3"
+    other.mkdir()
+    assert "is not a scratch directory of run" in release(other) and other.exists()
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep").write_text("x")
+    link = tmp_path / f"fleetscope-{RUN_A}-link00"
+    link.symlink_to(victim)
+    assert "is not a folder: left alone" in release(link)
+    assert (victim / "keep").exists() and link.is_symlink()
+
+
 def test_a_dead_holder_s_lock_is_taken_over_with_its_originals(host):
     dead = owner(dead_pid())
     run("apply", host, RUN_A, dead, thp_enabled="always")
