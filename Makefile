@@ -29,7 +29,8 @@ CROSS_DEBS := gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-riscv64-linux-gnu 
 	gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross qemu-user
 # The lab hosts share this machine's filesystem and have no route out, so the packages roles/provision installs
 # on a Debian host must be here before a lab test runs (on a fresh machine nothing else installs them first).
-PROVISION_DEBS := $(shell sed -n 's/^  - //p' roles/provision/vars/Debian.yml)
+# (the Debian list of roles/provision/vars/main.yml's __provision_family_packages: its items up to the next family)
+PROVISION_DEBS := $(shell sed -n '/^  Debian:/,/^  [^ -]/s/^    - //p' roles/provision/vars/main.yml)
 TEST_DEBS := chromium openssh-server $(PROVISION_DEBS) $(CROSS_DEBS)
 
 .PHONY: run test lint sanity venv notebooks dev test-deps clean help

@@ -78,3 +78,15 @@ def test_a_wheel_installed_elsewhere_ingests_reports_and_queries(tmp_path, bundl
     priced = run(fleetscope, "plan", "--facts", builder.results_dir / builder.run_id / "node1" / "manifest.json",
                  "--format", "json", cwd=elsewhere)
     assert json.loads(priced.stdout)["budget_s"] == 120
+
+
+def test_make_test_installs_the_packages_the_provision_role_installs_on_a_debian_host():
+    """The lab hosts share this machine's filesystem and have no route out, so `make test` installs what
+    roles/provision would install on a Debian host (Makefile PROVISION_DEBS, read from the role's one table). The
+    Makefile once read a file the table had left, and installed none of them without a word."""
+    import yaml
+
+    table = yaml.safe_load((PROJECT / "roles" / "provision" / "vars" / "main.yml").read_text())
+    database = run("make", "--no-print-directory", "-pn", "help", cwd=PROJECT).stdout
+    (line,) = [line for line in database.splitlines() if line.startswith("PROVISION_DEBS := ")]
+    assert line.split(":= ", 1)[1].split() == table["__provision_family_packages"]["Debian"]
