@@ -600,10 +600,26 @@ def _signed(folder: Path, signature: str | None, content_sha256: str) -> list[di
              "content_sha256": content_sha256}]
 
 
-def _ingest_batch(connection: duckdb.DuckDBPyConnection, chunk: list[tuple[Path, Path]], folders: _Folders,
-                  groups: Groups, pool: ProcessPoolExecutor | None, loaded_at: str) -> Iterator[Outcome]:
-    """The outcomes of one batch of bundles, in order, once the batch is in the warehouse. A warehouse that
-    cannot be written raises UserError after the outcomes of the bundles before the one it failed on."""
+@dataclass
+class _Batch:
+    """A batch told apart (_prepare_batch): what is unchanged or refused already, and what is left to load."""
+    chunk: list[tuple[Path, Path]]
+    loaded_at: str
+    outcomes: list[Outcome | None]
+    refusals: list[tuple[int, str]]
+    forget: list[str]
+    signed: list[dict]
+    pending: list[_Pending]
+
+    def keys(self) -> set[tuple[str, str]]:
+        return {_key(folder) for _unused, folder in self.chunk}
+
+
+def _prepare_batch(connection: duckdb.DuckDBPyConnection, chunk: list[tuple[Path, Path]], folders: _Folders,
+                   pool: ProcessPoolExecutor | None) -> _Batch:
+    """Tell a batch's unchanged bundles (by their folders' signatures or content hash) and conflicts from those
+    to load; with a pool, hand those to the workers to open and validate (their futures)."""
+    loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
     held = _held_runs(connection, [_key(folder) for _unused, folder in chunk])
     refused_before = {path for (path,) in connection.execute(
         sql("ingest/refused_among"), [json.dumps([str(folder) for _unused, folder in chunk])]).fetchall()}
@@ -636,6 +652,15 @@ def _ingest_batch(connection: duckdb.DuckDBPyConnection, chunk: list[tuple[Path,
     if pool is not None:
         for item in pending:
             item.future = pool.submit(_worker_rows, item.path, loaded_at)
+    return _Batch(chunk, loaded_at, outcomes, refusals, forget, signed, pending)
+
+
+def _finish_batch(connection: duckdb.DuckDBPyConnection, batch: _Batch, groups: Groups) -> Iterator[Outcome]:
+    """The outcomes of a prepared batch, in order, once the batch is in the warehouse. A warehouse that
+    cannot be written raises UserError after the outcomes of the bundles before the one it failed on."""
+    chunk, loaded_at, outcomes, refusals, pending = (batch.chunk, batch.loaded_at, batch.outcomes, batch.refusals,
+                                                      batch.pending)
+    forget, signed = batch.forget, batch.signed
     staged: list[_Staged] = []
     if pending:
         attach_stage(connection)
@@ -701,9 +726,9 @@ def ingest_bundles(connection: duckdb.DuckDBPyConnection, paths: list[Path], job
     are told by their folders' signatures (folder_signature) or, failing that, their content hash; the others
     are validated, loaded and derived in the stage, and the batch goes into the warehouse in one transaction.
     A bundle refused leaves the stage as it was, so it costs the batch nothing else. With jobs > 1, that many
-    worker processes validate, load and derive the batch's bundles (each in a stage of its own) and this
-    process, the warehouse's one writer, stages their rows and hands the batch over. Each batch's outcomes
-    come once it is in the warehouse."""
+    worker processes open and validate the bundles and build their rows, a batch ahead, while this process, the
+    warehouse's one writer, stages, derives and hands over the batch before. Each batch's outcomes come once it
+    is in the warehouse."""
     if batch < 1:
         raise ValueError(f"a batch holds at least one bundle, not {batch}")
     folders = _Folders(connection)
@@ -713,9 +738,20 @@ def ingest_bundles(connection: duckdb.DuckDBPyConnection, paths: list[Path], job
             pool = stack.enter_context(ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("forkserver"),
                                                            initializer=_worker_start, initargs=(groups,)))
         stack.callback(detach_stage_schema, connection)
+        previous: _Batch | None = None
         for chunk in _chunks(paths, batch):
-            loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
-            yield from _ingest_batch(connection, chunk, folders, groups, pool, loaded_at)
+            # With workers, the next batch goes to them before this process stages and derives the one before,
+            # so that both halves run at once; not when it names a run of that batch, which must be in the
+            # warehouse first (a folder given twice is told unchanged).
+            if previous is not None and (pool is None or previous.keys() & {_key(folder) for _u, folder in chunk}):
+                yield from _finish_batch(connection, previous, groups)
+                previous = None
+            current = _prepare_batch(connection, chunk, folders, pool)
+            if previous is not None:
+                yield from _finish_batch(connection, previous, groups)
+            previous = current
+        if previous is not None:
+            yield from _finish_batch(connection, previous, groups)
 
 
 def ingest_bundle(connection: duckdb.DuckDBPyConnection, path: Path, groups: Groups = None) -> Outcome:

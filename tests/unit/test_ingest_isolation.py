@@ -71,9 +71,19 @@ def test_a_run_derives_the_same_rows_alone_and_among_many(tmp_path, bundle_tools
     assert [outcome.action for outcome in outcomes] == ["loaded"] * 5 + ["REFUSED"] + ["loaded"] * len(others[4:])
     assert "latency_sweep.jsonl: line 1: not valid JSON" in outcomes[5].detail
 
+    # batches of two: the workers open each batch while the writer derives the one before, but not a batch that
+    # names a run of the one before (the probe given twice), which must be in the warehouse first to be unchanged
+    pipelined = tmp_path / "pipelined.duckdb"
+    given = [*others[:3], probe, probe, broken, *others[3:]]
+    with open_warehouse(pipelined) as connection:
+        outcomes = list(ingest_bundles(connection, given, jobs=2, batch=2))
+    assert [outcome.path for outcome in outcomes] == given
+    assert [outcome.action for outcome in outcomes] == (["loaded"] * 4 + ["unchanged", "REFUSED"]
+                                                        + ["loaded"] * len(others[3:]))
+
     expected = run_rows(alone)
     assert expected["inferred_levels"] and expected["flags"] and expected["points"], "the probe derived nothing"
-    for database in (among, parallel):
+    for database in (among, parallel, pipelined):
         found = run_rows(database)
         for table in (*RUN_TABLES, *DERIVED_TABLES):
             assert found[table] == expected[table], f"{database.name}: {table}: the probe's rows differ among others"
