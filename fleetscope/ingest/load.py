@@ -658,9 +658,8 @@ def _prepare_batch(connection: duckdb.DuckDBPyConnection, chunk: list[tuple[Path
 def _finish_batch(connection: duckdb.DuckDBPyConnection, batch: _Batch, groups: Groups) -> Iterator[Outcome]:
     """The outcomes of a prepared batch, in order, once the batch is in the warehouse. A warehouse that
     cannot be written raises UserError after the outcomes of the bundles before the one it failed on."""
-    chunk, loaded_at, outcomes, refusals, pending = (batch.chunk, batch.loaded_at, batch.outcomes, batch.refusals,
-                                                      batch.pending)
-    forget, signed = batch.forget, batch.signed
+    chunk, loaded_at, pending = batch.chunk, batch.loaded_at, batch.pending
+    outcomes, refusals, forget, signed = batch.outcomes, batch.refusals, batch.forget, batch.signed
     staged: list[_Staged] = []
     if pending:
         attach_stage(connection)
