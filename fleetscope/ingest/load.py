@@ -611,8 +611,10 @@ class _Batch:
     signed: list[dict]
     pending: list[_Pending]
 
-    def keys(self) -> set[tuple[str, str]]:
-        return {_key(folder) for _unused, folder in self.chunk}
+
+def _chunk_keys(chunk: list[tuple[Path, Path]]) -> list[tuple[str, str]]:
+    """The (run_id, host) each bundle folder of a batch names."""
+    return [_key(folder) for _unused, folder in chunk]
 
 
 def _prepare_batch(connection: duckdb.DuckDBPyConnection, chunk: list[tuple[Path, Path]], folders: _Folders,
@@ -620,7 +622,7 @@ def _prepare_batch(connection: duckdb.DuckDBPyConnection, chunk: list[tuple[Path
     """Tell a batch's unchanged bundles (by their folders' signatures or content hash) and conflicts from those
     to load; with a pool, hand those to the workers to open and validate (their futures)."""
     loaded_at = datetime.now(UTC).replace(tzinfo=None).isoformat()
-    held = _held_runs(connection, [_key(folder) for _unused, folder in chunk])
+    held = _held_runs(connection, _chunk_keys(chunk))
     refused_before = {path for (path,) in connection.execute(
         sql("ingest/refused_among"), [json.dumps([str(folder) for _unused, folder in chunk])]).fetchall()}
     outcomes: list[Outcome | None] = [None] * len(chunk)
@@ -742,7 +744,7 @@ def ingest_bundles(connection: duckdb.DuckDBPyConnection, paths: list[Path], job
             # With workers, the next batch goes to them before this process stages and derives the one before,
             # so that both halves run at once; not when it names a run of that batch, which must be in the
             # warehouse first (a folder given twice is told unchanged).
-            if previous is not None and (pool is None or previous.keys() & {_key(folder) for _u, folder in chunk}):
+            if previous is not None and (pool is None or set(_chunk_keys(previous.chunk)) & set(_chunk_keys(chunk))):
                 yield from _finish_batch(connection, previous, groups)
                 previous = None
             current = _prepare_batch(connection, chunk, folders, pool)
