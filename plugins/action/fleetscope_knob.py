@@ -17,6 +17,7 @@ by another run (`held_by`), `apply` and `recover` ask whether that run is alive:
 
 from __future__ import annotations
 
+import datetime
 import multiprocessing
 import os
 import socket
@@ -84,16 +85,29 @@ def refusal(host: str, held_by: dict, verdict: str, state_file: str, action: str
             f"-e tuning_break_lock={held_by['run_id']}")
 
 
+def _utc_now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 class ActionModule(ActionBase):
     """`fact: <name>` (the controller's, not the module's) keeps the knobs' record as the host's fact <name> where
     the call returns one, and apply's take-over of a dead run's lock is a warning: the tuning role's apply and
-    restore are one task a host each, where keeping the record and saying so were tasks of their own."""
+    restore are one task a host each, where keeping the record and saying so were tasks of their own.
+
+    apply's `started_fact: <name>` sets the host's fact <name> to the time (UTC) this call began, when measuring
+    started; its `create_scratch: {root, folders}` then creates the run's scratch directory under the lock just taken
+    (the module fleetscope_scratch, whose facts fleet_scratch_dir and fleet_hugepages_free it passes on; not in check
+    mode). A scratch directory that cannot be made fails the task with `locked` kept true, so the knobs just applied
+    are restored. Each was a task a host of its own."""
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         args = dict(self._task.args)
         break_lock = args.pop("break_lock", None)
         fact = args.pop("fact", None)
+        started_fact = args.pop("started_fact", None)
+        create_scratch = args.pop("create_scratch", None)
+        started = _utc_now()
         me = run_owner()
         args["owner"] = me
         outcome = self._execute_module(module_name="fleetscope_knob", module_args=args, task_vars=task_vars)
@@ -107,11 +121,31 @@ class ActionModule(ActionBase):
             outcome = self._execute_module(module_name="fleetscope_knob", module_args={**args, "takeover": held_by},
                                            task_vars=task_vars)
         if not outcome.get("failed"):
+            facts = {}
             if fact and outcome.get("knobs"):
-                outcome["ansible_facts"] = {fact: outcome["knobs"]}
-            if args["action"] == "apply" and outcome.get("took_over"):
-                outcome.setdefault("warnings", []).append(
-                    f"{args['state_file']} was left by run {outcome['took_over']['run_id']}, which is no longer "
-                    "running: this run took its lock over, and its original values are kept and will be restored "
-                    "at the end of this run.")
+                facts[fact] = outcome["knobs"]
+            if args["action"] == "apply":
+                if started_fact:
+                    facts[started_fact] = started
+                if outcome.get("took_over"):
+                    outcome.setdefault("warnings", []).append(
+                        f"{args['state_file']} was left by run {outcome['took_over']['run_id']}, which is no longer "
+                        "running: this run took its lock over, and its original values are kept and will be restored "
+                        "at the end of this run.")
+                if create_scratch is not None and outcome.get("locked") and not self._task.check_mode:
+                    made = self._scratch(create_scratch, args["run_id"], outcome, task_vars)
+                    if made.get("failed"):
+                        return {**result, **outcome, "failed": True, "changed": True, "msg": made.get("msg")}
+                    facts.update(made.pop("ansible_facts", {}))
+                    outcome.setdefault("warnings", []).extend(made.pop("warnings", None) or [])
+                    outcome["scratch"] = {key: made.get(key) for key in ("path", "removed")}
+            if facts:
+                outcome["ansible_facts"] = facts
         return {**result, **outcome}
+
+    def _scratch(self, scratch: dict, run_id: str, applied: dict, task_vars) -> dict:
+        module_args = {"root": scratch["root"], "run_id": run_id, "folders": scratch.get("folders") or []}
+        if applied.get("took_over"):
+            module_args["taken_over_run_id"] = applied["took_over"]["run_id"]
+        return self._execute_module(module_name="fleetscope_scratch", module_args=module_args,
+                                    task_vars=task_vars)

@@ -29,10 +29,12 @@ def manifest_failed_experiments(experiments, error):
 
 def measure_stage(host, check_mode=False):
     """The stage of the measure play (playbooks/measure.yml) a host failed or dropped out in, told from how far it
-    got, for the manifest's error: `host` is its variables (hostvars[<host>]). Before measuring started: facts; until
-    the lock is taken and the scratch directory made (skipped in check mode): tune; until the kernels built (skipped
-    in check mode too): build; then characterize. A task a stage recorded it as it began, three tasks a host."""
-    if "fleet_started_at" not in host:
+    got, for the manifest's error: `host` is its variables (hostvars[<host>]). Before the measure play tried to tune
+    it (no result registered as __tuning_applied, which a failed or unreachable try registers too): facts; until
+    the lock is taken and the scratch directory made (one task; no scratch directory in check mode): tune; until the
+    kernels built (skipped in check mode too): build; then characterize. A task a stage recorded it as it began,
+    three tasks a host."""
+    if "__tuning_applied" not in host:
         return "facts"
     if not _done(host.get("__tuning_applied")) or ("fleet_scratch_dir" not in host and not check_mode):
         return "tune"

@@ -40,11 +40,11 @@ def flat(text: str) -> str:
 
 
 def knob_module(action: str, *extra: str, knobs: dict | None = None, owner: dict | None = None,
-                takeover: dict | None = None) -> dict:
+                takeover: dict | None = None, **args) -> dict:
     """The module alone: ansible.cfg names plugins/action, whose fleetscope_knob would stand in for this test
     process as the run's owner, so the call is made with no action plugin path."""
     args = json.dumps({"action": action, "state_file": STATE_FILE, "knobs": knobs or {}, "run_id": RUN_ID,
-                       "owner": owner or ALIVE, "takeover": takeover})
+                       "owner": owner or ALIVE, "takeover": takeover, **args})
     proc = subprocess.run([str(BIN / "ansible"), "localhost", "-M", "plugins/modules",
                            "-m", "fleetscope_knob", "-a", args, "-o", *extra],
                           cwd=PROJECT, env=dict(os.environ, ANSIBLE_ACTION_PLUGINS=str(PROJECT / "tests")),
@@ -142,3 +142,49 @@ def test_restore_playbook_names_a_corrupt_msr_state_file(outputs, knobs_unchange
     finally:
         os.unlink(MSR_STATE_FILE)
     assert not scratch_leftovers()
+
+
+def knob_action(action: str, *, knobs: dict | None = None, **extra) -> dict:
+    """The module through its action plugin (ansible.cfg's plugins/action), as the tuning role calls it: the ad hoc
+    ansible process is the run's owner."""
+    args = json.dumps({"action": action, "state_file": STATE_FILE, "knobs": knobs or {}, "run_id": RUN_ID, **extra})
+    proc = subprocess.run([str(BIN / "ansible"), "localhost", "-m", "fleetscope_knob", "-a", args, "-o"],
+                          cwd=PROJECT, capture_output=True, text=True, check=False)
+    assert "=> " in proc.stdout, proc.stdout + proc.stderr
+    result = json.loads(proc.stdout.split("=> ", 1)[1])
+    result["rc"] = proc.returncode
+    return result
+
+
+def test_apply_notes_the_start_and_creates_the_scratch_directory_under_the_lock(knobs_unchanged):
+    """One task a host: the lock, the knobs, when measuring started and the run's scratch directory with its
+    folders; release removes that directory."""
+    applied = knob_action("apply", knobs=WANTED, fact="fleet_knobs", started_fact="fleet_started_at",
+                          create_scratch={"root": "/var/tmp", "folders": ["kernels", "bundle/raw"]})
+    assert applied["rc"] == 0 and applied["locked"], applied
+    facts = applied["ansible_facts"]
+    scratch = Path(facts["fleet_scratch_dir"])
+    assert scratch.parent == Path("/var/tmp") and scratch.name.startswith(f"fleetscope-{RUN_ID}-")
+    assert (scratch / "bundle" / "raw").is_dir() and (scratch.stat().st_mode & 0o777) == 0o700
+    assert facts["fleet_started_at"].endswith("Z") and facts["fleet_knobs"] == applied["knobs"]
+    assert facts["fleet_hugepages_free"] is not None
+    assert knob_values()["thp_enabled"] == "always"
+    owner = json.loads(Path(STATE_FILE).read_text())["owner"]  # the ad hoc process that applied: its lock
+    assert knob_module("restore", owner=owner)["rc"] == 0
+    assert knob_module("release", owner=owner, scratch=str(scratch))["rc"] == 0
+    assert not scratch.exists() and not os.path.exists(STATE_FILE)
+
+
+def test_a_scratch_directory_that_cannot_be_made_fails_tune_with_the_lock_kept_for_restore(tmp_path, knobs_unchanged):
+    """The knobs are applied before the scratch directory is made: when it cannot be (a root other users can write
+    to), the task fails naming the root, and its result still says the lock is held, so the role restores."""
+    root = tmp_path / "open"
+    root.mkdir()
+    root.chmod(0o777)
+    applied = knob_action("apply", knobs=WANTED, started_fact="fleet_started_at", create_scratch={"root": str(root)})
+    assert applied["rc"] != 0 and applied["locked"], applied
+    assert f"fleet_scratch_root={root}" in applied["msg"] and "ansible_facts" not in applied
+    assert os.path.exists(STATE_FILE) and knob_values()["thp_enabled"] == "always"
+    restored = knob_action("recover")  # the ad hoc process that applied is gone: a dead run's lock
+    assert {k["name"]: k["after"] for k in restored["knobs"]}["thp_enabled"] == knobs_unchanged["thp_enabled"]
+    assert not os.path.exists(STATE_FILE) and not list(root.iterdir())

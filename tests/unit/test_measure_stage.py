@@ -12,17 +12,17 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "plugins" / "filter"))
 from manifest import measure_stage  # noqa: E402  (the collection's filter, from its folder)
 
-STARTED = {"fleet_started_at": "2026-11-29T16:00:00Z"}
-TUNED = {**STARTED, "__tuning_applied": {"changed": True, "knobs": [], "locked": True}}
+TUNED = {"fleet_started_at": "2026-11-29T16:00:00Z", "__tuning_applied": {"changed": True, "knobs": [], "locked": True}}
 SCRATCH = {**TUNED, "fleet_scratch_dir": "/var/tmp/fleetscope-x"}
 BUILT = {**SCRATCH, "__kernels_build": {"changed": True, "rc": 0}}
 
 
 @pytest.mark.parametrize("host, stage", [
     ({}, "facts"),  # dropped out before the measure play began
-    (STARTED, "tune"),  # lost while taking the lock
-    ({**STARTED, "__tuning_applied": {"failed": True, "msg": "in use by run ..."}}, "tune"),
-    ({**STARTED, "__tuning_applied": {"unreachable": True}}, "tune"),
+    ({"fleet_facts": {}}, "facts"),  # the same: facts of its own are not a try to tune
+    ({"__tuning_applied": {"failed": True, "msg": "in use by run ..."}}, "tune"),  # refused: no fleet_started_at
+    ({"__tuning_applied": {"unreachable": True}}, "tune"),  # lost while taking the lock
+    ({"__tuning_applied": {"failed": True, "locked": True, "msg": "cannot create"}}, "tune"),  # no scratch directory
     (TUNED, "tune"),  # the scratch directory was not made
     (SCRATCH, "build"),  # lost before or while building
     ({**SCRATCH, "__kernels_build": {"failed": True, "rc": 2}}, "build"),
@@ -34,4 +34,4 @@ def test_the_stage_is_read_from_how_far_the_host_got(host, stage):
 
 def test_in_check_mode_neither_the_scratch_directory_nor_the_build_is_waited_for():
     assert measure_stage(TUNED, check_mode=True) == "characterize"
-    assert measure_stage({**STARTED, "__tuning_applied": {"failed": True}}, check_mode=True) == "tune"
+    assert measure_stage({"__tuning_applied": {"failed": True}}, check_mode=True) == "tune"
