@@ -42,6 +42,12 @@ options:
     description: Most bytes the archive may have (collect_max_bytes).
     type: int
     required: true
+  content:
+    description: Return the archive itself, base64-encoded, as C(content), so the controller needs no second call
+      to fetch it (the collection's action plugin asks for it, unpacks it on the controller and keeps it out of
+      the task's result).
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
@@ -73,8 +79,13 @@ status:
   description: The manifest's status.
   type: str
   returned: success
+content:
+  description: The archive, base64-encoded.
+  type: str
+  returned: success and O(content)
 """
 
+import base64
 import json
 import os
 import stat
@@ -113,7 +124,8 @@ def main() -> None:
                                           "archive": {"type": "path", "required": True},
                                           "manifest": {"type": "dict", "required": True},
                                           "host": {"type": "str", "required": True},
-                                          "max_bytes": {"type": "int", "required": True}})
+                                          "max_bytes": {"type": "int", "required": True},
+                                          "content": {"type": "bool", "default": False}})
     params = module.params
     present = present_files(params["bundle"])
     try:
@@ -125,7 +137,11 @@ def main() -> None:
     if size > params["max_bytes"]:
         module.fail_json(msg=f"{params['host']}: bundle refused, nothing of it was kept: the archive alone is {size} "
                              f"bytes, more than collect_max_bytes ({params['max_bytes']})")
-    module.exit_json(changed=True, size=size, files=present, status=manifest["status"])
+    sent = {}
+    if params["content"]:
+        with open(params["archive"], "rb") as archive:
+            sent["content"] = base64.b64encode(archive.read()).decode("ascii")
+    module.exit_json(changed=True, size=size, files=present, status=manifest["status"], **sent)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 PROJECT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(PROJECT / "collections"))  # the collection's action plugin imports by its full name
+from ansible_collections.fleetscope.fleet.plugins.action.fleetscope_pack import Refused, decoded  # noqa: E402
 
 PLAYBOOK = """
 - hosts: localhost
@@ -24,7 +26,7 @@ PLAYBOOK = """
         archive: {archive}
         host: node1
         max_bytes: {max_bytes}
-        manifest: {manifest}
+        manifest: {manifest}{home}
       register: packed
       ignore_errors: true
     - name: Keep what it returned
@@ -53,13 +55,14 @@ def bundle(tmp_path: Path) -> Path:
     return folder
 
 
-def pack(tmp_path: Path, folder: Path, max_bytes: int, error: str | None = None) -> dict:
+def pack(tmp_path: Path, folder: Path, max_bytes: int, error: str | None = None, dest: Path | None = None) -> dict:
     out, archive = tmp_path / "out.json", tmp_path / "bundle.tar.gz"
     manifest = {"bundle_schema": 1, "run_id": "20261128T120000Z-abcdef", "host": "node1", "error": error,
                 "experiments": EXPERIMENTS}
     book = tmp_path / "book.yml"
     book.write_text(PLAYBOOK.format(bundle=folder, archive=archive, max_bytes=max_bytes, out=out,
-                                    manifest=json.dumps(manifest)))
+                                    manifest=json.dumps(manifest),
+                                    home=f"\n        dest: {dest}\n        max_files: 100" if dest else ""))
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", ANSIBLE_NOCOLOR="1")
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), str(book)], cwd=PROJECT, env=env,
                           capture_output=True, text=True, check=False, timeout=120)
@@ -117,3 +120,49 @@ def test_a_manifest_planted_as_a_link_is_not_written_through(tmp_path):
     assert result["failed"] and result["msg"].startswith("node1: the bundle's manifest could not be written: ")
     assert "manifest.json" in result["msg"]
     assert target.read_text() == "{}" and not (tmp_path / "bundle.tar.gz").exists()
+
+
+def test_with_dest_the_bundle_comes_home_in_the_same_task(tmp_path):
+    """The action plugin unpacks the module's reply into dest with fleetscope_bundle's checks; the archive's
+    content never stays in the task's result, and the copy it wrote on the controller is removed."""
+    folder = bundle(tmp_path)
+    (folder / "raw" / "perf" / "latency_sweep" / "001.csv").unlink()
+    dest = tmp_path / "results" / "run" / "node1"
+    result = pack(tmp_path, folder, 1 << 20, dest=dest)
+    assert not result.get("failed") and "content" not in result, result.get("msg")
+    assert result["unpacked"]["files"] >= 3
+    assert json.loads((dest / "manifest.json").read_text())["status"] == "complete"
+    assert (dest / "results" / "latency_sweep.jsonl").read_text() == '{"point": 1}\n'
+    assert sorted(path.name for path in dest.parent.iterdir()) == ["node1"]
+
+
+def test_a_bundle_the_controller_refuses_is_refused_whole_in_the_same_task(tmp_path):
+    """The host's tar packs the link; the controller's checks refuse the whole archive and keep nothing."""
+    folder = bundle(tmp_path)
+    dest = tmp_path / "results" / "run" / "node1"
+    result = pack(tmp_path, folder, 1 << 20, dest=dest)
+    assert result["failed"] and "content" not in result
+    assert result["msg"] == ("node1: bundle refused, nothing of it was kept: member './raw/perf/latency_sweep/001.csv' "
+                             "is a symbolic link (to '/etc/hostname'); a bundle holds regular files and folders only")
+    assert not dest.exists() and list(dest.parent.iterdir()) == []
+
+
+def test_an_archive_over_the_cap_is_refused_on_the_host_and_nothing_comes_home(tmp_path):
+    folder = bundle(tmp_path)
+    dest = tmp_path / "results" / "run" / "node1"
+    result = pack(tmp_path, folder, 64, dest=dest)
+    assert result["failed"] and "more than collect_max_bytes (64)" in result["msg"]
+    assert not dest.parent.exists()
+
+
+@pytest.mark.parametrize("content, why", [
+    (None, "the archive's content is missing from the host's reply"),
+    ({"a": 1}, "the archive's content is missing from the host's reply"),
+    ("not base64!", "the archive's content is not base64"),
+    ("A" * 1000, "the archive is larger than collect_max_bytes (100)"),  # longer than base64 of the cap
+    ("AAAA" * 34, "the archive is larger than collect_max_bytes (100)"),  # within it, decodes to 102 bytes
+])
+def test_a_reply_that_is_not_an_archive_within_the_cap_is_refused_before_anything_is_written(content, why):
+    with pytest.raises(Refused, match=f"^{why.replace('(', '[(]').replace(')', '[)]')}$"):
+        decoded(content, 100)
+    assert decoded("AAAA" * 33, 100) == bytes(99)
