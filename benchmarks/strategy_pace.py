@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The controller's CPU while a task has more hosts than forks: Ansible's linear strategy against fleetscope's paced
-one (plugins/strategy/paced.py, the default of ansible.cfg), alternating.
+one (plugins/strategy/paced.py, opt-in: ANSIBLE_STRATEGY=fleetscope.fleet.paced), alternating.
 
     .venv/bin/python benchmarks/strategy_pace.py [--hosts 60] [--forks 20] [--task-s 5] [--pairs 2]
 
