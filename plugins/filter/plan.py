@@ -1414,9 +1414,19 @@ def _plain(value):
 
 
 # host_plan's settings: those that stay the same through a run (the profile, its row, the kernels_* variables, the
-# experiments tagged and enabled), kept in the plan as `inputs`, and those of the host's situation when it is planned.
-INPUT_KEYS = ("profile", "table", "variables", "selected", "enabled", "tagged")
-SITUATION_KEYS = ("paths", "hugetlb_pages", "storage", "priced")
+# experiments tagged and enabled, fio's price: its own variables alone), kept in the plan as `inputs`, and those of
+# the host's situation when it is planned. MLC's and the workloads' prices (`priced`) also read the host's facts:
+# they are kept too, with those facts (price_facts), and taken again only where the facts they read are the same.
+INPUT_KEYS = ("profile", "table", "variables", "selected", "enabled", "tagged", "storage")
+SITUATION_KEYS = ("paths", "hugetlb_pages", "priced")
+
+
+def price_facts(facts: dict) -> dict:
+    """What MLC's and the workloads' prices read of the facts (filters mlc_plan, mlc_price, workloads_price: the
+    caches, the NUMA nodes, the architecture, what perf can count); provision may install perf between two plans."""
+    return {"caches": facts.get("caches"), "nodes": (facts.get("numa") or {}).get("nodes"),
+            "architecture": (facts.get("cpu") or {}).get("architecture"),
+            "perf": (facts.get("perf") or {}).get("capability")}
 
 
 def host_plan(facts: dict, settings: dict) -> dict:
@@ -1429,13 +1439,15 @@ def host_plan(facts: dict, settings: dict) -> dict:
     aio_directory}), hugetlb_pages (free 2 MiB pages, or None before tuning), storage (the fio role's priced
     record, or None), priced (the records the mlc and workloads roles priced, each {} or None where the
     experiment does not run), inputs (an earlier plan's `inputs` in the same run, or None: taken instead of the
-    INPUT_KEYS above)}."""
+    INPUT_KEYS above, and `priced` where the facts it was priced on are these facts' price_facts)}."""
     # Under Ansible the settings are lazy: only the keys read are rendered, so an earlier plan's inputs leave the
     # settings' own templates for them unrendered (the measure play's plan reuses preflight's: about 0.1 s of the
     # controller's CPU a host).
     inputs = settings.get("inputs")
     facts = _plain(facts)
-    settings = {key: _plain(inputs.get(key) if inputs and key in INPUT_KEYS else settings.get(key))
+    priced_on = price_facts(facts)
+    kept = set(INPUT_KEYS) | ({"priced"} if inputs and inputs.get("price_facts") == priced_on else set())
+    settings = {key: _plain(inputs.get(key) if inputs and key in kept else settings.get(key))
                 for key in (*INPUT_KEYS, *SITUATION_KEYS)}
     host = Host(facts)
     _check_pinned_cpu(settings.get("variables") or {}, host)
@@ -1466,7 +1478,7 @@ def host_plan(facts: dict, settings: dict) -> dict:
     bound = round(sum(e["bound_s"] for e in experiments), 3)
     in_budget = round(sum(e["bound_s"] for e in experiments if e["name"] not in OUTSIDE_BUDGET), 3)
     return {"profile": profile, "budget_s": budget, "bound_s": bound,
-            "inputs": {key: settings[key] for key in INPUT_KEYS},
+            "inputs": {**{key: settings[key] for key in (*INPUT_KEYS, "priced")}, "price_facts": priced_on},
             "points": sum(e["points"] for e in experiments),
             "within_budget": None if budget is None else in_budget <= float(budget),
             "experiments": experiments}
@@ -1548,6 +1560,32 @@ def plan_summary(plan: dict, host: str) -> str:
 def plan_cuts(plan: dict) -> list[str]:
     """One line per experiment the budget cut: 'c2c: 96 of 16,256 ordered CPU pairs (budget): ...'."""
     return [f"{entry['name']}: {cut}" for entry in plan.get("experiments") or [] for cut in entry.get("cuts") or []]
+
+
+def host_line(facts: dict) -> str:
+    """What the facts snapshot found, in one line: 'AMD EPYC 9B14, 2 CPUs (core), 1 NUMA node(s), caches 32.00 KB /
+    1.00 MB / 32.00 MB, THP madvise, governor None, virtualization kvm'."""
+    from ansible.plugins.filter.mathstuff import human_readable  # Ansible's, as the filter of that name writes sizes
+
+    kinds = " + ".join(str(kind.get("kind")) for kind in (facts.get("topology") or {}).get("core_kinds") or [])
+    caches = " / ".join(human_readable(cache.get("size_bytes")) for cache in facts.get("caches") or [])
+    return (f"{(facts.get('cpu') or {}).get('model_name')}, {(facts.get('cpu') or {}).get('logical_cpus')} CPUs ({kinds}), "
+            f"{(facts.get('numa') or {}).get('nodes')} NUMA node(s), caches {caches}, "
+            f"THP {(facts.get('thp') or {}).get('enabled')}, governor {facts.get('governor')}, "
+            f"virtualization {facts.get('virtualization')}")
+
+
+def price_report(hosts, hostvars) -> list[str]:
+    """Preflight's one message for every host of the play, before any host is changed: per host its price
+    (plan_summary), what its facts snapshot found (host_line) and each cut of the budget (plan_cuts). One task for
+    the run, where a line a host was a task on every host."""
+    lines = []
+    for host in hosts:
+        variables = hostvars[host]
+        plan = variables["fleet_plan"]
+        lines += [plan_summary(plan, host), "  " + host_line(variables["fleet_facts"]),
+                  *("  " + cut for cut in plan_cuts(plan))]
+    return lines
 
 
 def fio_price(jobs, runtime_s, ramp_s, size_bytes, enabled=True) -> dict:
@@ -1677,4 +1715,5 @@ class FilterModule:
                 "plan_entry": plan_entry,
                 "plan_notes": plan_notes,
                 "plan_record": plan_record, "plan_summary": plan_summary, "plan_cuts": plan_cuts,
+                "price_report": price_report,
                 "fio_price": fio_price, "mlc_price": mlc_price, "workloads_price": workloads_price}

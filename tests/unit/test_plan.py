@@ -582,15 +582,21 @@ def test_a_later_plan_of_the_run_takes_the_earlier_plan_s_inputs_without_reading
     the kernels_* variables and the experiments from preflight's plan: under Ansible each of the settings' own
     copies is a template rendered when read, so the plan must not read them at all."""
     facts = facts_of(REAL[0])
-    settings = planning.settings("quick", facts)
+    settings = {**planning.settings("quick", facts), "priced": [{"name": "workloads", "points": 1, "processes": 1,
+                                                                 "bound_s": 25.0, "skip": None, "notes": [],
+                                                                 "cuts": []}]}
     first = module.host_plan(facts, settings)
-    assert set(first["inputs"]) == set(module.INPUT_KEYS)
+    assert set(first["inputs"]) == {*module.INPUT_KEYS, "priced", "price_facts"}
     assert "inputs" not in module.plan_record(first)
 
     class Unread(dict):
         """The settings with every run-invariant key unreadable, as a lazy template that must stay unrendered."""
+        def __init__(self, *args, unread=(*module.INPUT_KEYS, "priced")):
+            super().__init__(*args)
+            self.unread = unread
+
         def get(self, key, default=None):
-            assert key not in module.INPUT_KEYS or key == "inputs", f"the plan read settings[{key!r}]"
+            assert key not in self.unread, f"the plan read settings[{key!r}]"
             return super().get(key, default)
 
         def __getitem__(self, key):
@@ -601,3 +607,31 @@ def test_a_later_plan_of_the_run_takes_the_earlier_plan_s_inputs_without_reading
     again = module.host_plan(facts, Unread({**situation, "variables": None, "inputs": first["inputs"]}))
     assert again == module.host_plan(facts, situation)
     assert again["experiments"] != first["experiments"]   # the paths are the later plan's own
+
+    # provision installed perf: the facts the prices read changed, so they are priced again, from the settings
+    perf = {**facts, "perf": {**(facts.get("perf") or {}), "capability": "software"}}
+    assert module.price_facts(perf) != first["inputs"]["price_facts"]
+    repriced = [{**settings["priced"][0], "bound_s": 40.0}]
+    fresh = module.host_plan(perf, Unread({**situation, "priced": repriced, "inputs": first["inputs"]},
+                                          unread=module.INPUT_KEYS))
+    assert fresh == module.host_plan(perf, {**situation, "priced": repriced})
+    assert [entry["bound_s"] for entry in fresh["experiments"] if entry["name"] == "workloads"] == [40.0]
+
+
+def test_preflight_says_every_host_s_price_facts_and_cuts_in_one_message(facts_of, module):
+    """tasks/price.yml's message for the whole run (filter price_report): per host of the play, in its order, the
+    plan's summary, a line of its facts, then each cut, indented under the host it belongs to."""
+    plans = {"zen3": planning.plan(facts_of("epyc-128"), "standard"), "small": planning.plan(facts_of(REAL[0]), "quick")}
+    hostvars = {name: {"fleet_plan": plan, "fleet_facts": facts_of("epyc-128" if name == "zen3" else REAL[0])}
+                for name, plan in plans.items()}
+    lines = module.price_report(["small", "zen3"], hostvars)
+    expected = []
+    for name in ("small", "zen3"):
+        facts = hostvars[name]["fleet_facts"]
+        expected += [module.plan_summary(plans[name], name), "  " + module.host_line(facts),
+                     *("  " + cut for cut in module.plan_cuts(plans[name]))]
+    assert lines == expected
+    assert lines[0].startswith("small: ") and lines[1].startswith(f"  {facts_of(REAL[0])['cpu']['model_name']}, ")
+    assert any(line.startswith("  c2c: ") for line in lines)  # the 128-CPU server's standard plan cuts c2c
+    caches = facts_of("epyc-128")["caches"]
+    assert f"caches {caches[0]['size_bytes'] / 1024:.2f} KB / " in module.host_line(facts_of("epyc-128"))
