@@ -98,7 +98,12 @@ class ActionModule(ActionBase):
     started; its `create_scratch: {root, folders}` then creates the run's scratch directory under the lock just taken
     (the module fleetscope_scratch, whose facts fleet_scratch_dir and fleet_hugepages_free it passes on; not in check
     mode). A scratch directory that cannot be made fails the task with `locked` kept true, so the knobs just applied
-    are restored. Each was a task a host of its own."""
+    are restored. Each was a task a host of its own.
+
+    release's `stage_error` (the stage that failed and why) fails the task once the host is released, naming the
+    host: the measure play's last word on a host whose stage failed, where it was a task a host of its own, skipped
+    on every host that measured. release acts only on this run's own lock, so it runs on a host refused in tune
+    too, and fails it with its error."""
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -107,6 +112,7 @@ class ActionModule(ActionBase):
         fact = args.pop("fact", None)
         started_fact = args.pop("started_fact", None)
         create_scratch = args.pop("create_scratch", None)
+        stage_error = args.pop("stage_error", None)
         started = _utc_now()
         me = run_owner()
         args["owner"] = me
@@ -141,6 +147,10 @@ class ActionModule(ActionBase):
                     outcome["scratch"] = {key: made.get(key) for key in ("path", "removed")}
             if facts:
                 outcome["ansible_facts"] = facts
+        if stage_error:
+            host = task_vars["inventory_hostname"]
+            return {**result, **outcome, "failed": True,
+                    "msg": f"{host}: {stage_error}" + (f"; {outcome['msg']}" if outcome.get("failed") else "")}
         return {**result, **outcome}
 
     def _scratch(self, scratch: dict, run_id: str, applied: dict, task_vars) -> dict:
