@@ -43,6 +43,19 @@ def measure_stage(host, check_mode=False):
     return "characterize"
 
 
+def restored_knobs(hosts, hostvars) -> list[str]:
+    """'<host>: nr_hugepages=0, thp_enabled=madvise, ...' for each host whose knobs the measure play restored (its
+    record fleet_knobs, each available knob's value read back after the restore), said once for the run on the
+    controller, where a line a host was a task on every host."""
+    lines = []
+    for host in hosts:
+        knobs = [knob for knob in hostvars[host].get("fleet_knobs") or []
+                 if knob.get("available") and knob.get("after") is not None]
+        if knobs:
+            lines.append(f"{host}: " + ", ".join(f"{knob['name']}={knob['after']}" for knob in knobs))
+    return lines
+
+
 def _done(result) -> bool:
     """A registered task result that neither failed nor lost the host."""
     return isinstance(result, Mapping) and not result.get("failed") and not result.get("unreachable")
@@ -50,4 +63,5 @@ def _done(result) -> bool:
 
 class FilterModule:
     def filters(self):
-        return {"manifest_failed_experiments": manifest_failed_experiments, "measure_stage": measure_stage}
+        return {"manifest_failed_experiments": manifest_failed_experiments, "measure_stage": measure_stage,
+                "restored_knobs": restored_knobs}
