@@ -1,5 +1,5 @@
 """The controller's side of fleetscope_pack: pack the bundle on the host and, with `dest`, take it home in the same
-task.
+task, or write the host's failed manifest where nothing can be taken.
 
 With `dest` (and `max_files`), the module returns the archive itself (base64, `content`: in the module's reply,
 as Ansible's fetch reads a file through `become` with its slurp module) and this plugin unpacks it into `dest` on
@@ -8,13 +8,22 @@ content from the result. Packing, fetching (a stat and a slurp or a copy) and un
 
 The reply is a host's, so untrusted: content that is not a string, longer than base64 of `max_bytes`, not
 base64, or that decodes to more than `max_bytes` is refused before anything is written, naming the host.
+
+Where nothing can be taken, `dest` gets a failed manifest alone (fleetscope_bundle's, which keeps an earlier attempt
+of the run that measured, with a warning): without `bundle` (the host has no scratch directory: it failed before
+tune made one) the task writes it and succeeds, the stage error already recorded; when the host refused its
+archive or the controller refused what came, the error says `stage collect failed in '<task>': <why>` after the
+stage error, the task fails and returns it as `stage_error` for the play to keep. That was a task a host of its
+own, skipped on every host that sent its bundle.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import importlib.util
 import os
+from pathlib import Path
 
 from ansible.plugins.action import ActionBase
 from ansible_collections.fleetscope.fleet.plugins.action.fleetscope_bundle import bundle_module
@@ -39,6 +48,15 @@ def decoded(content, max_bytes: int) -> bytes:
     return data
 
 
+def _manifest_filter():
+    """plugins/filter/manifest.py, loaded by path as the filters load each other."""
+    spec = importlib.util.spec_from_file_location("fleetscope_pack_manifest",
+                                                  Path(__file__).resolve().parents[1] / "filter" / "manifest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def write_archive(path: str, data: bytes) -> None:
     """`path` (mode 0600, never through a link), its folder made where missing."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -59,22 +77,50 @@ class ActionModule(ActionBase):
                 return {**result, "failed": True, "msg": "fleetscope_pack: dest needs max_files"}
             return {**result, **self._execute_module(module_name="fleetscope_pack", module_args=args,
                                                      task_vars=task_vars)}
+        host, max_bytes, manifest = args["host"], int(args["max_bytes"]), args["manifest"]
+        if args.get("bundle") is None:  # no scratch directory: the stage that failed is the manifest's error
+            return {**result, **self._failed_manifest(dest, host, manifest, manifest.get("error") or "")}
         packed = self._execute_module(module_name="fleetscope_pack", module_args={**args, "content": True},
                                       task_vars=task_vars)
         content = packed.pop("content", None)
         if packed.get("failed") or self._task.check_mode:
-            return {**result, **packed}
-        host, max_bytes = args["host"], int(args["max_bytes"])
+            return {**result, **self._refused(dest, host, manifest, packed)}
         try:
             data = decoded(content, max_bytes)
         except Refused as refused:
-            return {**result, **packed, "failed": True,
-                    "msg": f"{host}: bundle refused, nothing of it was kept: {refused}"}
+            return {**result, **self._refused(dest, host, manifest, {
+                **packed, "failed": True, "msg": f"{host}: bundle refused, nothing of it was kept: {refused}"})}
         del content
         archive = f"{dest}.tar.gz"
         write_archive(archive, data)
         del data
         unpacked = bundle_module().run({"archive": archive, "dest": dest, "host": host, "max_bytes": max_bytes,
                                         "max_files": int(max_files), "manifest": None})
-        return {**result, **packed, "unpacked": {key: unpacked.get(key) for key in ("files", "bytes")},
-                **{key: unpacked[key] for key in ("failed", "msg") if key in unpacked}}
+        outcome = {**packed, "unpacked": {key: unpacked.get(key) for key in ("files", "bytes")},
+                   **{key: unpacked[key] for key in ("failed", "msg") if key in unpacked}}
+        return {**result, **self._refused(dest, host, manifest, outcome)}
+
+    def _refused(self, dest: str, host: str, manifest: dict, outcome: dict) -> dict:
+        """`outcome` as it is where nothing failed; else failed, with the failed manifest written and the run's
+        stage error (the manifest's, then collect's own) as `stage_error`."""
+        if not outcome.get("failed") or self._task.check_mode:
+            return outcome
+        earlier = manifest.get("error")
+        error = (f"{earlier}; " if earlier else "") + f"stage collect failed in '{self._task.name}': {outcome.get('msg', '')}"
+        written = self._failed_manifest(dest, host, manifest, error)
+        return {**outcome, "stage_error": error.strip(), "failed_manifest": written,
+                "warnings": list(outcome.get("warnings") or []) + list(written.get("warnings") or [])}
+
+    @staticmethod
+    def _failed_manifest(dest: str, host: str, manifest: dict, error: str) -> dict:
+        """`dest` holding `manifest` as a failed one (its experiments failed with `error`), unless it holds an earlier
+        attempt of the run that measured: that one is kept, with a warning."""
+        error = error.strip()
+        failed = {**manifest, "status": "failed", "error": error,
+                  "experiments": _manifest_filter().manifest_failed_experiments(manifest.get("experiments") or [], error)}
+        written = bundle_module().run({"dest": dest, "host": host, "manifest": failed, "archive": None,
+                                       "max_bytes": None, "max_files": None})
+        if written.get("kept"):
+            written["warnings"] = [f"{host}: this attempt brought nothing home; the earlier attempt of run "
+                                   f"{manifest.get('run_id')} in {os.path.dirname(os.path.dirname(dest))} measured and is kept as it was"]
+        return written

@@ -21,9 +21,7 @@ PLAYBOOK = """
   gather_facts: false
   tasks:
     - name: Pack
-      fleetscope.fleet.fleetscope_pack:
-        bundle: {bundle}
-        archive: {archive}
+      fleetscope.fleet.fleetscope_pack:{bundle}
         host: node1
         max_bytes: {max_bytes}
         manifest: {manifest}{home}
@@ -55,12 +53,14 @@ def bundle(tmp_path: Path) -> Path:
     return folder
 
 
-def pack(tmp_path: Path, folder: Path, max_bytes: int, error: str | None = None, dest: Path | None = None) -> dict:
+def pack(tmp_path: Path, folder: Path, max_bytes: int, error: str | None = None, dest: Path | None = None,
+         bundle: bool = True) -> dict:
     out, archive = tmp_path / "out.json", tmp_path / "bundle.tar.gz"
     manifest = {"bundle_schema": 1, "run_id": "20261128T120000Z-abcdef", "host": "node1", "error": error,
                 "experiments": EXPERIMENTS}
     book = tmp_path / "book.yml"
-    book.write_text(PLAYBOOK.format(bundle=folder, archive=archive, max_bytes=max_bytes, out=out,
+    where = f"\n        bundle: {folder}\n        archive: {archive}" if bundle else ""
+    book.write_text(PLAYBOOK.format(bundle=where, max_bytes=max_bytes, out=out,
                                     manifest=json.dumps(manifest),
                                     home=f"\n        dest: {dest}\n        max_files: 100" if dest else ""))
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", ANSIBLE_NOCOLOR="1")
@@ -144,15 +144,37 @@ def test_a_bundle_the_controller_refuses_is_refused_whole_in_the_same_task(tmp_p
     assert result["failed"] and "content" not in result
     assert result["msg"] == ("node1: bundle refused, nothing of it was kept: member './raw/perf/latency_sweep/001.csv' "
                              "is a symbolic link (to '/etc/hostname'); a bundle holds regular files and folders only")
-    assert not dest.exists() and list(dest.parent.iterdir()) == []
+    assert_failed_manifest_only(dest, result, f"stage collect failed in 'Pack': {result['msg']}")
+
+
+def assert_failed_manifest_only(dest: Path, result: dict, error: str) -> None:
+    """dest holds the host's failed manifest alone, whose error (the task's stage_error) says why."""
+    assert sorted(path.name for path in dest.parent.iterdir()) == ["node1"]
+    assert [path.name for path in dest.iterdir()] == ["manifest.json"]
+    manifest = json.loads((dest / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and manifest["error"] == error == result["stage_error"]
+    assert manifest["host"] == "node1" and all(record["status"] == "failed" and record["error"] == error
+                                               for record in manifest["experiments"])
 
 
 def test_an_archive_over_the_cap_is_refused_on_the_host_and_nothing_comes_home(tmp_path):
     folder = bundle(tmp_path)
     dest = tmp_path / "results" / "run" / "node1"
-    result = pack(tmp_path, folder, 64, dest=dest)
+    result = pack(tmp_path, folder, 64, error="stage build failed", dest=dest)
     assert result["failed"] and "more than collect_max_bytes (64)" in result["msg"]
-    assert not dest.parent.exists()
+    assert_failed_manifest_only(dest, result, f"stage build failed; stage collect failed in 'Pack': {result['msg']}")
+
+
+def test_a_host_without_a_scratch_directory_gets_its_failed_manifest_and_the_task_succeeds(tmp_path):
+    """No bundle on the host (it failed before tune made its scratch directory): nothing is asked of the host, the
+    failed manifest says the stage that failed, and that failure, not collect, fails the host later."""
+    dest = tmp_path / "results" / "run" / "node1"
+    result = pack(tmp_path, tmp_path / "never", 1 << 20, error="stage tune failed in 'Take the lock': in use",
+                  dest=dest, bundle=False)
+    assert not result.get("failed") and result["changed"]
+    manifest = json.loads((dest / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and manifest["error"] == "stage tune failed in 'Take the lock': in use"
+    assert [path.name for path in dest.iterdir()] == ["manifest.json"] and not (tmp_path / "bundle.tar.gz").exists()
 
 
 @pytest.mark.parametrize("content, why", [
