@@ -2,8 +2,10 @@
 
 Given `experiments` and `record` (`plan`, the host's plan; `settings`, as the filter batch_experiments takes them;
 `cpu`, kernels_cpu), the module runs the batch on the host and this plugin appends each experiment's record (the
-filter batch_records: measured, or failed with what failed) to the host's fact `fleet_experiments`, and warns of
-each experiment that failed, naming the host. A module call that failed whole (the module's own error, or a
+filter batch_records: measured, or failed with what failed) to the host's fact `fleet_batch_experiments`, and warns
+of each experiment that failed, naming the host. Not to fleet_experiments, where every other experiment's record
+goes: that list is set_fact's, and a fact an action plugin returns ranks below set_fact's, so the next read of
+fleet_experiments would not see it (the manifest takes both lists, roles/collect). A module call that failed whole (the module's own error, or a
 timeout) records every experiment of the batch as failed with that summary, and the task does not fail: the
 other experiments and the restore go on, as the role's rescue did. Measuring, recording and reporting were three
 tasks a host a batch (the report a skipped one where nothing failed).
@@ -42,6 +44,7 @@ class ActionModule(ActionBase):
         host = task_vars["inventory_hostname"]
         return {**result, "changed": bool(measured.get("changed")), "experiments": measured.get("experiments"),
                 **({"failure": failure} if failure is not None else {}),
-                "ansible_facts": {"fleet_experiments": list(task_vars.get("fleet_experiments") or []) + records},
+                "ansible_facts": {"fleet_batch_experiments": list(task_vars.get("fleet_batch_experiments") or [])
+                                  + records},
                 "warnings": list(measured.get("warnings") or [])
                 + [f"{host}: {entry['name']} failed: {entry['error']}" for entry in records if entry["status"] == "failed"]}
