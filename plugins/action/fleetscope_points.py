@@ -13,19 +13,16 @@ tasks a host a batch (the report a skipped one where nothing failed).
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+import importlib
 
 from ansible.plugins.action import ActionBase
 
 
 def _experiments_filter():
-    """plugins/filter/experiments.py, loaded by path as the filters load each other."""
-    path = Path(__file__).resolve().parents[1] / "filter" / "experiments.py"
-    spec = importlib.util.spec_from_file_location("fleetscope_points_experiments", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """plugins/filter/experiments.py by its collection name: the module Ansible's plugin loader already loaded in
+    this worker to template the task's arguments (the filter batch_experiments), not a second copy (loading it
+    loads the planner, plan.py, too)."""
+    return importlib.import_module("ansible_collections.fleetscope.fleet.plugins.filter.experiments")
 
 
 class ActionModule(ActionBase):
