@@ -41,7 +41,22 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
 
     def run(self, tmp=None, task_vars=None):
+        """With `snapshot` (fleetscope_facts' arguments), the environment snapshot is taken in the same task once the
+        packages are in (perf among them, which the snapshot probes): the facts play's two tasks a host in one."""
         result = super().run(tmp, task_vars)
+        outcome = self._provision(task_vars)
+        snapshot = self._task.args.get("snapshot")
+        if snapshot is None or outcome.get("failed") or outcome.get("unreachable"):
+            return {**result, **outcome}
+        taken = self._execute_module(module_name="fleetscope_facts", module_args=snapshot, task_vars=task_vars)
+        if taken.get("failed") or taken.get("unreachable"):
+            return {**result, **outcome, **{key: taken[key] for key in ("failed", "unreachable") if key in taken},
+                    "msg": f"the packages are in, but the environment snapshot failed: {taken.get('msg', '')}"}
+        return {**result, **outcome, "ansible_facts": {**outcome.get("ansible_facts", {}), **taken.get("ansible_facts", {})},
+                "warnings": list(outcome.get("warnings") or []) + list(taken.get("warnings") or [])}
+
+    def _provision(self, task_vars) -> dict:
+        result = {}
         args = self._task.args
         setup = self._execute_module(module_name="ansible.legacy.setup", module_args={"gather_subset": ["min"]},
                                      task_vars=task_vars)

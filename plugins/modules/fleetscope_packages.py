@@ -41,6 +41,10 @@ options:
     description: Refresh apt's index first when it is older than this (seconds).
     type: int
     default: 86400
+  snapshot:
+    description: The arguments of M(fleetscope.fleet.fleetscope_facts); when given, the environment snapshot is taken
+      in the same task once the packages are in (its facts, C(fleet_facts), kept as the host's).
+    type: dict
 """
 
 EXAMPLES = r"""

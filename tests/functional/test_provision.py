@@ -33,7 +33,8 @@ def provision(tmp_path, *extra: str) -> subprocess.CompletedProcess:
                           env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
-INSTALL = "Learn the OS family and install the packages the experiments need that are missing"
+INSTALL = ("Learn the OS family, install the packages the experiments need that are missing, then take the "
+           "environment snapshot")
 
 
 def test_an_unknown_os_family_stops_with_what_to_set(tmp_path):
@@ -50,6 +51,7 @@ def test_provision_packages_stands_in_for_an_unknown_family(tmp_path):
     proc = provision(tmp_path, "-v", "-e", "__provision_os_family=Gentoo", "-e", '{"provision_packages": []}')
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert task_outcome(proc.stdout, INSTALL) == "ok" and "no package to install" in proc.stdout
+    assert "fleet_facts:" in proc.stdout  # the snapshot, taken in the same task
 
 
 def task_outcome(stdout: str, task: str) -> str:
