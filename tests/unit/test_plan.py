@@ -635,3 +635,15 @@ def test_preflight_says_every_host_s_price_facts_and_cuts_in_one_message(facts_o
     assert any(line.startswith("  c2c: ") for line in lines)  # the 128-CPU server's standard plan cuts c2c
     caches = facts_of("epyc-128")["caches"]
     assert f"caches {caches[0]['size_bytes'] / 1024:.2f} KB / " in module.host_line(facts_of("epyc-128"))
+
+
+def test_the_plan_lists_the_selected_experiments_in_the_order_enabled_gives_them(facts_of, module):
+    """tasks/run.yml shuffles the plan's kernel experiments, with the run's seed, as the registry's selection
+    (filter select_experiments: the enabled ones --tags kept, in the registry's order): the two must be one list."""
+    facts = facts_of(REAL[0])
+    settings = planning.settings("quick", facts)
+    enabled = ["tlb", "zero_queue", "c2c", "latency_sweep", "mlp"]
+    tagged = ["latency_sweep", "c2c", "tlb", "bandwidth"]
+    plan = module.host_plan(facts, {**settings, "selected": None, "enabled": enabled, "tagged": tagged,
+                                    "storage": None, "priced": None})
+    assert [entry["name"] for entry in plan["experiments"]] == ["tlb", "c2c", "latency_sweep"]
