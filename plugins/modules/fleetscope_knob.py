@@ -32,9 +32,13 @@ description:
   - C(restore), C(release) and C(recover) act only on a lock held by O(owner) or by O(takeover).
   - C(action=probe) only reads; it never changes anything.
   - A knob the host lacks is reported with C(available=false) and a note; it is not an error.
-  - Its action plugin, on the controller, takes two arguments the module never sees - C(break_lock) (the run id of
-    a lock held by another controller's run that is known to be over) and C(fact) (keep RV(knobs) as the host's
-    fact of that name where the call returns any) - and turns apply's RV(took_over) into a warning.
+  - Its action plugin, on the controller, takes arguments the module never sees - C(break_lock) (the run id of
+    a lock held by another controller's run that is known to be over), C(fact) (keep RV(knobs) as the host's
+    fact of that name where the call returns any), apply's C(started_fact) (a fact set to the time the call began)
+    and C(create_scratch) (C(root) and C(folders) of the run's scratch directory, made under the lock just taken by
+    M(fleetscope.fleet.fleetscope_scratch), whose facts it passes on; a failure fails the task with RV(locked)
+    kept true), and release's C(stage_error) (fail the task with it, naming the host, once the host is
+    released) - and turns apply's RV(took_over) into a warning.
 options:
   action:
     description: What to do.

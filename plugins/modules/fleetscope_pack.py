@@ -21,6 +21,11 @@ description:
     experiments and the manifest's C(error).
   - Packs O(bundle) with the host's C(tar) into O(archive) and fails, naming O(host), when the archive alone is
     larger than O(max_bytes), before anything is sent.
+  - Its action plugin, on the controller, takes two arguments the module never sees - C(dest) and C(max_files) -
+    with which it asks for O(content), unpacks the archive into C(dest) with M(fleetscope.fleet.fleetscope_bundle)'s
+    checks and drops the content from the result; where nothing can be taken (no O(bundle), as the host has no
+    scratch directory, or a refused archive) it writes the host's failed manifest there instead, and a refusal fails
+    the task with the run's stage error as C(stage_error).
 options:
   bundle:
     description: The bundle folder on the host.
