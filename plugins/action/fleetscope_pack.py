@@ -26,7 +26,6 @@ import os
 from pathlib import Path
 
 from ansible.plugins.action import ActionBase
-from ansible_collections.fleetscope.fleet.plugins.action.fleetscope_bundle import bundle_module
 
 
 class Refused(Exception):
@@ -48,13 +47,23 @@ def decoded(content, max_bytes: int) -> bytes:
     return data
 
 
-def _manifest_filter():
-    """plugins/filter/manifest.py, loaded by path as the filters load each other."""
-    spec = importlib.util.spec_from_file_location("fleetscope_pack_manifest",
-                                                  Path(__file__).resolve().parents[1] / "filter" / "manifest.py")
+def _load(name: str, path: Path):
+    """A file of the collection loaded by path, as its plugins load each other (this plugin may run from the
+    repository or an installed collection)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _manifest_filter():
+    """plugins/filter/manifest.py."""
+    return _load("fleetscope_pack_manifest", Path(__file__).resolve().parents[1] / "filter" / "manifest.py")
+
+
+def bundle_module():
+    """The fleetscope_bundle module, as its own action plugin loads it (plugins/action/fleetscope_bundle.py)."""
+    return _load("fleetscope_pack_bundle_action", Path(__file__).resolve().with_name("fleetscope_bundle.py")).bundle_module()
 
 
 def write_archive(path: str, data: bytes) -> None:

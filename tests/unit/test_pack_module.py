@@ -3,6 +3,7 @@ bundle holds, and the archive it packs and refuses over the cap, run by a real a
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -13,8 +14,12 @@ from pathlib import Path
 import pytest
 
 PROJECT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(PROJECT / "collections"))  # the collection's action plugin imports by its full name
-from ansible_collections.fleetscope.fleet.plugins.action.fleetscope_pack import Refused, decoded  # noqa: E402
+# the collection's action plugin, by path (importing ansible_collections here would keep Ansible's collection
+# finder from loading the collection in the tests that set it up)
+_spec = importlib.util.spec_from_file_location("fleetscope_pack_action", PROJECT / "plugins/action/fleetscope_pack.py")
+_action = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_action)
+Refused, decoded = _action.Refused, _action.decoded
 
 PLAYBOOK = """
 - hosts: localhost
