@@ -5,10 +5,10 @@ Given `experiments` and `record` (`plan`, the host's plan; `settings`, as the fi
 filter batch_records: measured, or failed with what failed) to the host's fact `fleet_batch_experiments`, and warns
 of each experiment that failed, naming the host. Not to fleet_experiments, where every other experiment's record
 goes: that list is set_fact's, and a fact an action plugin returns ranks below set_fact's, so the next read of
-fleet_experiments would not see it (the manifest takes both lists, roles/collect). A module call that failed whole (the module's own error, or a
-timeout) records every experiment of the batch as failed with that summary, and the task does not fail: the
-other experiments and the restore go on, as the role's rescue did. Measuring, recording and reporting were three
-tasks a host a batch (the report a skipped one where nothing failed).
+fleet_experiments would not see it (the manifest takes both lists, roles/collect). A module call that failed whole
+(the module's own error, or a timeout) records every experiment of the batch as failed with that summary, and the
+task does not fail: the other experiments and the restore go on, as the role's rescue did. Measuring, recording
+and reporting were three tasks a host a batch (the report a skipped one where nothing failed).
 """
 
 from __future__ import annotations

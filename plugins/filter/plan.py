@@ -1567,9 +1567,10 @@ def host_line(facts: dict) -> str:
     1.00 MB / 32.00 MB, THP madvise, governor None, virtualization kvm'."""
     from ansible.plugins.filter.mathstuff import human_readable  # Ansible's, as the filter of that name writes sizes
 
+    cpu = facts.get("cpu") or {}
     kinds = " + ".join(str(kind.get("kind")) for kind in (facts.get("topology") or {}).get("core_kinds") or [])
     caches = " / ".join(human_readable(cache.get("size_bytes")) for cache in facts.get("caches") or [])
-    return (f"{(facts.get('cpu') or {}).get('model_name')}, {(facts.get('cpu') or {}).get('logical_cpus')} CPUs ({kinds}), "
+    return (f"{cpu.get('model_name')}, {cpu.get('logical_cpus')} CPUs ({kinds}), "
             f"{(facts.get('numa') or {}).get('nodes')} NUMA node(s), caches {caches}, "
             f"THP {(facts.get('thp') or {}).get('enabled')}, governor {facts.get('governor')}, "
             f"virtualization {facts.get('virtualization')}")
