@@ -1417,8 +1417,50 @@ def _plain(value):
 # experiments tagged and enabled, fio's price: its own variables alone), kept in the plan as `inputs`, and those of
 # the host's situation when it is planned. MLC's and the workloads' prices (`priced`) also read the host's facts:
 # they are kept too, with those facts (price_facts), and taken again only where the facts they read are the same.
-INPUT_KEYS = ("profile", "table", "variables", "selected", "enabled", "tagged", "storage")
+INPUT_KEYS = ("profile", "table", "variables", "selected", "enabled", "experiments", "tagged", "storage")
 SITUATION_KEYS = ("paths", "hugetlb_pages", "priced")
+
+# The kernels_* variables whose default is a column of the profile's row (__kernels_profiles): the role leaves
+# them unset, and the plan takes the row's value for each the user did not set (null included: a null
+# kernels_target_ci is a fixed kernels_samples). As defaults they were templates, each rendered, with the row,
+# on every host for every plan, some 50 of the preflight plan's 109 (about 0.1 s of the controller's CPU a host).
+PROFILE_VARIABLES = {
+    "kernels_samples": "samples", "kernels_min_sample_ms": "min_sample_ms", "kernels_target_ci": "target_ci",
+    "kernels_max_point_s": "max_point_s", "kernels_precision": "precision",
+    "kernels_latency_sweep_points_per_octave": "points_per_octave",
+    "kernels_latency_sweep_refine_octaves": "refine_octaves",
+    "kernels_latency_sweep_refine_max_points": "refine_max_points",
+    "kernels_pattern_stride_footprint_bytes": "footprint_bytes",
+    "kernels_tlb_refine_octaves": "tlb_refine_octaves", "kernels_tlb_refine_max_points": "tlb_refine_max_points",
+    "kernels_mlp_repeats": "repeats", "kernels_c2c_min_sample_ms": "c2c_min_sample_ms",
+    "kernels_affinity_repeats": "thread_repeats", "kernels_smt_repeats": "thread_repeats",
+    "kernels_thread_window_ms": "thread_window_ms", "kernels_aio_size_bytes": "aio_size_bytes",
+    "kernels_aio_window_ms": "aio_window_ms", "kernels_compute_windows": "compute_windows",
+    "kernels_compute_window_ms": "compute_window_ms", "kernels_core_clock_ramp_repeats": "clock_ramp_repeats",
+    "kernels_bandwidth_dram_bytes": "bandwidth_dram_bytes",
+    "kernels_bandwidth_points_per_octave": "bandwidth_points_per_octave",
+    "kernels_loaded_latency_delays": "loaded_latency_delays", "kernels_saxpy_bytes": "saxpy_bytes",
+}
+
+
+def run_variables(variables: dict | None, table: dict | None) -> dict:
+    """The kernels_* variables a run plans with: those set, and the profile row's value of each of
+    PROFILE_VARIABLES that is not."""
+    table = table or {}
+    return {**{name: table[column] for name, column in PROFILE_VARIABLES.items() if column in table},
+            **(variables or {})}
+
+
+def enabled_experiments(experiments: list, variables: dict) -> list:
+    """The registry's experiments (in its order) whose switch kernels_<name>_enabled is on (absent: on)."""
+    enabled = []
+    for name in experiments:
+        switch = variables.get(f"kernels_{name}_enabled", True)
+        if not isinstance(switch, bool):
+            raise ValueError(f"{name}: its _enabled switch must be true or false, got {switch!r}")
+        if switch:
+            enabled.append(name)
+    return enabled
 
 
 def price_facts(facts: dict) -> dict:
@@ -1435,7 +1477,8 @@ def host_plan(facts: dict, settings: dict) -> dict:
     variables (every kernels_* variable), selected (the experiments to plan, in any order; absent: those of `enabled`
     named in `tagged`, the experiments --tags/--skip-tags kept, fleet_tagged_experiments), enabled (the
     experiments a run without --tags would select: each selected one is fitted as in that run, so that --tags
-    chooses what runs, never how it is measured; absent: the selected ones), paths ({bin, bundle,
+    chooses what runs, never how it is measured; absent: those of `experiments`, the registry's names, whose
+    kernels_<name>_enabled is on; both absent: the selected ones), paths ({bin, bundle,
     aio_directory}), hugetlb_pages (free 2 MiB pages, or None before tuning), storage (the fio role's priced
     record, or None), priced (the records the mlc and workloads roles priced, each {} or None where the
     experiment does not run), inputs (an earlier plan's `inputs` in the same run, or None: taken instead of the
@@ -1449,6 +1492,9 @@ def host_plan(facts: dict, settings: dict) -> dict:
     kept = set(INPUT_KEYS) | ({"priced"} if inputs and inputs.get("price_facts") == priced_on else set())
     settings = {key: _plain(inputs.get(key) if inputs and key in kept else settings.get(key))
                 for key in (*INPUT_KEYS, *SITUATION_KEYS)}
+    settings["variables"] = run_variables(settings["variables"], settings["table"])
+    if settings["enabled"] is None and settings["experiments"] is not None:  # the role's: from the switches
+        settings["enabled"] = enabled_experiments(settings["experiments"], settings["variables"])
     host = Host(facts)
     _check_pinned_cpu(settings.get("variables") or {}, host)
     table = settings.get("table") or {}

@@ -457,7 +457,7 @@ def test_the_plan_prices_the_refinement_and_the_role_runs_the_bound_it_priced(pr
         plan = planning.plan(facts, profile)
         entry = module.plan_entry(plan, name)
         assert plan["within_budget"] and entry["bound_s"] <= entry["allowance_s"] + 1e-6
-        natural = planning.settings(profile, facts)["variables"][variable]
+        natural = plan["inputs"]["variables"][variable]  # the profile's, which the role leaves unset
         if entry["refine_max_points"] < int(natural):
             assert any("refinement" in cut and "(budget)" in cut for cut in entry["cuts"])
         assert all("refine_max_points" not in record for record in module.plan_record(plan)["experiments"])

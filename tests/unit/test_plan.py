@@ -10,6 +10,7 @@ import itertools
 from pathlib import Path
 
 import pytest
+import yaml
 from sysfs_synthetic import BIG, Kind, Machine, write
 
 from fleetscope import planning
@@ -647,3 +648,42 @@ def test_the_plan_lists_the_selected_experiments_in_the_order_enabled_gives_them
     plan = module.host_plan(facts, {**settings, "selected": None, "enabled": enabled, "tagged": tagged,
                                     "storage": None, "priced": None})
     assert [entry["name"] for entry in plan["experiments"]] == ["tlb", "c2c", "latency_sweep"]
+
+
+def test_the_profile_s_variables_come_from_its_row_unless_set(module):
+    """The kernels_* variables whose default is the profile's are left unset by the role (a template each,
+    rendered on every host for every plan, was most of a plan's controller CPU): the plan takes each from the
+    profile's row, and a value the user set, null included, wins."""
+    rows = yaml.safe_load((ROOT / "roles" / "kernels" / "vars" / "main.yml").read_text())["__kernels_profiles"]
+    defaults = yaml.safe_load((ROOT / "roles" / "kernels" / "defaults" / "main.yml").read_text())
+    specs = yaml.safe_load((ROOT / "roles" / "kernels" / "meta" / "argument_specs.yml").read_text())
+    options = specs["argument_specs"]["main"]["options"]
+    documented = (ROOT / "roles" / "kernels" / "defaults" / "main.yml").read_text()
+    for name, column in module.PROFILE_VARIABLES.items():
+        assert name not in defaults, f"{name} is set in defaults/main.yml: the plan takes it from the profile"
+        assert name in options, f"{name} is not in the argument specs"
+        assert f"# {name}: unset, the profile's {column}\n" in documented
+        for profile, row in rows.items():
+            assert column in row, f"__kernels_profiles.{profile} has no {column} (for {name})"
+    for profile, row in rows.items():
+        resolved = module.run_variables({"kernels_samples": 7, "kernels_target_ci": None}, row)
+        assert resolved["kernels_samples"] == 7 and resolved["kernels_target_ci"] is None
+        assert resolved["kernels_mlp_repeats"] == row["repeats"]
+        assert resolved["kernels_smt_repeats"] == resolved["kernels_affinity_repeats"] == row["thread_repeats"]
+
+
+def test_the_role_s_plan_reads_each_experiment_s_switch(facts_of, module):
+    """Under Ansible the plan gets the registry's names (`experiments`) and reads kernels_<name>_enabled from the
+    variables, in the registry's order; a switch that is not a boolean is refused."""
+    facts = facts_of(REAL[0])
+    base = planning.settings("quick", facts)
+    registry = list(yaml.safe_load((ROOT / "roles" / "kernels" / "vars" / "main.yml").read_text())
+                    ["__kernels_experiments"])
+    role_like = {**base, "selected": None, "enabled": None, "experiments": registry, "tagged": registry,
+                 "variables": {**base["variables"], "kernels_mlp_enabled": False}}
+    plan = module.host_plan(facts, role_like)
+    names = [entry["name"] for entry in plan["experiments"] if entry["name"] in registry]
+    assert names == [name for name in registry if name != "mlp"]
+    assert plan["inputs"]["enabled"] == names
+    with pytest.raises(ValueError, match="mlp: its _enabled switch must be true or false"):
+        module.host_plan(facts, {**role_like, "variables": {**base["variables"], "kernels_mlp_enabled": "no"}})
