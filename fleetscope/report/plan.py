@@ -37,8 +37,10 @@ def build(fetch: Callable[[str], list[dict]]) -> dict:
                 "on top of it")
     else:
         held = f" (budget {format_with_unit(budget, 's')})"
-    sentence = (f"Planned before measuring: {len([r for r in priced if not r['planned_skip']])} experiments, "
-                f"{format_count(totals['plan_points'])} points, at most {format_with_unit(totals['plan_bound_s'], 's')}"
+    planned = len([r for r in priced if not r["planned_skip"]])
+    sentence = (f"Planned before measuring: {planned} experiment{'' if planned == 1 else 's'}, "
+                f"{format_count(totals['plan_points'])} point{'' if totals['plan_points'] == 1 else 's'}, "
+                f"at most {format_with_unit(totals['plan_bound_s'], 's')}"
                 + held
                 + f". They took {format_with_unit(actual, 's')}, "
                 + (f"{format_percent(actual / totals['plan_bound_s'])}" if totals["plan_bound_s"] else "—")

@@ -1599,7 +1599,9 @@ def plan_summary(plan: dict, host: str) -> str:
         tail = f": {_seconds(inside)} within the {_seconds(float(budget))} budget, {on_top} on top of it"
     else:
         tail = f" (budget {_seconds(float(budget))})"
-    return (f"{host}: {len(measured)} experiments, {plan.get('points', 0):,} points, at most "
+    count, points = len(measured), plan.get("points", 0)
+    return (f"{host}: {count} experiment{'' if count == 1 else 's'}, {points:,} point{'' if points == 1 else 's'}, "
+            "at most "
             f"{_seconds(float(plan.get('bound_s') or 0))}{tail}")
 
 

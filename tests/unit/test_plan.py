@@ -687,3 +687,11 @@ def test_the_role_s_plan_reads_each_experiment_s_switch(facts_of, module):
     assert plan["inputs"]["enabled"] == names
     with pytest.raises(ValueError, match="mlp: its _enabled switch must be true or false"):
         module.host_plan(facts, {**role_like, "variables": {**base["variables"], "kernels_mlp_enabled": "no"}})
+
+
+def test_the_summary_counts_in_words(facts_of, module):
+    """One experiment reads as one ('1 experiment'), not '1 experiments'."""
+    plan = planning.plan(facts_of(REAL[0]), "quick", selected=["zero_queue"])
+    summary = module.plan_summary(plan, "host")
+    assert summary.startswith("host: 1 experiment, ") and " points, at most " in summary, summary
+    assert module.plan_summary(planning.plan(facts_of(REAL[0]), "quick"), "host").split(", ")[0].endswith(" experiments")
