@@ -659,6 +659,8 @@ def test_the_profile_s_variables_come_from_its_row_unless_set(module):
     specs = yaml.safe_load((ROOT / "roles" / "kernels" / "meta" / "argument_specs.yml").read_text())
     options = specs["argument_specs"]["main"]["options"]
     documented = (ROOT / "roles" / "kernels" / "defaults" / "main.yml").read_text()
+    # every option has a source: a default, or the profile's row
+    assert set(options) - set(defaults) == set(module.PROFILE_VARIABLES)
     for name, column in module.PROFILE_VARIABLES.items():
         assert name not in defaults, f"{name} is set in defaults/main.yml: the plan takes it from the profile"
         assert name in options, f"{name} is not in the argument specs"
