@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import importlib.util
 import os
 from pathlib import Path
@@ -56,13 +57,16 @@ def _load(name: str, path: Path):
     return module
 
 
+@functools.cache
 def _manifest_filter():
     """plugins/filter/manifest.py."""
     return _load("fleetscope_pack_manifest", Path(__file__).resolve().parents[1] / "filter" / "manifest.py")
 
 
+@functools.cache
 def bundle_module():
-    """The fleetscope_bundle module, as its own action plugin loads it (plugins/action/fleetscope_bundle.py)."""
+    """The fleetscope_bundle module, as its own action plugin loads it (plugins/action/fleetscope_bundle.py);
+    once a worker (a refused archive needs it twice: to unpack, then for the failed manifest)."""
     return _load("fleetscope_pack_bundle_action", Path(__file__).resolve().with_name("fleetscope_bundle.py")).bundle_module()
 
 
