@@ -140,3 +140,15 @@ def test_the_workloads_and_mlc_sit_in_the_plan_beside_what_they_did(bundles, cli
     assert cli("report", "--db", db, "--out", out).returncode == 0
     page = (out / "node1.html").read_text()
     assert "at most 65.8 s: 40 s within the 120 s budget, workloads 25.8 s on top of it" in page
+
+
+def test_the_page_counts_one_experiment_as_one(bundles, cli, tmp_path):
+    """A --tags run of one experiment: 'Planned before measuring: 1 experiment, ...', not '1 experiments'."""
+    manifest = planned(bundles, wall_s=9.0, bound_s=10.0)
+    manifest["plan"]["experiments"] = manifest["plan"]["experiments"][:1]
+    manifest["plan"].update(bound_s=10.0, points=34)
+    bundles.write(manifest=manifest)
+    db, out = tmp_path / "fleet.duckdb", tmp_path / "reports"
+    assert cli("ingest", bundles.results_dir, "--db", db).returncode == 0
+    assert cli("report", "--db", db, "--out", out).returncode == 0
+    assert "Planned before measuring: 1 experiment, 34 points, at most 10 s (budget 120 s)" in (out / "node1.html").read_text()
