@@ -14,7 +14,8 @@ arrives; the PLAY and TASK headers (linear strategy: a task's header comes when 
 host) split the run's wall time into stages: preflight, facts, tune, build, experiment, restore,
 collect, warehouse, report. Per run it reports each stage's wall time and per host, the peak memory
 of the controller (the RSS of ansible-playbook and every process under it, summed, sampled every
-0.2 s) and the number of its processes, its CPU time (ansible-playbook with every process it and its
+0.2 s; and their USS, each process's own pages, summed once a second: the RSS sum counts the pages a fork shares
+with ansible-playbook once per fork) and the number of its processes, its CPU time (ansible-playbook with every process it and its
 forks waited for: ssh clients and the controller's own tasks; plus the ssh ControlPersist masters), and each host's own span (runs.started_at..finished_at).
 A run that would start past --budget-s is skipped and said so; the lab is stopped whatever happens.
 ansible-playbook runs as `make run` runs it, with Python's compiled modules kept (PYTHONDONTWRITEBYTECODE cleared).
@@ -96,12 +97,13 @@ def ssh_masters() -> dict[int, float]:
 
 
 class Memory:
-    """Peak summed RSS of a process and its descendants, sampled in a thread, and the CPU seconds the ssh
-    masters spent meanwhile."""
+    """Peak summed RSS of a process and its descendants, sampled in a thread, their peak summed USS (each
+    process's own pages: a fork's RSS counts every page it still shares with ansible-playbook, so the RSS sum
+    counts those pages once per fork) and the CPU seconds the ssh masters spent meanwhile."""
 
     def __init__(self, pid: int):
         self.root = psutil.Process(pid)
-        self.peak_mb = 0.0
+        self.peak_mb = self.peak_uss_mb = 0.0
         self.peak_processes = 0
         self.masters_before = ssh_masters()
         self.masters: dict[int, float] = {}
@@ -125,8 +127,9 @@ class Memory:
             self.peak_mb = max(self.peak_mb, total / 2**20)
             self.peak_processes = max(self.peak_processes, len(processes))
             self.samples += 1
-            if self.samples % 5 == 0:  # a walk over every process: once a second
+            if self.samples % 5 == 0:  # a walk over every process (and its smaps, for USS): once a second
                 self.masters.update(ssh_masters())
+                self.peak_uss_mb = max(self.peak_uss_mb, _uss(processes) / 2**20)
 
     def masters_cpu_s(self) -> float:
         return sum(seconds - self.masters_before.get(pid, 0.0) for pid, seconds in self.masters.items())
@@ -135,6 +138,16 @@ class Memory:
         self.done.set()
         self.thread.join()
         self.masters.update(ssh_masters())
+
+
+def _uss(processes: list[psutil.Process]) -> int:
+    total = 0
+    for process in processes:
+        try:
+            total += process.memory_full_info().uss
+        except psutil.Error:
+            continue
+    return total
 
 
 def timed_run(lab: Lab, workdir: Path, hosts: int, tags: str, env: dict[str, str]) -> dict:
@@ -171,7 +184,7 @@ def timed_run(lab: Lab, workdir: Path, hosts: int, tags: str, env: dict[str, str
             "SELECT epoch(finished_at) - epoch(started_at) FROM runs WHERE host LIKE 'fslab%'").fetchall()]
     if len(spans) != hosts:
         raise SystemExit(f"expected {hosts} bundles in the warehouse, found {len(spans)}")
-    return {"hosts": hosts, "wall_s": wall, "stages": times, "rss_mb": memory.peak_mb,
+    return {"hosts": hosts, "wall_s": wall, "stages": times, "rss_mb": memory.peak_mb, "uss_mb": memory.peak_uss_mb,
             "cpu_s": usage.ru_utime + usage.ru_stime + memory.masters_cpu_s(),
             "processes": memory.peak_processes, "host_span_s": statistics.median(spans), "env": env}
 
@@ -179,7 +192,7 @@ def timed_run(lab: Lab, workdir: Path, hosts: int, tags: str, env: dict[str, str
 def row(label: str, result: dict) -> str:
     stages = " | ".join(f"{result['stages'][stage]:.1f}" for stage in STAGES)
     return (f"| {label} | {result['hosts']} | {result['wall_s']:.1f} | {stages} | "
-            f"{result['rss_mb']:.0f} MB / {result['processes']} | {result['cpu_s']:.1f} | {result['host_span_s']:.1f} |")
+            f"{result['rss_mb']:.0f} / {result['uss_mb']:.0f} MB / {result['processes']} | {result['cpu_s']:.1f} | {result['host_span_s']:.1f} |")
 
 
 def main() -> int:
@@ -222,7 +235,7 @@ def main() -> int:
     finally:
         stop()
     print(f"\n## site.yml --tags {args.tags} (quick profile, DRAM working set {DRAM_BYTES >> 20} MiB), wall s")
-    print("| run | hosts | wall | " + " | ".join(STAGES) + " | controller peak RSS / processes | controller CPU s | median host span |")
+    print("| run | hosts | wall | " + " | ".join(STAGES) + " | controller peak RSS / USS / processes | controller CPU s | median host span |")
     print("|" + "---|" * (6 + len(STAGES)))
     for label, result in results:
         print(row(label, result))
