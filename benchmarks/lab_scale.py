@@ -118,18 +118,13 @@ class Memory:
                 processes = [self.root, *self.root.children(recursive=True)]
             except psutil.Error:
                 continue
-            total = 0
-            for process in processes:
-                try:
-                    total += process.memory_info().rss
-                except psutil.Error:
-                    continue
-            self.peak_mb = max(self.peak_mb, total / 2**20)
+            self.peak_mb = max(self.peak_mb, _summed(processes, lambda process: process.memory_info().rss) / 2**20)
             self.peak_processes = max(self.peak_processes, len(processes))
             self.samples += 1
             if self.samples % 5 == 0:  # a walk over every process (and its smaps, for USS): once a second
                 self.masters.update(ssh_masters())
-                self.peak_uss_mb = max(self.peak_uss_mb, _uss(processes) / 2**20)
+                uss = _summed(processes, lambda process: process.memory_full_info().uss)
+                self.peak_uss_mb = max(self.peak_uss_mb, uss / 2**20)
 
     def masters_cpu_s(self) -> float:
         return sum(seconds - self.masters_before.get(pid, 0.0) for pid, seconds in self.masters.items())
@@ -140,11 +135,12 @@ class Memory:
         self.masters.update(ssh_masters())
 
 
-def _uss(processes: list[psutil.Process]) -> int:
+def _summed(processes: list[psutil.Process], measure) -> int:
+    """`measure` (bytes) summed over the processes still there to measure."""
     total = 0
     for process in processes:
         try:
-            total += process.memory_full_info().uss
+            total += measure(process)
         except psutil.Error:
             continue
     return total
