@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -135,7 +136,7 @@ class Memory:
         self.masters.update(ssh_masters())
 
 
-def _summed(processes: list[psutil.Process], measure) -> int:
+def _summed(processes: list[psutil.Process], measure: Callable[[psutil.Process], int]) -> int:
     """`measure` (bytes) summed over the processes still there to measure."""
     total = 0
     for process in processes:
