@@ -5,7 +5,7 @@ namespaces with their own sshd on this machine; root needed), then the same run 
 half the forks, with `strategy: free` and without pipelining.
 
     flock /work/locks/machine.lock .venv/bin/python benchmarks/lab_scale.py \\
-        [--sizes 1,8,32] [--variants-at 8] [--variants forks,free,no-pipelining,poll-1ms,ssh-compression]
+        [--sizes 1,8,32] [--variants-at 8] [--variants forks,free,no-pipelining,paced,poll-1ms,ssh-compression]
         [--tags zero_queue] [--budget-s 540]
 
 The lab is started once with the largest size and each run takes its hosts with --limit (fslab1..N
@@ -60,6 +60,10 @@ DRAM_BYTES = 32 * 2**20
 
 
 BUILD_TASK = "kernels : Unpack and compile the kernel suite"  # roles/kernels/tasks/build.yml
+# The controller's CPU in three parts: ansible-playbook's own (its strategy queueing tasks and polling the forks,
+# the tasks' variables, their results), its forks and everything they waited for (templating a task's arguments,
+# building the module, the ssh clients, the controller's own tasks: ingest and report), and the ssh masters.
+CPU_PARTS = ("own", "forks", "masters")
 
 
 def stage_of(header: str, current: str) -> str:
@@ -100,10 +104,12 @@ def ssh_masters() -> dict[int, float]:
 class Memory:
     """Peak summed RSS of a process and its descendants, sampled in a thread, their peak summed USS (each
     process's own pages: a fork's RSS counts every page it still shares with ansible-playbook, so the RSS sum
-    counts those pages once per fork) and the CPU seconds the ssh masters spent meanwhile."""
+    counts those pages once per fork), the CPU seconds the ssh masters spent meanwhile and the process's own CPU
+    seconds (its last sample, at most 0.2 s before it exits: what it spent itself, apart from what it waited for)."""
 
     def __init__(self, pid: int):
         self.root = psutil.Process(pid)
+        self.own_cpu_s = 0.0
         self.peak_mb = self.peak_uss_mb = 0.0
         self.peak_processes = 0
         self.masters_before = ssh_masters()
@@ -117,8 +123,10 @@ class Memory:
         while not self.done.wait(0.2):
             try:
                 processes = [self.root, *self.root.children(recursive=True)]
+                times = self.root.cpu_times()
             except psutil.Error:
                 continue
+            self.own_cpu_s = times.user + times.system
             self.peak_mb = max(self.peak_mb, _summed(processes, lambda process: process.memory_info().rss) / 2**20)
             self.peak_processes = max(self.peak_processes, len(processes))
             self.samples += 1
@@ -181,15 +189,19 @@ def timed_run(lab: Lab, workdir: Path, hosts: int, tags: str, env: dict[str, str
             "SELECT epoch(finished_at) - epoch(started_at) FROM runs WHERE host LIKE 'fslab%'").fetchall()]
     if len(spans) != hosts:
         raise SystemExit(f"expected {hosts} bundles in the warehouse, found {len(spans)}")
+    waited = usage.ru_utime + usage.ru_stime  # ansible-playbook and every process it and its forks waited for
+    cpu = {"own": memory.own_cpu_s, "forks": waited - memory.own_cpu_s, "masters": memory.masters_cpu_s()}
     return {"hosts": hosts, "wall_s": wall, "stages": times, "rss_mb": memory.peak_mb, "uss_mb": memory.peak_uss_mb,
-            "cpu_s": usage.ru_utime + usage.ru_stime + memory.masters_cpu_s(),
+            "cpu_s": sum(cpu.values()), "cpu": cpu,
             "processes": memory.peak_processes, "host_span_s": statistics.median(spans), "env": env}
 
 
 def row(label: str, result: dict) -> str:
     stages = " | ".join(f"{result['stages'][stage]:.1f}" for stage in STAGES)
+    parts = " / ".join(f"{result['cpu'][part]:.1f}" for part in CPU_PARTS)
     return (f"| {label} | {result['hosts']} | {result['wall_s']:.1f} | {stages} | "
-            f"{result['rss_mb']:.0f} / {result['uss_mb']:.0f} MB / {result['processes']} | {result['cpu_s']:.1f} | {result['host_span_s']:.1f} |")
+            f"{result['rss_mb']:.0f} / {result['uss_mb']:.0f} MB / {result['processes']} | {result['cpu_s']:.1f} "
+            f"({parts}) | {result['host_span_s']:.1f} |")
 
 
 def main() -> int:
@@ -198,7 +210,8 @@ def main() -> int:
     parser.add_argument("--variants-at", type=int, default=8,
                         help="size of the forks / strategy / pipelining runs (0: none; default 8)")
     parser.add_argument("--variants", default="forks,free,no-pipelining",
-                        help="which variants run at --variants-at: forks, free, no-pipelining, poll-1ms, ssh-compression")
+                        help="which variants run at --variants-at: forks, free, no-pipelining, paced, poll-1ms, "
+                             "ssh-compression")
     parser.add_argument("--tags", default="zero_queue", help="the experiment(s) run (default zero_queue)")
     parser.add_argument("--budget-s", type=float, default=540, help="start no run after this many seconds")
     args = parser.parse_args()
@@ -206,6 +219,7 @@ def main() -> int:
     known = {"forks": (f"forks {max(args.variants_at // 2, 1)}", {"ANSIBLE_FORKS": str(max(args.variants_at // 2, 1))}),
              "free": ("strategy free", {"ANSIBLE_STRATEGY": "free"}),
              "no-pipelining": ("no pipelining", {"ANSIBLE_PIPELINING": "False"}),
+             "paced": ("strategy paced", {"ANSIBLE_STRATEGY": "fleetscope.fleet.paced"}),
              "poll-1ms": ("internal poll 1 ms", {"ANSIBLE_INTERNAL_POLL_INTERVAL": "0.001"}),
              "ssh-compression": ("ssh -C", {"ANSIBLE_SSH_ARGS": "-C -o ControlMaster=auto -o ControlPersist=60s"})}
     unknown = set(args.variants.split(",")) - set(known) - {""}
@@ -232,7 +246,8 @@ def main() -> int:
     finally:
         stop()
     print(f"\n## site.yml --tags {args.tags} (quick profile, DRAM working set {DRAM_BYTES >> 20} MiB), wall s")
-    print("| run | hosts | wall | " + " | ".join(STAGES) + " | controller peak RSS / USS / processes | controller CPU s | median host span |")
+    print("| run | hosts | wall | " + " | ".join(STAGES) + " | controller peak RSS / USS / processes | controller CPU s "
+          "(ansible-playbook's own / its forks and what they ran / ssh masters) | median host span |")
     print("|" + "---|" * (6 + len(STAGES)))
     for label, result in results:
         print(row(label, result))
@@ -244,9 +259,10 @@ def main() -> int:
         controller = sum(large["stages"][s] - small["stages"][s] for s in STAGES if s not in HOST_WORK) / added
         load = large["stages"]["warehouse"] + large["stages"]["report"]
         cpu = (large["cpu_s"] - small["cpu_s"]) / added
-        print(f"\ncontroller CPU per added host: {cpu:.2f} s (ansible-playbook, its forks, ssh and the controller's "
-              "own tasks; the hosts' sshd and modules are not under it): the wall time an added host costs a "
-              "controller whose cores are its own, spread over its cores")
+        parts = ", ".join(f"{(large['cpu'][part] - small['cpu'][part]) / added:.2f} s {name}" for part, name in
+                          zip(CPU_PARTS, ("ansible-playbook's own", "its forks and what they ran", "ssh masters")))
+        print(f"\ncontroller CPU per added host: {cpu:.2f} s ({parts}; the hosts' sshd and modules are not under "
+              "it): the wall time an added host costs a controller whose cores are its own, spread over its cores")
         print(f"\nper added host from {small['hosts']} to {large['hosts']}: {per_host:.2f} s of wall time "
               f"({controller:.2f} s without build and experiment); target <= {OVERHEAD_TARGET_S:g} s: "
               f"{'met' if per_host <= OVERHEAD_TARGET_S else 'MISSED'} (without the hosts' own work: "
