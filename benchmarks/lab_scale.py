@@ -246,8 +246,8 @@ def main() -> int:
     finally:
         stop()
     print(f"\n## site.yml --tags {args.tags} (quick profile, DRAM working set {DRAM_BYTES >> 20} MiB), wall s")
-    print("| run | hosts | wall | " + " | ".join(STAGES) + " | controller peak RSS / USS / processes | controller CPU s "
-          "(ansible-playbook's own / its forks and what they ran / ssh masters) | median host span |")
+    print("| run | hosts | wall | " + " | ".join(STAGES) + " | controller peak RSS / USS / processes | controller "
+          "CPU s (ansible-playbook's own / its forks and what they ran / ssh masters) | median host span |")
     print("|" + "---|" * (6 + len(STAGES)))
     for label, result in results:
         print(row(label, result))
