@@ -64,10 +64,14 @@ def format_bytes(value: object) -> str:
     return f"{format_number(value, digits=4)} B"
 
 
-def _bracket_decimals(width: float) -> int:
-    """Decimals that show a bracket `width` wide (in its display unit) to its real precision: a step of at most
-    half its width, so the two ends differ and no digit claims more than the bracket knows."""
-    return max(0, math.ceil(-math.log10(width / 2))) if width > 0 else 0
+def _bracket_decimals(low: float, high: float) -> int:
+    """Decimals that show a bracket from `low` to `high` (in its display unit) to its real precision: a step of at
+    most half its width, so the two ends differ and no digit claims more than the bracket knows, and two
+    significant digits of its low end at least, which is a size the sweep measured (at one decimal, 0.19 and 0.25
+    MiB both read 0.2: 192 KiB-1 MiB and 256 KiB-1 MiB printed alike, and 5.66-8 MiB as 6-8)."""
+    width = high - low
+    decimals = max(0, math.ceil(-math.log10(width / 2))) if width > 0 else 0
+    return max(decimals, 1 - math.floor(math.log10(low))) if low > 0 else decimals
 
 
 def _fixed(value: float, decimals: int) -> str:
@@ -92,7 +96,7 @@ def size_parts_text(low: float | None, high: float | None, estimate: float | Non
     if low is None or high is None:
         return None, (format_bytes(estimate) if estimate is not None else None)
     factor, symbol = next(((factor, unit) for factor, unit in _BYTE_UNITS if high >= factor), (1, "B"))
-    decimals = _bracket_decimals((high - low) / factor)
+    decimals = _bracket_decimals(low / factor, high / factor)
     bracket = f"{_fixed(low / factor, decimals)}–{_fixed(high / factor, decimals)} {symbol}"
     if estimate is None or method is None:
         return bracket, None
