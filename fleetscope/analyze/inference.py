@@ -1042,8 +1042,9 @@ def _sized(level: CacheLevel, plateau: Plateau, following: Plateau | None, sizes
         estimate = method = None
         from fleetscope.units import format_size
 
+        octaves = f"{math.log2(upper / low):.2g}"
         notes.append(f"size bracket {format_size(low, upper)} at the rise's {estimator} ({why}): "
-                     f"{math.log2(upper / low):.2g} octaves wide, too coarse for a number")
+                     f"{octaves} octave{'' if octaves == '1' else 's'} wide, too coarse for a number")
     return replace(level, capacity_bytes=estimate, size_low_bytes=low, size_high_bytes=upper,
                    size_estimator=estimator, size_method=method, note="; ".join(notes) or None), brackets
 
