@@ -319,6 +319,27 @@ def test_a_curve_whose_latency_never_rises_has_no_knee():
     assert flat.peak_bandwidth_gb_s == 27.4
 
 
+def test_a_curve_that_rises_without_a_bend_is_not_said_to_rise_too_little():
+    """This dev VM's read curve (2026-11-30): its points sit at light load, then one at 29.7 GB/s and 216 ns, 1.41 x
+    its 154 ns idle. Kneedle finds no point below the chord, so no knee; the host page said 'latency at saturation
+    is 1.41 x idle ...; a knee needs 1.3 x', a reason that did not hold."""
+    from dataclasses import asdict
+
+    from fleetscope.report.sections.bandwidth import knee_figure
+
+    curve = infer_loaded_latency([0.05, 0.1, 0.3, 1.0, 29.7], [151.0, 158.0, 153.0, 155.0, 216.0], idle_ns=154.0)
+    assert curve.knee_bandwidth_gb_s is None and "the curve does not bend" in curve.note
+    row = {**asdict(curve), "source": "loaded_latency", "traffic": "read", "path": None, "run_index": 0}
+    text = knee_figure([row]).text
+    assert text.startswith("none: latency at saturation is 1.40 × idle (216 ns vs 154 ns at no load, peak 29.7 GB/s, "
+                           "read traffic), but the curve does not bend"), text
+    assert "a knee needs" not in text
+    flat = infer_loaded_latency([0.9, 2.0, 4.1, 8.3, 16.0, 27.4], [171.0, 165.0, 168.0, 170.0, 172.0, 176.0],
+                                idle_ns=173.0)
+    flat_row = {**asdict(flat), "source": "loaded_latency", "traffic": "read", "path": None, "run_index": 0}
+    assert knee_figure([flat_row]).text.endswith("a knee needs 1.3 ×")
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_knee_interval_holds_the_corner_of_synthetic_queueing_curves(seed):
     """A ladder over a curve flat at idle up to a corner bandwidth, then rising linearly (a hockey stick), with ±1%

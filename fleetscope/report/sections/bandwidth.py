@@ -166,14 +166,25 @@ def loaded_latency_chart(section: SectionData) -> dict | None:
                              tip("latency", f"Kneedle {time.symbol}")])
         chart.layer(data, {"type": "text", "dy": -14, "fontSize": 11}, x=q("rate"), y=q("latency"), color=color,
                     text=n("label"))
-    flat = [str(row["traffic"]) for row in inferred if row["knee_bandwidth_gb_s"] is None and row["points"] >= 3]
+    kneeless = [row for row in inferred if row["knee_bandwidth_gb_s"] is None and row["points"] >= 3]
     knee_note = (f"band: the interval each knee lies in, diamond: Kneedle's point (a knee needs latency at "
                  f"saturation to reach {KNEE_MIN_RISE:g} × idle)" if marks else "")
-    flat_note = (f"no knee on {', '.join(flat)}: latency at saturation stays under {KNEE_MIN_RISE:g} × idle"
-                 if flat else "")
+    flat, straight = ([str(row["traffic"]) for row in kneeless if _rose_enough(row) is enough]
+                      for enough in (False, True))
+    flat_note = "; ".join(note for note in (
+        f"no knee on {', '.join(flat)}: latency at saturation stays under {KNEE_MIN_RISE:g} × idle" if flat else "",
+        f"no knee on {', '.join(straight)}: latency rises {KNEE_MIN_RISE:g} × idle or more but does not bend "
+        "(no point lies below the line from its lightest to its heaviest load)" if straight else "") if note)
     return chart.spec("Loaded latency: throughput vs latency",
                       "one chase thread while load threads run with an injected delay; 'idle': the chase with no "
                       "load threads" + "".join(f"\n{note}" for note in (knee_note, flat_note) if note))
+
+
+def _rose_enough(row: dict) -> bool:
+    """Whether a loaded-latency curve's latency at saturation reached KNEE_MIN_RISE x idle (infer_loaded_latency
+    looks for a knee only then); a curve whose rise is unknown did not."""
+    saturated, idle = row.get("saturated_latency_ns"), row.get("idle_latency_ns")
+    return saturated is not None and bool(idle) and saturated >= KNEE_MIN_RISE * idle
 
 
 def saxpy_chart(section: SectionData) -> dict | None:
@@ -221,7 +232,8 @@ def read_bandwidth_figure(rows: list[dict]) -> Figure:
 
 def knee_figure(rows: list[dict]) -> Figure:
     """The knee of the read-traffic curve (the loaded_latency kernel's first, then MLC's) as the bandwidth
-    interval it lies in, or why the curve has none: a curve whose latency at saturation stays under KNEE_MIN_RISE x idle."""
+    interval it lies in, or why the curve has none: its latency at saturation stays under KNEE_MIN_RISE x idle, or
+    it rose that far without a bend."""
     curves = sorted((row for row in rows if row["peak_bandwidth_gb_s"] is not None),
                     key=lambda row: (row["source"] != "loaded_latency", row["traffic"] != "read",
                                      str(row["traffic"]), str(row["path"]), row["run_index"] or 0))
@@ -240,9 +252,12 @@ def knee_figure(rows: list[dict]) -> Figure:
     if row.get("saturated_latency_ns") is None or not row["idle_latency_ns"]:
         return Figure(None, row["note"])
     rise = row["saturated_latency_ns"] / row["idle_latency_ns"]
-    return Figure(f"none: latency at saturation is {rise:.2f} × idle ({format_time_ns(row['saturated_latency_ns'])} "
-                  f"vs {idle}{idle_from}, peak {format_gb_s(row['peak_bandwidth_gb_s'])}, {traffic}); a knee needs "
-                  f"{KNEE_MIN_RISE:g} ×", row["note"])
+    measured = (f"{rise:.2f} × idle ({format_time_ns(row['saturated_latency_ns'])} vs {idle}{idle_from}, peak "
+                f"{format_gb_s(row['peak_bandwidth_gb_s'])}, {traffic})")
+    if _rose_enough(row):  # it rose enough, yet Kneedle found no point below the chord: a curve with no bend
+        return Figure(f"none: latency at saturation is {measured}, but the curve does not bend: no point lies below "
+                      "the line from its lightest to its heaviest load", row["note"])
+    return Figure(f"none: latency at saturation is {measured}; a knee needs {KNEE_MIN_RISE:g} ×", row["note"])
 
 
 _BW = (Column("op", "op"), Column("store", "stores"), Column("pattern", "order"),
