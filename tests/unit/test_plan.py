@@ -697,3 +697,21 @@ def test_the_summary_counts_in_words(facts_of, module):
     summary = module.plan_summary(plan, "host")
     assert summary.startswith("host: 1 experiment, ") and " points, at most " in summary, summary
     assert module.plan_summary(planning.plan(facts_of(REAL[0]), "quick"), "host").split(", ")[0].endswith(" experiments")
+
+
+def test_fewer_loaded_latency_delays_keep_the_small_ones_where_the_knee_lies(facts_of, module):
+    """The budget's cut keeps the smallest half of the delays and the largest, in the ladder's own order: every other
+    delay of quick's ladder (0, 200, 1000, 5000, 20000) left a 2-vCPU guest one point at 29.7 GB/s and four under
+    1 GB/s, where the knee could not be found; 0, 50, 200, 500, 20000 read 40.9, 4.2, 1.1, 0.35 and 0.01 GB/s."""
+    host = module.Host(facts_of(REAL[0]))
+
+    def fewer(ladder: list[int]) -> list[int]:
+        steps = module._steps("loaded_latency", {"variables": {"kernels_loaded_latency_delays": ladder}}, host)
+        return next(step["delays"] for step in steps if "delays" in step)
+
+    assert fewer([0, 50, 200, 500, 1000, 2500, 5000, 20000]) == [0, 50, 200, 500, 20000]
+    assert fewer([0, 2, 8, 15, 50, 64, 100, 200, 300, 400, 500, 700, 1000, 1300, 1700, 2500, 3500, 5000, 9000,
+                  20000]) == [0, 2, 8, 15, 50, 64, 100, 200, 300, 400, 20000]
+    assert fewer([20000, 0, 500, 50, 200]) == [20000, 0, 50, 200]
+    assert not any("delays" in step for step in module._steps(
+        "loaded_latency", {"variables": {"kernels_loaded_latency_delays": [0, 50, 200, 20000]}}, host))
