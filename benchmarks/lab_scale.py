@@ -14,9 +14,11 @@ arrives; the PLAY and TASK headers (linear strategy: a task's header comes when 
 host) split the run's wall time into stages: preflight, facts, tune, build, experiment, restore,
 collect, warehouse, report. Per run it reports each stage's wall time and per host, the peak memory
 of the controller (the RSS of ansible-playbook and every process under it, summed, sampled every
-0.2 s; and their USS, each process's own pages, summed once a second: the RSS sum counts the pages a fork shares
-with ansible-playbook once per fork) and the number of its processes, its CPU time (ansible-playbook with every process it and its
-forks waited for: ssh clients and the controller's own tasks; plus the ssh ControlPersist masters), and each host's own span (runs.started_at..finished_at).
+0.2 s; and their USS, each process's own pages, summed once a second: the RSS sum counts the pages a
+fork shares with ansible-playbook once per fork) and the number of its processes, its CPU time in three
+parts (CPU_PARTS: ansible-playbook's own; its forks with every process they waited for, ssh clients and
+the controller's own tasks; the ssh ControlPersist masters), and each host's own span
+(runs.started_at..finished_at).
 A run that would start past --budget-s is skipped and said so; the lab is stopped whatever happens.
 ansible-playbook runs as `make run` runs it, with Python's compiled modules kept (PYTHONDONTWRITEBYTECODE cleared).
 
@@ -63,7 +65,7 @@ BUILD_TASK = "kernels : Unpack and compile the kernel suite"  # roles/kernels/ta
 # The controller's CPU in three parts: ansible-playbook's own (its strategy queueing tasks and polling the forks,
 # the tasks' variables, their results), its forks and everything they waited for (templating a task's arguments,
 # building the module, the ssh clients, the controller's own tasks: ingest and report), and the ssh masters.
-CPU_PARTS = ("own", "forks", "masters")
+CPU_PARTS = {"own": "ansible-playbook's own", "forks": "its forks and what they ran", "masters": "ssh masters"}
 
 
 def stage_of(header: str, current: str) -> str:
@@ -247,7 +249,7 @@ def main() -> int:
         stop()
     print(f"\n## site.yml --tags {args.tags} (quick profile, DRAM working set {DRAM_BYTES >> 20} MiB), wall s")
     print("| run | hosts | wall | " + " | ".join(STAGES) + " | controller peak RSS / USS / processes | controller "
-          "CPU s (ansible-playbook's own / its forks and what they ran / ssh masters) | median host span |")
+          f"CPU s ({' / '.join(CPU_PARTS.values())}) | median host span |")
     print("|" + "---|" * (6 + len(STAGES)))
     for label, result in results:
         print(row(label, result))
@@ -259,8 +261,8 @@ def main() -> int:
         controller = sum(large["stages"][s] - small["stages"][s] for s in STAGES if s not in HOST_WORK) / added
         load = large["stages"]["warehouse"] + large["stages"]["report"]
         cpu = (large["cpu_s"] - small["cpu_s"]) / added
-        parts = ", ".join(f"{(large['cpu'][part] - small['cpu'][part]) / added:.2f} s {name}" for part, name in
-                          zip(CPU_PARTS, ("ansible-playbook's own", "its forks and what they ran", "ssh masters")))
+        parts = ", ".join(f"{(large['cpu'][part] - small['cpu'][part]) / added:.2f} s {name}"
+                          for part, name in CPU_PARTS.items())
         print(f"\ncontroller CPU per added host: {cpu:.2f} s ({parts}; the hosts' sshd and modules are not under "
               "it): the wall time an added host costs a controller whose cores are its own, spread over its cores")
         print(f"\nper added host from {small['hosts']} to {large['hosts']}: {per_host:.2f} s of wall time "
